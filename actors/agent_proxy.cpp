@@ -1,0 +1,129 @@
+// The master-side agent. It relays container commands to its agent process,
+// routes container events back to the allocations that started them, and
+// when the agent process goes away tells each of them that its container is
+// lost.
+
+#include <map>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "actors/spawn.hpp"
+#include "actors/state_text.hpp"
+#include "caf/all.hpp"
+
+namespace det {
+namespace {
+
+struct container {
+  caf::actor allocation;
+  std::vector<int32_t> slots;
+  int32_t pid = 0;
+};
+
+struct agent_proxy_state {
+  static inline const char* name = "agent";
+  pb::Agent info;
+  agent_actor remote;
+  master_handles handles;
+  std::map<std::string, container> containers;  // by allocation id
+};
+
+using self_ptr = agent_proxy_actor::stateful_pointer<agent_proxy_state>;
+
+pb::Agent snapshot(self_ptr self) {
+  pb::Agent a = self->state.info;
+  for (auto& slot : *a.mutable_slots()) {
+    slot.clear_allocation_id();
+    for (auto& [id, c] : self->state.containers)
+      for (auto s : c.slots)
+        if (s == slot.id())
+          slot.set_allocation_id(id);
+  }
+  return a;
+}
+
+agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info, agent_actor remote,
+                                                  master_handles handles) {
+  auto& st = self->state;
+  st.info = std::move(info);
+  st.info.set_connected(true);
+  *st.info.mutable_registered_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  st.remote = std::move(remote);
+  st.handles = std::move(handles);
+  self->monitor(st.remote);
+  self->send(st.handles.persistence, update_atom::value, st.info);
+  std::vector<int32_t> slots;
+  for (auto& s : st.info.slots())
+    if (s.enabled())
+      slots.push_back(s.id());
+  self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    if (dm.source != self->state.remote.address())
+      return;
+    self->quit(dm.reason);
+  });
+  self->attach_functor([=] {
+    auto& st = self->state;
+    st.info.set_connected(false);
+    caf::anon_send(st.handles.persistence, update_atom::value, st.info);
+    caf::anon_send(st.handles.pool(st.info.resource_pool()), remove_atom::value, st.info.id());
+    for (auto& [id, c] : st.containers) {
+      pb::ContainerExited lost;
+      lost.set_allocation_id(id);
+      lost.set_exit_code(-1);
+      lost.set_message("agent " + st.info.id() + " was lost while the container was running");
+      caf::anon_send(c.allocation, std::move(lost));
+    }
+  });
+  return {
+      [=](launch_atom, pb::StartContainer& start, caf::actor allocation) {
+        auto& c = self->state.containers[start.allocation_id()];
+        c.allocation = std::move(allocation);
+        c.slots.assign(start.slot_ids().begin(), start.slot_ids().end());
+        self->send(self->state.remote, std::move(start));
+      },
+      [=](pb::KillContainer& kill) { self->send(self->state.remote, std::move(kill)); },
+      [=](pb::ContainerStarted& started) {
+        auto it = self->state.containers.find(started.allocation_id());
+        if (it == self->state.containers.end())
+          return;
+        it->second.pid = started.pid();
+        caf::anon_send(it->second.allocation, std::move(started));
+      },
+      [=](pb::ContainerExited& exited) {
+        auto it = self->state.containers.find(exited.allocation_id());
+        if (it == self->state.containers.end())
+          return;
+        caf::anon_send(it->second.allocation, std::move(exited));
+        self->state.containers.erase(it);
+      },
+      [=](pb::LogBatch& batch) {
+        for (auto& e : *batch.mutable_entries())
+          e.set_agent_id(self->state.info.id());
+        self->send(self->state.handles.persistence, std::move(batch));
+      },
+      [=](get_atom) -> pb::Agent { return snapshot(self); },
+      [=](inspect_atom) -> std::string {
+        auto& st = self->state;
+        state_text text{self};
+        text.add("id", st.info.id())
+            .add("hostname", st.info.hostname())
+            .add("resource pool", st.info.resource_pool())
+            .add("slots", st.info.slots_size())
+            .add("containers", st.containers.size());
+        for (auto& [id, c] : st.containers)
+          text.add("container " + id, "pid " + std::to_string(c.pid) + ", " +
+                                          std::to_string(c.slots.size()) + " slots");
+        return text.str();
+      },
+  };
+}
+
+} // namespace
+
+agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::Agent& info,
+                                    const agent_actor& remote, const master_handles& handles) {
+  return sys.spawn(agent_proxy_impl, info, remote, handles);
+}
+
+} // namespace det

@@ -1,0 +1,124 @@
+// One allocation: slots from the pool for one run of a trial, and the one
+// container started on them.
+//
+//   requested --(pool answers)--> launching --(ContainerStarted)--> running
+//       |                            |                                 |
+//       +---------(kill)-------------+----(ContainerExited)------------+--> done
+//
+// On exit the slots go back to the pool and the trial hears how it ended.
+
+#include "actors/spawn.hpp"
+#include "actors/state_text.hpp"
+#include "caf/all.hpp"
+
+namespace det {
+namespace {
+
+struct allocation_state {
+  static inline const char* name = "allocation";
+  std::string id;
+  pb::Trial trial;
+  int32_t slots = 0;
+  caf::actor trial_handle;
+  resource_pool_actor pool;
+  agent_proxy_actor agent;
+  std::string agent_id;
+  std::vector<int32_t> slot_ids;
+  std::string phase = "requested";
+  int32_t pending_kill = 0;  // signal to send once the container exists
+};
+
+using self_ptr = allocation_actor::stateful_pointer<allocation_state>;
+
+void finish(self_ptr self, pb::ContainerExited exited) {
+  self->send(self->state.pool, release_atom::value, self->state.id);
+  caf::anon_send(self->state.trial_handle, std::move(exited));
+  self->quit();
+}
+
+allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
+                                                int32_t slots, caf::actor trial_handle,
+                                                resource_pool_actor pool) {
+  auto& st = self->state;
+  st.id = std::move(id);
+  st.trial = std::move(trial);
+  st.slots = slots;
+  st.trial_handle = std::move(trial_handle);
+  st.pool = std::move(pool);
+  // Waiting for slots has no deadline: the pool answers when it places us or
+  // when we release the request.
+  self->request(st.pool, caf::infinite, allocate_atom::value, st.id, st.slots)
+      .then(
+          [=](const std::string& agent_id, const std::vector<int32_t>& slot_ids,
+              agent_proxy_actor agent) {
+            auto& st = self->state;
+            st.agent_id = agent_id;
+            st.slot_ids = slot_ids;
+            st.agent = agent;
+            st.phase = "launching";
+            pb::StartContainer start;
+            start.set_allocation_id(st.id);
+            start.set_trial_id(st.trial.id());
+            start.set_experiment_id(st.trial.experiment_id());
+            for (auto s : slot_ids)
+              start.add_slot_ids(s);
+            self->send(agent, launch_atom::value, std::move(start),
+                       caf::actor_cast<caf::actor>(self));
+            if (st.pending_kill != 0) {
+              pb::KillContainer kill;
+              kill.set_allocation_id(st.id);
+              kill.set_signal(st.pending_kill);
+              self->send(agent, std::move(kill));
+            }
+          },
+          [=](caf::error&) {
+            pb::ContainerExited exited;
+            exited.set_allocation_id(self->state.id);
+            exited.set_exit_code(-1);
+            exited.set_message("the allocation was released before it got slots");
+            finish(self, std::move(exited));
+          });
+  return {
+      [=](pb::ContainerStarted& started) {
+        self->state.phase = "running";
+        caf::anon_send(self->state.trial_handle, std::move(started));
+      },
+      [=](pb::ContainerExited& exited) { finish(self, std::move(exited)); },
+      [=](kill_atom, int32_t signal) {
+        auto& st = self->state;
+        if (!st.agent) {
+          // Still queued: give the request back; the pool's error answer ends us.
+          st.pending_kill = signal;
+          self->send(st.pool, release_atom::value, st.id);
+          return;
+        }
+        pb::KillContainer kill;
+        kill.set_allocation_id(st.id);
+        kill.set_signal(signal);
+        self->send(st.agent, std::move(kill));
+      },
+      [=](inspect_atom) -> std::string {
+        auto& st = self->state;
+        std::string slots;
+        for (auto s : st.slot_ids)
+          slots += (slots.empty() ? "" : ",") + std::to_string(s);
+        return state_text{self}
+            .add("id", st.id)
+            .add("trial", st.trial.id())
+            .add("phase", st.phase)
+            .add("agent", st.agent_id.empty() ? "(none yet)" : st.agent_id)
+            .add("slots", slots.empty() ? "(none yet)" : slots)
+            .str();
+      },
+  };
+}
+
+} // namespace
+
+allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
+                                  const pb::Trial& trial, int32_t slots, caf::actor trial_handle,
+                                  const resource_pool_actor& pool) {
+  return sys.spawn(allocation_impl, allocation_id, trial, slots, std::move(trial_handle), pool);
+}
+
+} // namespace det

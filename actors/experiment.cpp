@@ -1,0 +1,229 @@
+// An experiment: owns its searcher, carries out the searcher's actions
+// (create, validate-after, stop, shutdown) and feeds it the trials' events.
+//
+//   ACTIVE --(searcher shutdown)--> COMPLETED | CANCELED | ERROR
+//     |
+//     +--(kill)--> STOPPING_KILLED --(every trial exited)--> CANCELED
+
+#include <map>
+#include <variant>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "actors/spawn.hpp"
+#include "actors/state_text.hpp"
+#include "caf/all.hpp"
+#include "config/experiment_config.hpp"
+#include "searcher/searcher.hpp"
+
+namespace det {
+namespace {
+
+constexpr auto db_timeout = std::chrono::seconds(30);
+
+struct trial_entry {
+  int64_t trial_id = 0;
+  trial_actor handle;
+  bool exited = false;
+  pb::State final_state = pb::STATE_UNSPECIFIED;
+  std::string unit;
+  int64_t length = 0;
+};
+
+struct experiment_state {
+  static inline const char* name = "experiment";
+  pb::Experiment exp;
+  config::experiment_config cfg;
+  std::shared_ptr<searcher::searcher> search;
+  std::map<int64_t, trial_entry> trials;  // by request id
+  master_handles handles;
+  directory_actor directory;
+  bool killed = false;
+};
+
+using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
+
+void process(self_ptr self, std::vector<searcher::action> actions);
+
+void set_state(self_ptr self, pb::State s) {
+  self->state.exp.set_state(s);
+  self->send(self->state.handles.persistence, update_atom::value, self->state.exp);
+}
+
+void finish(self_ptr self, pb::State final_state) {
+  *self->state.exp.mutable_end_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  set_state(self, final_state);
+  self->quit();
+}
+
+bool all_trials_exited(self_ptr self) {
+  for (auto& [rid, t] : self->state.trials)
+    if (!t.exited)
+      return false;
+  return true;
+}
+
+// A trial that could not even be created counts as failed.
+void close_failed(self_ptr self, int64_t request_id) {
+  auto& search = *self->state.search;
+  auto actions = search.trial_exited_early(request_id, searcher::exit_reason::errored);
+  auto closing = search.trial_exited(request_id);
+  actions.insert(actions.end(), closing.begin(), closing.end());
+  process(self, std::move(actions));
+}
+
+void create_trial(self_ptr self, const searcher::create_action& c) {
+  auto& st = self->state;
+  pb::Trial t;
+  t.set_experiment_id(st.exp.id());
+  t.set_request_id(c.request_id);
+  t.set_hparams(c.hparams_json);
+  t.set_seed(c.trial_seed);
+  t.set_state(pb::STATE_QUEUED);
+  t.set_target_batches(st.cfg.target_batches());
+  st.trials[c.request_id];
+  self->request(st.handles.persistence, db_timeout, create_atom::value, t)
+      .then(
+          [=](int64_t id) mutable {
+            auto& st = self->state;
+            auto& entry = st.trials[c.request_id];
+            if (id == 0 || st.killed) {
+              entry.exited = true;
+              close_failed(self, c.request_id);
+              return;
+            }
+            t.set_id(id);
+            trial_setup setup;
+            setup.trial = t;
+            setup.config = st.exp.config();
+            setup.searcher_metric = st.cfg.searcher.metric;
+            setup.slots_per_trial = st.cfg.resources.slots_per_trial;
+            setup.resource_pool = st.cfg.resources.resource_pool;
+            setup.max_restarts = st.cfg.max_restarts;
+            setup.experiment = caf::actor_cast<caf::actor>(self);
+            setup.handles = st.handles;
+            setup.directory = st.directory;
+            entry.trial_id = id;
+            entry.handle = spawn_trial(self->system(), std::move(setup));
+            self->send(st.directory, register_atom::value, std::string{"trial"},
+                       std::to_string(id), caf::actor_cast<caf::actor>(entry.handle));
+            if (entry.length > 0)
+              self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+            process(self, st.search->trial_created(c.request_id));
+          },
+          [=](caf::error&) {
+            self->state.trials[c.request_id].exited = true;
+            close_failed(self, c.request_id);
+          });
+}
+
+void process(self_ptr self, std::vector<searcher::action> actions) {
+  auto& st = self->state;
+  for (auto& a : actions) {
+    if (auto* c = std::get_if<searcher::create_action>(&a)) {
+      if (!st.killed)
+        create_trial(self, *c);
+    } else if (auto* v = std::get_if<searcher::validate_after_action>(&a)) {
+      auto& entry = st.trials[v->request_id];
+      entry.unit = config::to_string(v->length.unit);
+      entry.length = v->length.value;
+      if (entry.handle)
+        self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+    } else if (auto* s = std::get_if<searcher::stop_action>(&a)) {
+      auto& entry = st.trials[s->request_id];
+      if (entry.handle && !entry.exited)
+        self->send(entry.handle, stop_atom::value);
+    } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
+      finish(self, st.killed || d->cancel ? pb::STATE_CANCELED
+                   : d->failure           ? pb::STATE_ERROR
+                                          : pb::STATE_COMPLETED);
+      return;
+    }
+  }
+  if (st.killed && all_trials_exited(self))
+    finish(self, pb::STATE_CANCELED);
+}
+
+experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment exp,
+                                                experiment_plan plan, master_handles handles,
+                                                directory_actor directory) {
+  auto& st = self->state;
+  st.exp = std::move(exp);
+  st.cfg = std::move(*plan.config);
+  st.search = std::move(plan.search);
+  st.handles = std::move(handles);
+  st.directory = std::move(directory);
+  self->send(self, validated_atom::value, int64_t{-1}, 0.0, int64_t{0});  // starts the search
+  return {
+      [=](validated_atom, int64_t request_id, double metric, int64_t length) {
+        if (request_id < 0) {
+          process(self, self->state.search->initial_trials());
+          return;
+        }
+        process(self, self->state.search->validation_completed(request_id, metric, length));
+      },
+      [=](exited_atom, int64_t request_id, pb::State final_state) {
+        auto& entry = self->state.trials[request_id];
+        entry.exited = true;
+        entry.final_state = final_state;
+        auto& search = *self->state.search;
+        // An early exit only records why; trial_exited closes the trial.
+        std::vector<searcher::action> actions;
+        if (final_state == pb::STATE_CANCELED)
+          actions = search.trial_exited_early(request_id, searcher::exit_reason::user_canceled);
+        else if (final_state != pb::STATE_COMPLETED)
+          actions = search.trial_exited_early(request_id, searcher::exit_reason::errored);
+        auto closing = search.trial_exited(request_id);
+        actions.insert(actions.end(), closing.begin(), closing.end());
+        process(self, std::move(actions));
+      },
+      [=](kill_atom) {
+        auto& st = self->state;
+        if (st.killed)
+          return;
+        st.killed = true;
+        set_state(self, pb::STATE_STOPPING_KILLED);
+        for (auto& [rid, t] : st.trials)
+          if (t.handle && !t.exited)
+            self->send(t.handle, kill_atom::value);
+        if (all_trials_exited(self))
+          finish(self, pb::STATE_CANCELED);
+      },
+      [=](inspect_atom) -> std::string {
+        auto& st = self->state;
+        state_text text{self};
+        text.add("id", st.exp.id())
+            .add("name", st.exp.name())
+            .add("state", pb::State_Name(st.exp.state()))
+            .add("searcher", st.cfg.searcher.name)
+            .add("metric", st.cfg.searcher.metric)
+            .add("progress", st.search ? st.search->progress() : 0.0)
+            .add("trials", st.trials.size());
+        for (auto& [rid, t] : st.trials)
+          text.add("request " + std::to_string(rid),
+                   "trial " + std::to_string(t.trial_id) + ", " +
+                       (t.exited ? "exited " + pb::State_Name(t.final_state) : "live") + ", train to " +
+                       std::to_string(t.length) + " " + t.unit);
+        return text.str();
+      },
+  };
+}
+
+} // namespace
+
+experiment_plan make_experiment_plan(const std::string& toml, const std::string& source) {
+  experiment_plan plan;
+  plan.config = std::make_shared<config::experiment_config>(
+      config::parse_experiment_config(toml, source));
+  plan.search =
+      std::make_shared<searcher::searcher>(searcher::make_search_method(*plan.config));
+  return plan;
+}
+
+experiment_actor spawn_experiment(caf::actor_system& sys, const pb::Experiment& experiment,
+                                  experiment_plan plan, const master_handles& handles,
+                                  const directory_actor& directory) {
+  return sys.spawn(experiment_impl, experiment, std::move(plan), handles, directory);
+}
+
+} // namespace det

@@ -1,0 +1,139 @@
+#pragma once
+// Typed interfaces of the master's actors, which live in one process. Handles
+// point downward (experiment -> trial -> allocation -> pool/agent); replies
+// that travel upward go to a plain caf::actor the child was given, so the
+// interfaces have no cycles.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "caf/actor.hpp"
+#include "caf/meta/type_name.hpp"
+#include "messages/interfaces.hpp"
+
+namespace det {
+
+using add_atom = caf::atom_constant<caf::atom("add")>;
+using allocate_atom = caf::atom_constant<caf::atom("allocate")>;
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using exited_atom = caf::atom_constant<caf::atom("exited")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using get_atom = caf::atom_constant<caf::atom("get")>;
+using kill_atom = caf::atom_constant<caf::atom("kill")>;
+using launch_atom = caf::atom_constant<caf::atom("launch")>;
+using list_atom = caf::atom_constant<caf::atom("list")>;
+using logs_atom = caf::atom_constant<caf::atom("logs")>;
+using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
+using register_atom = caf::atom_constant<caf::atom("register")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using remove_atom = caf::atom_constant<caf::atom("remove")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using update_atom = caf::atom_constant<caf::atom("update")>;
+using validated_atom = caf::atom_constant<caf::atom("validated")>;
+
+/// Tags that keep experiment and trial ids apart in message signatures.
+struct experiment_id {
+  int64_t value = 0;
+};
+struct trial_id {
+  int64_t value = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, experiment_id& x) {
+  return f(caf::meta::type_name("experiment_id"), x.value);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, trial_id& x) {
+  return f(caf::meta::type_name("trial_id"), x.value);
+}
+
+/// The only actor that talks to PostgreSQL. Metric and log rows are buffered
+/// and written with COPY; reads serve the REST API.
+using persistence_actor = caf::typed_actor<
+    caf::replies_to<create_atom, pb::Experiment>::with<int64_t>,
+    caf::replies_to<create_atom, pb::Trial>::with<int64_t>,
+    caf::reacts_to<update_atom, pb::Experiment>,
+    caf::reacts_to<update_atom, pb::Trial>,
+    caf::reacts_to<update_atom, pb::Agent>,
+    caf::replies_to<pb::MetricBatch>::with<int64_t>,
+    caf::reacts_to<pb::LogBatch>,
+    caf::replies_to<flush_atom>::with<int64_t>,
+    caf::reacts_to<tick_atom>,
+    caf::replies_to<list_atom>::with<pb::GetExperimentsResponse>,
+    caf::replies_to<get_atom, experiment_id>::with<pb::GetExperimentResponse>,
+    caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
+    caf::replies_to<metrics_atom, trial_id, std::string>::with<pb::GetTrialMetricsResponse>,
+    caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// The master-side agent: relays container commands to its agent process and
+/// container events back to the allocations.
+using agent_proxy_actor = agent_endpoint::extend<
+    caf::reacts_to<launch_atom, pb::StartContainer, caf::actor>,
+    caf::reacts_to<pb::KillContainer>,
+    caf::replies_to<get_atom>::with<pb::Agent>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// A resource pool: answers an allocate request once slots are assigned.
+using resource_pool_actor = caf::typed_actor<
+    caf::replies_to<allocate_atom, std::string, int32_t>::with<std::string, std::vector<int32_t>,
+                                                                   agent_proxy_actor>,
+    caf::reacts_to<release_atom, std::string>,
+    caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor>,
+    caf::reacts_to<remove_atom, std::string>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// Knows every agent that registered; spawns their master-side proxies.
+using agent_registry_actor = caf::typed_actor<
+    caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
+    caf::replies_to<list_atom>::with<pb::GetAgentsResponse>>;
+
+/// One allocation of slots for one run of a trial: one container.
+using allocation_actor = caf::typed_actor<
+    caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<kill_atom, int32_t>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// A trial: what its worker talks to, plus its allocation's events.
+using trial_actor = trial_endpoint::extend<
+    caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
+    caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<update_atom, std::string, int64_t>,  // searcher: train to this length
+    caf::reacts_to<stop_atom>,
+    caf::reacts_to<kill_atom>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// An experiment: owns its searcher, spawns its trials.
+using experiment_actor = caf::typed_actor<
+    caf::reacts_to<validated_atom, int64_t, double, int64_t>,
+    caf::reacts_to<exited_atom, int64_t, pb::State>,
+    caf::reacts_to<kill_atom>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// The master's front door as the master process itself sees it: the
+/// published interface plus experiment creation and the actor directory.
+using master_front_actor = master_actor::extend<
+    caf::replies_to<pb::CreateExperimentRequest>::with<pb::CreateExperimentResponse>,
+    caf::replies_to<kill_atom, experiment_id>::with<bool>,
+    caf::reacts_to<register_atom, std::string, std::string, caf::actor>>;
+
+/// Handles the master's actors are spawned with.
+struct master_handles {
+  persistence_actor persistence;
+  std::map<std::string, resource_pool_actor> pools;  // by pool name
+  std::string default_pool;
+  agent_registry_actor registry;
+
+  /// The pool named `name`, the default pool for "", or an invalid handle.
+  resource_pool_actor pool(const std::string& name) const {
+    auto it = pools.find(name.empty() ? default_pool : name);
+    return it == pools.end() ? resource_pool_actor{} : it->second;
+  }
+};
+
+} // namespace det

@@ -1,0 +1,122 @@
+// The master's front door: published on the actor port for agents, workers
+// and the admin REPL, and used by the HTTP gateway to create experiments.
+
+#include <google/protobuf/util/time_util.h>
+
+#include "actors/spawn.hpp"
+#include "caf/all.hpp"
+#include "config/experiment_config.hpp"
+
+namespace det {
+namespace {
+
+constexpr auto lookup_timeout = std::chrono::seconds(5);
+constexpr auto db_timeout = std::chrono::seconds(30);
+
+struct front_state {
+  static inline const char* name = "master";
+  master_handles handles;
+  directory_actor directory;
+};
+
+using self_ptr = master_front_actor::stateful_pointer<front_state>;
+
+caf::error failure(std::string sentence) {
+  return caf::make_error(caf::sec::runtime_error, std::move(sentence));
+}
+
+master_front_actor::behavior_type front_impl(self_ptr self, master_handles handles,
+                                             directory_actor directory) {
+  self->state.handles = std::move(handles);
+  self->state.directory = std::move(directory);
+  return {
+      [=](pb::AgentHello& hello, agent_actor remote) {
+        return self->delegate(self->state.handles.registry, std::move(hello), std::move(remote));
+      },
+      [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
+        auto rp = self->make_response_promise<pb::TrialSpec, trial_endpoint>();
+        auto id = hello.trial_id();
+        self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"trial"},
+                      std::to_string(id))
+            .then(
+                [=](caf::actor a) mutable {
+                  if (!a) {
+                    rp.deliver(failure("trial " + std::to_string(id) + " is not running"));
+                    return;
+                  }
+                  self->request(caf::actor_cast<trial_actor>(a), lookup_timeout, hello)
+                      .then([=](pb::TrialSpec& spec,
+                                trial_endpoint ep) mutable { rp.deliver(std::move(spec), ep); },
+                            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
+      [=](actors_atom a) { return self->delegate(self->state.directory, a); },
+      [=](inspect_atom a, const std::string& kind, const std::string& id) {
+        return self->delegate(self->state.directory, a, kind, id);
+      },
+      [=](pb::CreateExperimentRequest& req) -> caf::result<pb::CreateExperimentResponse> {
+        experiment_plan plan;
+        try {
+          plan = make_experiment_plan(req.config(), req.config_path());
+        } catch (const std::exception& e) {
+          return failure(e.what());
+        }
+        auto& cfg = *plan.config;
+        pb::Experiment exp;
+        exp.set_name(cfg.name);
+        exp.set_description(cfg.description);
+        exp.set_state(pb::STATE_ACTIVE);
+        exp.set_config(req.config());
+        exp.set_searcher(cfg.searcher.name);
+        exp.set_metric(cfg.searcher.metric);
+        *exp.mutable_start_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+        auto rp = self->make_response_promise<pb::CreateExperimentResponse>();
+        self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp)
+            .then(
+                [=](int64_t id) mutable {
+                  if (id == 0) {
+                    rp.deliver(failure("the experiment could not be stored; see the master's log"));
+                    return;
+                  }
+                  exp.set_id(id);
+                  auto actor = spawn_experiment(self->system(), exp, plan, self->state.handles,
+                                                self->state.directory);
+                  self->send(self->state.directory, register_atom::value,
+                             std::string{"experiment"}, std::to_string(id),
+                             caf::actor_cast<caf::actor>(actor));
+                  pb::CreateExperimentResponse resp;
+                  *resp.mutable_experiment() = exp;
+                  rp.deliver(std::move(resp));
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
+      [=](kill_atom, experiment_id id) -> caf::result<bool> {
+        auto rp = self->make_response_promise<bool>();
+        self->request(self->state.directory, lookup_timeout, get_atom::value,
+                      std::string{"experiment"}, std::to_string(id.value))
+            .then(
+                [=](caf::actor a) mutable {
+                  if (a)
+                    self->send(caf::actor_cast<experiment_actor>(a), kill_atom::value);
+                  rp.deliver(static_cast<bool>(a));
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
+      [=](register_atom a, const std::string& kind, const std::string& id, caf::actor h) {
+        self->send(self->state.directory, a, kind, id, std::move(h));
+      },
+  };
+}
+
+} // namespace
+
+master_front_actor spawn_master_front(caf::actor_system& sys, const master_handles& handles,
+                                      const directory_actor& directory) {
+  return sys.spawn(front_impl, handles, directory);
+}
+
+} // namespace det

@@ -1,0 +1,80 @@
+#pragma once
+// Spawn functions of the master's actors. Each actor lives in its own file;
+// this header is what the node bootstrap and the other actors include.
+
+#include <memory>
+#include <string>
+
+#include "actors/local_interfaces.hpp"
+#include "caf/actor_system.hpp"
+
+namespace det {
+
+namespace storage {
+class database;
+}
+namespace config {
+struct experiment_config;
+}
+namespace searcher {
+class searcher;
+}
+
+/// Actor kinds and ids as the admin REPL names them.
+using directory_actor = caf::typed_actor<
+    caf::reacts_to<register_atom, std::string, std::string, caf::actor>,
+    caf::replies_to<get_atom, std::string, std::string>::with<caf::actor>,
+    caf::replies_to<actors_atom>::with<std::string>,
+    caf::replies_to<inspect_atom, std::string, std::string>::with<std::string>>;
+
+directory_actor spawn_directory(caf::actor_system& sys);
+
+/// Detached: it blocks on PostgreSQL, so it gets a thread of its own.
+persistence_actor spawn_persistence(caf::actor_system& sys,
+                                    std::shared_ptr<storage::database> db);
+
+resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const std::string& name);
+
+agent_registry_actor spawn_agent_registry(caf::actor_system& sys, const master_handles& handles,
+                                          const directory_actor& directory);
+
+agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::Agent& info,
+                                    const agent_actor& remote, const master_handles& handles);
+
+master_front_actor spawn_master_front(caf::actor_system& sys, const master_handles& handles,
+                                      const directory_actor& directory);
+
+/// What an experiment hands each trial it creates.
+struct trial_setup {
+  pb::Trial trial;                 // id, experiment_id, request_id, hparams, seed
+  std::string config;              // the experiment's TOML
+  std::string searcher_metric;
+  int32_t slots_per_trial = 1;
+  std::string resource_pool;     // "" = the default pool
+  int32_t max_restarts = 5;
+  caf::actor experiment;           // receives validated/exited
+  master_handles handles;
+  directory_actor directory;
+};
+
+trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup);
+
+allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
+                                  const pb::Trial& trial, int32_t slots, caf::actor trial_handle,
+                                  const resource_pool_actor& pool);
+
+/// A parsed experiment config and its searcher, made before the experiment
+/// actor so that a config the searcher rejects never creates an experiment.
+struct experiment_plan {
+  std::shared_ptr<config::experiment_config> config;
+  std::shared_ptr<searcher::searcher> search;
+};
+
+/// Throws config::config_error (or std::runtime_error) with a sentence.
+experiment_plan make_experiment_plan(const std::string& toml, const std::string& source);
+
+experiment_actor spawn_experiment(caf::actor_system& sys, const pb::Experiment& experiment,
+                                  experiment_plan plan, const master_handles& handles,
+                                  const directory_actor& directory);
+
+} // namespace det

@@ -1,0 +1,224 @@
+// A trial on the master. It asks for an allocation, hands its worker the
+// spec, relays metrics to persistence and validations to its experiment, and
+// decides how the trial ends when the container exits.
+//
+//   QUEUED --(container started)--> STARTING --(worker hello)--> RUNNING
+//     ^                                                            |
+//     +---- restart (failure, restarts < max_restarts) <-----------+
+//                                                                  |
+//          COMPLETED (exit 0) | ERROR (failure, no restarts left) | CANCELED (killed)
+
+#include <csignal>
+#include <cstring>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "actors/spawn.hpp"
+#include "actors/state_text.hpp"
+#include "caf/all.hpp"
+
+namespace det {
+namespace {
+
+struct trial_state {
+  static inline const char* name = "trial";
+  trial_setup setup;
+  std::string length_unit = "batches";
+  int64_t length = 0;
+  allocation_actor allocation;
+  int32_t runs = 0;
+  bool stopping = false;  // searcher asked for a graceful stop
+  bool killed = false;
+  bool worker_failed = false;
+  std::string worker_message;
+};
+
+using self_ptr = trial_actor::stateful_pointer<trial_state>;
+
+pb::Trial& trial(self_ptr self) {
+  return self->state.setup.trial;
+}
+
+void log_line(self_ptr self, const std::string& text) {
+  pb::LogBatch batch;
+  auto* e = batch.add_entries();
+  e->set_trial_id(trial(self).id());
+  e->set_stream("master");
+  e->set_text(text);
+  *e->mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  self->send(self->state.setup.handles.persistence, std::move(batch));
+}
+
+void set_state(self_ptr self, pb::State s) {
+  trial(self).set_state(s);
+  self->send(self->state.setup.handles.persistence, update_atom::value, trial(self));
+}
+
+void start_run(self_ptr self) {
+  auto& st = self->state;
+  auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
+  st.worker_failed = false;
+  st.worker_message.clear();
+  st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
+                                   st.setup.slots_per_trial, caf::actor_cast<caf::actor>(self),
+                                   st.setup.handles.pool(st.setup.resource_pool));
+  self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, allocation_id,
+             caf::actor_cast<caf::actor>(st.allocation));
+  set_state(self, pb::STATE_QUEUED);
+}
+
+std::string describe_exit(const pb::ContainerExited& e) {
+  if (!e.message().empty())
+    return e.message();
+  if (e.signal() != 0) {
+    const char* name = sigabbrev_np(e.signal());
+    return "the worker was killed by signal " + std::to_string(e.signal()) +
+           (name ? " (SIG" + std::string(name) + ")" : "");
+  }
+  return "the worker exited with code " + std::to_string(e.exit_code());
+}
+
+void end(self_ptr self, pb::State final_state, const std::string& reason) {
+  auto& t = trial(self);
+  t.set_exit_reason(reason);
+  *t.mutable_end_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  set_state(self, final_state);
+  caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state);
+  self->quit();
+}
+
+void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
+  auto& st = self->state;
+  st.allocation = nullptr;
+  bool clean = e.signal() == 0 && e.exit_code() == 0 && e.message().empty() && !st.worker_failed;
+  if (st.killed) {
+    log_line(self, "trial killed: " + describe_exit(e));
+    end(self, pb::STATE_CANCELED, "");
+    return;
+  }
+  if (clean || st.stopping) {
+    end(self, pb::STATE_COMPLETED, "");
+    return;
+  }
+  auto reason = st.worker_failed && !st.worker_message.empty()
+                    ? st.worker_message + " (" + describe_exit(e) + ")"
+                    : describe_exit(e);
+  log_line(self, "trial failed: " + reason);
+  auto& t = trial(self);
+  if (t.restarts() < st.setup.max_restarts) {
+    t.set_restarts(t.restarts() + 1);
+    log_line(self, "restarting the trial (restart " + std::to_string(t.restarts()) + " of " +
+                       std::to_string(st.setup.max_restarts) + ")");
+    start_run(self);
+    return;
+  }
+  end(self, pb::STATE_ERROR, reason);
+}
+
+trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
+  self->state.setup = std::move(setup);
+  *trial(self).mutable_start_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  start_run(self);
+  return {
+      [=](pb::WorkerHello&) -> std::tuple<pb::TrialSpec, trial_endpoint> {
+        auto& st = self->state;
+        pb::TrialSpec spec;
+        spec.set_trial_id(trial(self).id());
+        spec.set_experiment_id(trial(self).experiment_id());
+        spec.set_config(st.setup.config);
+        spec.set_hparams(trial(self).hparams());
+        spec.set_seed(trial(self).seed());
+        spec.set_validate_after_unit(st.length_unit);
+        spec.set_validate_after_length(st.length);
+        if (st.allocation)
+          spec.set_allocation_id(std::to_string(trial(self).id()) + "." + std::to_string(st.runs));
+        set_state(self, pb::STATE_RUNNING);
+        return {spec, caf::actor_cast<trial_endpoint>(self)};
+      },
+      [=](pb::MetricBatch& batch) -> caf::delegated<int64_t> {
+        auto& st = self->state;
+        auto& t = trial(self);
+        for (auto& r : *batch.mutable_reports()) {
+          r.set_trial_id(t.id());
+          if (!r.has_time())
+            *r.mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+          t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
+          auto* latest =
+              r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
+          for (auto& [k, v] : r.metrics())
+            (*latest)[k] = v;
+          if (r.group() == "validation") {
+            auto it = r.metrics().find(st.setup.searcher_metric);
+            if (it != r.metrics().end())
+              caf::anon_send(st.setup.experiment, validated_atom::value, t.request_id(), it->second,
+                         r.total_batches());
+          }
+        }
+        return self->delegate(st.setup.handles.persistence, std::move(batch));
+      },
+      [=](pb::WorkerExit& e) {
+        if (!e.success()) {
+          self->state.worker_failed = true;
+          self->state.worker_message = e.message();
+        }
+        return true;
+      },
+      [=](pb::ContainerStarted& started) {
+        log_line(self, "container started on allocation " + started.allocation_id() + " (pid " +
+                           std::to_string(started.pid()) + ")");
+        set_state(self, pb::STATE_STARTING);
+      },
+      [=](pb::ContainerExited& e) { on_container_exit(self, e); },
+      [=](update_atom, const std::string& unit, int64_t length) {
+        self->state.length_unit = unit;
+        self->state.length = length;
+        if (unit == "batches")
+          trial(self).set_target_batches(length);
+      },
+      [=](stop_atom) {
+        auto& st = self->state;
+        st.stopping = true;
+        if (st.allocation)
+          self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+      },
+      [=](kill_atom) {
+        auto& st = self->state;
+        st.killed = true;
+        if (st.allocation)
+          self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
+        else
+          end(self, pb::STATE_CANCELED, "");
+      },
+      [=](inspect_atom) -> std::string {
+        auto& st = self->state;
+        auto& t = trial(self);
+        state_text text{self};
+        text.add("id", t.id())
+            .add("experiment", t.experiment_id())
+            .add("request id", t.request_id())
+            .add("state", pb::State_Name(t.state()))
+            .add("hparams", t.hparams())
+            .add("seed", t.seed())
+            .add("train to", std::to_string(st.length) + " " + st.length_unit)
+            .add("batches trained", t.total_batches())
+            .add("restarts", std::to_string(t.restarts()) + " of " +
+                                 std::to_string(st.setup.max_restarts))
+            .add("runs", st.runs)
+            .add("stopping", st.stopping ? "yes" : "no")
+            .add("killed", st.killed ? "yes" : "no");
+        for (auto& [k, v] : t.latest_training())
+          text.add("latest " + k, v);
+        for (auto& [k, v] : t.latest_validation())
+          text.add("latest " + k, v);
+        return text.str();
+      },
+  };
+}
+
+} // namespace
+
+trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup) {
+  return sys.spawn(trial_impl, std::move(setup));
+}
+
+} // namespace det

@@ -1,0 +1,87 @@
+// The baseline for the harness's overhead: the same model, data, batches and optimisation step as
+// builtin:mlp, in a bare LibTorch loop with no reporting and no progress bookkeeping.
+//   bench_mlp_bare --batches N [--dataset synthetic|fashion-mnist] [--batch-size 64] [--threads T]
+
+#include "gpu/mlp_model.hpp"
+#include "gpu/trial_settings.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+struct options {
+  int64_t batches = 1000;
+  std::string dataset = "synthetic";
+  int64_t batch_size = 64;
+  int threads = 0;
+};
+
+int64_t to_integer(const std::string& flag, const std::string& value) {
+  size_t used = 0;
+  int64_t number = 0;
+  try {
+    number = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;  // reported below, with the option's name
+  }
+  if (used != value.size() || number <= 0)
+    throw std::runtime_error("The option " + flag + " needs a positive integer, not '" + value + "'.");
+  return number;
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::runtime_error("The option " + flag + " needs a value.");
+    std::string value = argv[++i];
+    if (flag == "--batches") {
+      o.batches = to_integer(flag, value);
+    } else if (flag == "--dataset") {
+      o.dataset = value;
+    } else if (flag == "--batch-size") {
+      o.batch_size = to_integer(flag, value);
+    } else if (flag == "--threads") {
+      o.threads = static_cast<int>(to_integer(flag, value));
+    } else {
+      throw std::runtime_error("Unknown option " + flag +
+                               "; use --batches N --dataset synthetic|fashion-mnist --batch-size B --threads T.");
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace det::harness;
+  try {
+    options opts = parse(argc, argv);
+    // The harness's defaults for everything but the batch size, so both run the same network.
+    mlp_hparams hparams = parse_mlp_hparams(R"({"global_batch_size":)" + std::to_string(opts.batch_size) + "}");
+    data_settings data_spec = parse_data_settings(R"({"dataset":")" + opts.dataset + R"("})");
+    if (opts.threads > 0) at::set_num_threads(opts.threads);
+
+    auto data = load_trial_data(data_spec);
+    torch::manual_seed(0);
+    mlp model(hparams.hidden_sizes, hparams.dropout);
+    auto optimizer = make_optimizer(hparams, model);
+    batch_stream batches(data->train, hparams.global_batch_size, 0);
+
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < opts.batches; ++i) {
+      auto [inputs, labels] = batches.next();
+      train_step(model, *optimizer, inputs, labels);
+    }
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::printf("samples_per_second=%.1f\n", opts.batches * hparams.global_batch_size / took.count());
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+#include "config/experiment_config.hpp"
+
+#include "config/config_file.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace det::config {
+
+std::optional<length> searcher_config::training_length() const {
+  if (max_length) return max_length;
+  if (max_time) {
+    if (auto unit = length_unit_from_string(time_metric)) return length{*unit, *max_time};
+  }
+  // PBT survivors train one more round each time, up to num_rounds rounds in all.
+  if (length_per_round && num_rounds > 0)
+    return length{length_per_round->unit, length_per_round->value * num_rounds};
+  return std::nullopt;
+}
+
+std::optional<int64_t> experiment_config::global_batch_size() const {
+  auto it = hparams.find("global_batch_size");
+  if (it == hparams.end() || it->second.type != hyperparameter_type::constant) return std::nullopt;
+  const auto& text = it->second.value_json;
+  // JSON text of a positive integer is digits only, without a leading zero.
+  bool digits = !text.empty() && text.size() <= 18 && text[0] != '0' &&
+                std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (!digits) return std::nullopt;
+  return std::stoll(text);
+}
+
+int64_t experiment_config::batches_in(const length& l) const {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  if (l.unit == length_unit::batches) return l.value;
+  auto batch_size = global_batch_size();
+  if (!batch_size) return 0;
+  if (l.unit == length_unit::records) return ceil_div(l.value, *batch_size);
+  if (records_per_epoch <= 0) return 0;
+  return ceil_div(l.value * records_per_epoch, *batch_size);
+}
+
+int64_t experiment_config::target_batches() const {
+  auto l = searcher.training_length();
+  return l ? batches_in(*l) : 0;
+}
+
+experiment_config load_experiment_config(const std::string& path) {
+  return parse_experiment_config(detail::read_config_file(path), path);
+}
+
+} // namespace det::config

@@ -1,0 +1,113 @@
+#pragma once
+
+#include "config/config_error.hpp"
+#include "config/hyperparameter.hpp"
+#include "config/length.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace det::config {
+
+/// `[searcher]`: Determined's searcher fields (determined-reference §2.2). Fields of searchers
+/// other than the configured one keep their defaults; the parser rejects them when written.
+struct searcher_config {
+  /// single, random, grid, async_halving, adaptive_asha, asha, pbt or tpe.
+  std::string name;
+  std::string metric;
+  bool smaller_is_better = true;
+  std::optional<length> max_length;
+  /// With `max_time`, the training length for searchers that read it from reported metrics
+  /// (Determined 0.38); det trains by length, so this is "batches", "records" or "epochs".
+  std::string time_metric;
+  std::optional<int64_t> max_time;
+  int64_t max_trials = 0;
+  /// 0 means no limit.
+  int64_t max_concurrent_trials = 16;
+
+  // -- async_halving, adaptive_asha ----------------------------------------------------------
+  int64_t num_rungs = 0;
+  double divisor = 4;
+  int64_t max_rungs = 5;
+  /// standard, aggressive or conservative.
+  std::string mode = "standard";
+  std::vector<int64_t> bracket_rungs;
+
+  // -- pbt (Determined 0.17) ---------------------------------------------------------------------
+  int64_t population_size = 0;
+  int64_t num_rounds = 0;
+  std::optional<length> length_per_round;
+  double truncate_fraction = 0;
+  double resample_probability = 0;
+  double perturb_factor = 0;
+
+  /// How far one trial trains at most: `max_length`, else `max_time` in the unit `time_metric`
+  /// names; nullopt when neither is set.
+  std::optional<length> training_length() const;
+};
+
+/// `[resources]`.
+struct resources_config {
+  int slots_per_trial = 1;
+  std::string resource_pool;
+  /// 1 (first) to 99; nullopt leaves the pool's default.
+  std::optional<int> priority;
+  double weight = 1;
+  std::optional<int> max_slots;
+};
+
+/// `[checkpoint_storage]`. det stores checkpoints on a file system: `shared_fs` (host_path plus
+/// storage_path) or `directory` (its `container_path` is read into host_path, since det runs
+/// trials outside containers).
+struct checkpoint_storage_config {
+  std::string type = "shared_fs";
+  /// Empty: the master picks a directory under its data directory.
+  std::string host_path;
+  std::string storage_path;
+  int save_experiment_best = 0;
+  int save_trial_best = 1;
+  int save_trial_latest = 1;
+};
+
+/// An experiment configuration: Determined's (determined-reference §4) written in TOML.
+struct experiment_config {
+  std::string name;
+  std::string description;
+  /// `builtin:NAME`, `plugin:LIB.so:CLASS` or a command; a TOML string becomes one element.
+  std::vector<std::string> entrypoint;
+  hyperparameters hparams;
+  searcher_config searcher;
+  resources_config resources;
+  std::optional<length> min_validation_period;
+  std::optional<length> min_checkpoint_period;
+  checkpoint_storage_config checkpoint_storage;
+  int max_restarts = 5;
+  int64_t records_per_epoch = 0;
+  int scheduling_unit = 100;
+  /// The `[data]` table as JSON object text, handed to training code unchanged.
+  std::string data_json = "{}";
+  /// `reproducibility.experiment_seed`; the parse time (Unix seconds) when not given.
+  uint32_t experiment_seed = 0;
+  bool experiment_seed_given = false;
+
+  /// `hyperparameters.global_batch_size` when it is a constant positive integer.
+  std::optional<int64_t> global_batch_size() const;
+  /// `l` in batches, rounded up (training reaches a records or epochs length only at the end of
+  /// a whole batch); 0 when it cannot be known without running.
+  int64_t batches_in(const length& l) const;
+  /// Max training length in batches when it can be known without running (from
+  /// `searcher.training_length()`); 0 if unknown.
+  int64_t target_batches() const;
+};
+
+/// Parses and validates an experiment config. `source_path` only names the file in errors.
+/// Throws config_error listing every problem found.
+experiment_config parse_experiment_config(std::string_view toml_text, std::string_view source_path);
+
+/// Reads and parses the file at `path`; an unreadable file is a config_error naming the path.
+experiment_config load_experiment_config(const std::string& path);
+
+} // namespace det::config

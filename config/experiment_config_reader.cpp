@@ -1,0 +1,187 @@
+#include "config/section_readers.hpp"
+
+#include <ctime>
+#include <limits>
+
+namespace det::config {
+
+namespace {
+
+using detail::diagnostics;
+using detail::read_length;
+using detail::table_reader;
+
+constexpr int64_t int_max = std::numeric_limits<int>::max();
+constexpr int64_t no_limit = std::numeric_limits<int64_t>::max();
+
+void read_entrypoint(table_reader& root, experiment_config& config) {
+  const auto* node = root.read_node("entrypoint");
+  if (!node) {
+    root.missing("entrypoint");
+    return;
+  }
+  if (node->is_string()) {
+    config.entrypoint = {node->as_string()->get()};
+  } else if (const auto* array = node->as_array(); array && array->is_homogeneous<std::string>()) {
+    for (const auto& part : *array) config.entrypoint.push_back(part.as_string()->get());
+  } else {
+    root.error("entrypoint", "expected a string or an array of strings, got " + detail::describe(*node));
+    return;
+  }
+  if (config.entrypoint.empty() || config.entrypoint.front().empty())
+    root.error("entrypoint", "must name what to run, such as \"builtin:mlp\"");
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : " ") + part;
+  return text;
+}
+
+void read_resources(table_reader& root, resources_config& resources) {
+  const auto* table = root.read_table("resources");
+  if (!table) return;
+  table_reader reader(*table, root.path_of("resources"), root.diag());
+  if (auto v = reader.read_integer_in("slots_per_trial", 0, int_max)) resources.slots_per_trial = static_cast<int>(*v);
+  if (auto v = reader.read_string("resource_pool")) resources.resource_pool = *v;
+  if (auto v = reader.read_integer_in("priority", 1, 99)) resources.priority = static_cast<int>(*v);
+  if (auto v = reader.read_number("weight")) {
+    if (*v < 0)
+      reader.error("weight", "must not be negative");
+    else
+      resources.weight = *v;
+  }
+  if (auto v = reader.read_integer_in("max_slots", 0, int_max)) resources.max_slots = static_cast<int>(*v);
+  reader.ignore({"shm_size", "devices", "agent_label", "is_single_node", "native_parallel", "slots"});
+  reader.report_unknown_keys();
+}
+
+void read_checkpoint_storage(table_reader& root, checkpoint_storage_config& storage) {
+  const auto* table = root.read_table("checkpoint_storage");
+  if (!table) return;
+  table_reader reader(*table, root.path_of("checkpoint_storage"), root.diag());
+  if (auto type = reader.read_string("type")) {
+    if (*type == "s3" || *type == "gcs" || *type == "azure") {
+      reader.error("type", "det stores checkpoints on a file system; use shared_fs or directory instead of " + *type);
+      return;  // the keys of a cloud store would only add noise
+    }
+    if (*type != "shared_fs" && *type != "directory") {
+      reader.error("type", "unknown checkpoint storage type \"" + *type + "\"; expected shared_fs or directory");
+      return;
+    }
+    storage.type = *type;
+  }
+  if (storage.type == "directory") {
+    if (auto v = reader.read_string("container_path"))
+      storage.host_path = *v;
+    else if (!table->contains("container_path"))
+      reader.missing("container_path");
+  } else {
+    if (auto v = reader.read_string("host_path")) storage.host_path = *v;
+    if (auto v = reader.read_string("storage_path")) storage.storage_path = *v;
+    reader.ignore({"container_path", "checkpoint_path", "tensorboard_path", "propagation"});
+  }
+  if (auto v = reader.read_integer_in("save_experiment_best", 0, int_max)) storage.save_experiment_best = static_cast<int>(*v);
+  if (auto v = reader.read_integer_in("save_trial_best", 0, int_max)) storage.save_trial_best = static_cast<int>(*v);
+  if (auto v = reader.read_integer_in("save_trial_latest", 0, int_max)) storage.save_trial_latest = static_cast<int>(*v);
+  reader.report_unknown_keys();
+}
+
+void read_reproducibility(table_reader& root, experiment_config& config) {
+  if (const auto* table = root.read_table("reproducibility")) {
+    table_reader reader(*table, root.path_of("reproducibility"), root.diag());
+    if (auto seed = reader.read_integer_in("experiment_seed", 0, std::numeric_limits<uint32_t>::max())) {
+      config.experiment_seed = static_cast<uint32_t>(*seed);
+      config.experiment_seed_given = true;
+    }
+    reader.report_unknown_keys();
+  }
+  // Determined's default: the current Unix time, truncated to 32 bits.
+  if (!config.experiment_seed_given) config.experiment_seed = static_cast<uint32_t>(std::time(nullptr));
+}
+
+/// Records and epochs become batches through the global batch size (and epochs through
+/// records_per_epoch), so a length in those units needs them.
+void check_convertible(diagnostics& diag, const toml::node* where, const std::string& path,
+                       const std::optional<length>& l, const experiment_config& config) {
+  if (!where || !l || l->value == 0 || l->unit == length_unit::batches) return;
+  auto unit = to_string(l->unit);
+  if (!config.global_batch_size())
+    diag.add(where->source().begin, path,
+             "a length in " + unit + " needs hyperparameters.global_batch_size, a constant positive "
+             "integer, to be converted to batches");
+  if (l->unit == length_unit::epochs && config.records_per_epoch <= 0)
+    diag.add(where->source().begin, path,
+             "a length in epochs needs records_per_epoch, the number of training records in one epoch");
+}
+
+/// Training code reads the batch size from this hyperparameter, so a constant must be usable.
+void check_global_batch_size(const toml::table& root, diagnostics& diag, const experiment_config& config) {
+  auto it = config.hparams.find("global_batch_size");
+  if (it == config.hparams.end() || it->second.type != hyperparameter_type::constant ||
+      config.global_batch_size())
+    return;
+  diag.add(root["hyperparameters"]["global_batch_size"].node()->source().begin,
+           "hyperparameters.global_batch_size", "must be a positive integer, got " + it->second.value_json);
+}
+
+void check_length_units(const toml::table& root, diagnostics& diag, const experiment_config& config) {
+  const auto& searcher = config.searcher;
+  check_convertible(diag, root["searcher"]["max_length"].node(), "searcher.max_length", searcher.max_length, config);
+  if (!searcher.max_length && searcher.max_time) {
+    if (auto unit = length_unit_from_string(searcher.time_metric))
+      check_convertible(diag, root["searcher"]["time_metric"].node(), "searcher.time_metric",
+                        length{*unit, *searcher.max_time}, config);
+  }
+  check_convertible(diag, root["searcher"]["length_per_round"].node(), "searcher.length_per_round",
+                    searcher.length_per_round, config);
+  check_convertible(diag, root["min_validation_period"].node(), "min_validation_period",
+                    config.min_validation_period, config);
+  check_convertible(diag, root["min_checkpoint_period"].node(), "min_checkpoint_period",
+                    config.min_checkpoint_period, config);
+}
+
+} // namespace
+
+experiment_config parse_experiment_config(std::string_view toml_text, std::string_view source_path) {
+  diagnostics diag(source_path);
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source_path);
+  } catch (const toml::parse_error& e) {
+    diag.add(e.source().begin, "", "TOML syntax error: " + std::string(e.description()));
+    diag.throw_if_any();
+  }
+
+  table_reader reader(root, "", diag);
+  experiment_config config;
+  read_entrypoint(reader, config);
+  if (auto v = reader.read_string("name"))
+    config.name = *v;
+  else
+    config.name = "Experiment (" + joined(config.entrypoint) + ")";
+  if (auto v = reader.read_string("description")) config.description = *v;
+  config.searcher = detail::read_searcher_config(reader);
+  config.hparams = detail::read_hyperparameters(reader, config.searcher.name == "grid");
+  read_resources(reader, config.resources);
+  config.min_validation_period = read_length(reader, "min_validation_period", 0);
+  config.min_checkpoint_period = read_length(reader, "min_checkpoint_period", 0);
+  read_checkpoint_storage(reader, config.checkpoint_storage);
+  if (auto v = reader.read_integer_in("max_restarts", 0, int_max)) config.max_restarts = static_cast<int>(*v);
+  if (auto v = reader.read_integer_in("records_per_epoch", 0, no_limit)) config.records_per_epoch = *v;
+  if (auto v = reader.read_integer_in("scheduling_unit", 1, int_max)) config.scheduling_unit = static_cast<int>(*v);
+  if (const auto* data = reader.read_table("data")) config.data_json = detail::to_json_text(*data);
+  read_reproducibility(reader, config);
+  // Determined keys that det accepts so that Determined configs load, but does not act on yet.
+  reader.ignore({"labels", "project", "workspace", "environment", "bind_mounts", "profiling",
+                 "optimizations", "checkpoint_policy", "perform_initial_validation", "debug",
+                 "preemption_timeout", "log_policies", "retention_policy", "integrations", "slurm",
+                 "pbs", "security", "tensorboard_storage", "data_layer"});
+  reader.report_unknown_keys();
+  check_global_batch_size(root, diag, config);
+  check_length_units(root, diag, config);
+  diag.throw_if_any();
+  return config;
+}
+
+} // namespace det::config

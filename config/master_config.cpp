@@ -1,0 +1,184 @@
+#include "config/master_config.hpp"
+
+#include "config/config_file.hpp"
+#include "config/toml_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+namespace det::config {
+
+namespace {
+
+using detail::diagnostics;
+using detail::table_reader;
+
+/// libpq quotes a value holding spaces or quotes with single quotes, escaping ' and \.
+std::string libpq_value(const std::string& value) {
+  bool plain = !value.empty() && std::none_of(value.begin(), value.end(), [](unsigned char c) {
+    return std::isspace(c) || c == '\'' || c == '\\';
+  });
+  if (plain) return value;
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
+/// Determined writes `db` as a table of fields; det keeps a libpq connection string.
+std::string read_db(table_reader& root) {
+  const auto* node = root.read_node("db");
+  if (!node) return {};
+  if (node->is_string()) return node->as_string()->get();
+  const auto* table = node->as_table();
+  if (!table) {
+    root.error("db", "expected a libpq connection string or a table of host, port, user, password "
+                     "and name, got " + detail::describe(*node));
+    return {};
+  }
+  table_reader reader(*table, root.path_of("db"), root.diag());
+  std::string connection;
+  auto add = [&](std::string_view keyword, const std::optional<std::string>& value) {
+    if (!value) return;
+    if (!connection.empty()) connection += ' ';
+    connection += std::string(keyword) + "=" + libpq_value(*value);
+  };
+  add("host", reader.read_string("host"));
+  if (auto port = reader.read_integer_in("port", 1, 65535)) add("port", std::to_string(*port));
+  add("user", reader.read_string("user"));
+  add("password", reader.read_string("password"));
+  add("dbname", reader.read_string("name"));
+  add("sslmode", reader.read_string("ssl_mode"));
+  add("sslrootcert", reader.read_string("ssl_root_cert"));
+  reader.report_unknown_keys();
+  return connection;
+}
+
+/// A Go-style duration of whole hours, minutes and seconds ("25s", "1m30s"), in seconds.
+std::optional<int64_t> parse_duration_s(std::string_view text) {
+  int64_t total = 0;
+  size_t i = 0;
+  if (text.empty()) return std::nullopt;
+  while (i < text.size()) {
+    size_t digits_end = i;
+    while (digits_end < text.size() && std::isdigit(static_cast<unsigned char>(text[digits_end]))) ++digits_end;
+    if (digits_end == i || digits_end == text.size() || digits_end - i > 9) return std::nullopt;
+    int64_t amount = std::stoll(std::string(text.substr(i, digits_end - i)));
+    switch (text[digits_end]) {
+      case 'h': total += amount * 3600; break;
+      case 'm': total += amount * 60; break;
+      case 's': total += amount; break;
+      default: return std::nullopt;
+    }
+    i = digits_end + 1;
+  }
+  return total;
+}
+
+void read_resource_manager(table_reader& root, master_config& config,
+                           std::optional<std::string>& default_pool) {
+  const auto* table = root.read_table("resource_manager");
+  if (!table) return;
+  table_reader reader(*table, root.path_of("resource_manager"), root.diag());
+  if (auto type = reader.read_string("type"); type && *type != "agent")
+    reader.error("type", "det has only the agent resource manager, got \"" + *type + "\"");
+  default_pool = reader.read_string("default_compute_resource_pool");
+  reader.read_string("default_aux_resource_pool");
+  if (const auto* wait = reader.read_node("agent_reconnect_wait")) {
+    std::optional<int64_t> seconds;
+    if (wait->is_integer() && wait->as_integer()->get() >= 0) seconds = wait->as_integer()->get();
+    if (wait->is_string()) seconds = parse_duration_s(wait->as_string()->get());
+    if (seconds)
+      config.agent_reconnect_wait_s = *seconds;
+    else
+      reader.error("agent_reconnect_wait",
+                   "expected seconds as a non-negative integer or a duration such as \"25s\" or \"1m\"");
+  }
+  // The scheduler comes from det's own scheduler; the rest matter only to other resource managers.
+  reader.ignore({"scheduler", "no_default_resource_pools", "require_authentication", "client_ca",
+                 "name", "metadata", "cluster_name"});
+  reader.report_unknown_keys();
+}
+
+void read_resource_pools(table_reader& root, master_config& config) {
+  const auto* array = root.read_array("resource_pools");
+  if (!array) return;
+  if (array->empty()) {
+    root.error("resource_pools", "must list at least one pool");
+    return;
+  }
+  config.resource_pools.clear();
+  for (size_t i = 0; i < array->size(); ++i) {
+    auto path = root.path_of("resource_pools") + "[" + std::to_string(i) + "]";
+    const auto* table = (*array)[i].as_table();
+    if (!table) {
+      root.diag().add((*array)[i].source().begin, path,
+                      "expected a table with a pool_name, got " + detail::describe((*array)[i]));
+      continue;
+    }
+    table_reader reader(*table, path, root.diag());
+    if (auto name = reader.read_string("pool_name")) {
+      if (std::find(config.resource_pools.begin(), config.resource_pools.end(), *name) !=
+          config.resource_pools.end())
+        reader.error("pool_name", "the pool \"" + *name + "\" is already defined");
+      else
+        config.resource_pools.push_back(*name);
+    } else if (!table->contains("pool_name")) {
+      reader.missing("pool_name");
+    }
+    reader.ignore({"description", "scheduler", "provider", "agent_reconnect_wait",
+                   "agent_reattach_enabled", "task_container_defaults", "max_aux_containers_per_agent",
+                   "kubernetes_namespace", "max_cpu_containers_per_agent"});
+    reader.report_unknown_keys();
+  }
+}
+
+} // namespace
+
+master_config parse_master_config(std::string_view toml_text, std::string_view source_path) {
+  diagnostics diag(source_path);
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source_path);
+  } catch (const toml::parse_error& e) {
+    diag.add(e.source().begin, "", "TOML syntax error: " + std::string(e.description()));
+    diag.throw_if_any();
+  }
+
+  table_reader reader(root, "", diag);
+  master_config config;
+  if (auto v = reader.read_integer_in("port", 0, 65535)) config.port = static_cast<int>(*v);
+  if (auto v = reader.read_integer_in("http_port", 0, 65535)) config.http_port = static_cast<int>(*v);
+  config.db = read_db(reader);
+  if (auto v = reader.read_string("data_dir")) config.data_dir = *v;
+  read_resource_pools(reader, config);
+  std::optional<std::string> default_pool;
+  read_resource_manager(reader, config, default_pool);
+  if (default_pool) {
+    if (std::find(config.resource_pools.begin(), config.resource_pools.end(), *default_pool) ==
+        config.resource_pools.end())
+      diag.add(root["resource_manager"]["default_compute_resource_pool"].node()->source().begin,
+               "resource_manager.default_compute_resource_pool",
+               "names the pool \"" + *default_pool + "\", which resource_pools does not define");
+    config.default_resource_pool = *default_pool;
+  } else if (!config.resource_pools.empty()) {
+    config.default_resource_pool = config.resource_pools.front();
+  }
+  // Determined master.yaml keys that det accepts but does not act on.
+  reader.ignore({"cluster_name", "log", "logging", "security", "telemetry", "task_container_defaults",
+                 "checkpoint_storage", "webhooks", "observability", "tensorboard_timeout",
+                 "notebook_timeout", "enable_cors", "launch_error", "feature_switches", "root", "cache",
+                 "integrations", "scim", "additional_resource_managers"});
+  reader.report_unknown_keys();
+  diag.throw_if_any();
+  return config;
+}
+
+master_config load_master_config(const std::string& path) {
+  return parse_master_config(detail::read_config_file(path), path);
+}
+
+} // namespace det::config

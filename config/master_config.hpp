@@ -1,0 +1,40 @@
+#pragma once
+
+#include "config/config_error.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace det::config {
+
+/// The master's TOML config. Keys: `port`, `http_port`, `db`, `data_dir`,
+/// `[[resource_pools]] pool_name`, `[resource_manager] type, default_compute_resource_pool,
+/// agent_reconnect_wait`. Other keys of Determined's master.yaml are accepted and ignored.
+struct master_config {
+  /// The actor system's port (agents and workers connect here); 0 picks a free one.
+  int port = 8090;
+  /// The REST API's port; 0 picks a free one.
+  int http_port = 8080;
+  /// A libpq connection string. A Determined-style `[db]` table (host, port, user, password,
+  /// name, ssl_mode) is turned into one.
+  std::string db;
+  /// Empty: the caller decides.
+  std::string data_dir;
+  std::vector<std::string> resource_pools = {"default"};
+  /// Where experiments go that name no pool; the first pool unless
+  /// `resource_manager.default_compute_resource_pool` says otherwise.
+  std::string default_resource_pool = "default";
+  /// How long an agent that lost its connection may take to come back before its work fails.
+  /// TOML: seconds as an integer, or a duration string such as "25s" or "1m".
+  int64_t agent_reconnect_wait_s = 25;
+};
+
+/// Parses and validates a master config; errors as for experiment configs.
+master_config parse_master_config(std::string_view toml_text, std::string_view source_path);
+
+/// Reads and parses the file at `path`; an unreadable file is a config_error naming the path.
+master_config load_master_config(const std::string& path);
+
+} // namespace det::config

@@ -1,0 +1,209 @@
+#include "config/section_readers.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+namespace det::config::detail {
+
+namespace {
+
+constexpr int64_t no_limit = std::numeric_limits<int64_t>::max();
+
+/// What one searcher takes: the keys it accepts besides name, metric, smaller_is_better and the
+/// warm-start keys, those it requires, and whether it needs a training length.
+struct searcher_kind {
+  std::string_view name;
+  std::vector<std::string_view> fields;
+  std::vector<std::string_view> required;
+  bool needs_length;
+};
+
+const std::vector<searcher_kind>& searcher_kinds() {
+  static const std::vector<searcher_kind> kinds = {
+      {"single", {"max_length", "time_metric", "max_time"}, {}, true},
+      {"random", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials"},
+       {"max_trials"}, true},
+      {"grid", {"max_length", "time_metric", "max_time", "max_concurrent_trials"}, {}, true},
+      {"async_halving",
+       {"max_length", "time_metric", "max_time", "num_rungs", "max_trials", "divisor",
+        "max_concurrent_trials", "stop_once"},
+       {"num_rungs", "max_trials"}, true},
+      {"asha",
+       {"max_length", "time_metric", "max_time", "num_rungs", "max_trials", "divisor",
+        "max_concurrent_trials", "stop_once"},
+       {"num_rungs", "max_trials"}, true},
+      {"adaptive_asha",
+       {"max_length", "time_metric", "max_time", "max_trials", "mode", "divisor", "max_rungs",
+        "bracket_rungs", "max_concurrent_trials", "stop_once"},
+       {"max_trials"}, true},
+      {"pbt",
+       {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function"},
+       {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function"},
+       false},
+      {"tpe", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials"},
+       {"max_trials"}, true},
+  };
+  return kinds;
+}
+
+/// Searchers Determined no longer runs, and what a user should pick instead.
+std::optional<std::string> end_of_life_advice(std::string_view name) {
+  if (name == "custom")
+    return "the custom searcher was removed in Determined 0.38; use random, grid or adaptive_asha";
+  if (name == "sync_halving")
+    return "the sync_halving searcher was removed from Determined; use async_halving instead";
+  if (name == "adaptive" || name == "adaptive_simple")
+    return "the " + std::string(name) + " searcher was removed in Determined 0.15; use adaptive_asha instead";
+  return std::nullopt;
+}
+
+std::string known_names() {
+  std::string names;
+  const auto& kinds = searcher_kinds();
+  for (size_t i = 0; i < kinds.size(); ++i)
+    names += std::string(i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + std::string(kinds[i].name);
+  return names;
+}
+
+std::optional<double> read_fraction(table_reader& reader, std::string_view key, double hi) {
+  auto value = reader.read_number(key);
+  if (!value) {
+    if (!reader.source_table().contains(key)) reader.missing(key);
+    return std::nullopt;
+  }
+  if (*value < 0 || *value > hi) {
+    std::ostringstream sentence;
+    sentence << "must be between 0 and " << hi << ", got " << *value;
+    reader.error(key, sentence.str());
+    return std::nullopt;
+  }
+  return value;
+}
+
+void read_pbt_functions(table_reader& reader, searcher_config& config) {
+  if (const auto* table = reader.read_table("replace_function")) {
+    table_reader replace(*table, reader.path_of("replace_function"), reader.diag());
+    if (auto v = read_fraction(replace, "truncate_fraction", 0.5)) config.truncate_fraction = *v;
+    replace.report_unknown_keys();
+  }
+  if (const auto* table = reader.read_table("explore_function")) {
+    table_reader explore(*table, reader.path_of("explore_function"), reader.diag());
+    if (auto v = read_fraction(explore, "resample_probability", 1)) config.resample_probability = *v;
+    if (auto v = read_fraction(explore, "perturb_factor", 1)) config.perturb_factor = *v;
+    explore.report_unknown_keys();
+  }
+}
+
+void read_fields(table_reader& reader, searcher_config& config) {
+  if (auto v = reader.read_string("metric")) config.metric = *v;
+  if (auto v = reader.read_boolean("smaller_is_better")) config.smaller_is_better = *v;
+  config.max_length = read_length(reader, "max_length", 1);
+  if (auto v = reader.read_string("time_metric")) {
+    if (*v == "batches" || *v == "records" || *v == "epochs")
+      config.time_metric = *v;
+    else
+      reader.error("time_metric", "det measures training time in batches, records or epochs, got \"" + *v + "\"");
+  }
+  config.max_time = reader.read_integer_in("max_time", 1, no_limit);
+  if (auto v = reader.read_integer_in("max_trials", 1, no_limit)) config.max_trials = *v;
+  if (auto v = reader.read_integer_in("max_concurrent_trials", 0, no_limit)) config.max_concurrent_trials = *v;
+  if (auto v = reader.read_integer_in("num_rungs", 1, no_limit)) config.num_rungs = *v;
+  if (auto v = reader.read_number("divisor")) {
+    if (*v > 1)
+      config.divisor = *v;
+    else
+      reader.error("divisor", "must be greater than 1");
+  }
+  if (auto v = reader.read_integer_in("max_rungs", 1, no_limit)) config.max_rungs = *v;
+  if (auto v = reader.read_string("mode")) {
+    if (*v == "standard" || *v == "aggressive" || *v == "conservative")
+      config.mode = *v;
+    else
+      reader.error("mode", "expected standard, aggressive or conservative, got \"" + *v + "\"");
+  }
+  if (const auto* rungs = reader.read_array("bracket_rungs")) {
+    for (const auto& rung : *rungs) {
+      if (!rung.is_integer() || rung.as_integer()->get() < 1) {
+        reader.error("bracket_rungs", "expected an array of positive integers");
+        break;
+      }
+      config.bracket_rungs.push_back(rung.as_integer()->get());
+    }
+  }
+  if (auto v = reader.read_integer_in("population_size", 1, no_limit)) config.population_size = *v;
+  if (auto v = reader.read_integer_in("num_rounds", 1, no_limit)) config.num_rounds = *v;
+  config.length_per_round = read_length(reader, "length_per_round", 1);
+  read_pbt_functions(reader, config);
+  // Determined keys det does not act on yet: warm starts and the pre-0.38 ASHA switch.
+  reader.ignore({"source_trial_id", "source_checkpoint_uuid"});
+  reader.read_boolean("stop_once");
+}
+
+void check_fields_for(table_reader& reader, const searcher_kind& kind) {
+  static const std::vector<std::string_view> common = {
+      "name", "metric", "smaller_is_better", "source_trial_id", "source_checkpoint_uuid"};
+  const auto& table = reader.source_table();
+  for (auto&& [key, node] : table) {
+    auto name = key.str();
+    auto listed = [&](const std::vector<std::string_view>& keys) {
+      return std::find(keys.begin(), keys.end(), name) != keys.end();
+    };
+    if (listed(common) || listed(kind.fields)) continue;
+    bool another_searchers = std::any_of(searcher_kinds().begin(), searcher_kinds().end(),
+                                         [&](const searcher_kind& other) { return listed(other.fields); });
+    // Keys no searcher takes are reported as unknown by report_unknown_keys().
+    if (another_searchers)
+      reader.error(name, "is not a setting of the " + std::string(kind.name) + " searcher");
+  }
+  for (auto key : kind.required)
+    if (!table.contains(key)) reader.missing(key);
+  if (!table.contains("metric")) reader.missing("metric");
+  if (!kind.needs_length) return;
+
+  bool has_max_length = table.contains("max_length");
+  bool has_time_metric = table.contains("time_metric");
+  bool has_max_time = table.contains("max_time");
+  if (has_time_metric && !has_max_time) reader.missing("max_time");
+  if (has_max_time && !has_time_metric) reader.missing("time_metric");
+  if (has_max_length && (has_time_metric || has_max_time))
+    reader.error_here("set either max_length or time_metric and max_time, not both");
+  if (!has_max_length && !has_time_metric && !has_max_time)
+    reader.error_here("the " + std::string(kind.name) +
+                      " searcher needs a training length: set max_length = { batches = N }, "
+                      "or time_metric and max_time");
+}
+
+} // namespace
+
+searcher_config read_searcher_config(table_reader& root) {
+  searcher_config config;
+  const auto* table = root.read_table("searcher");
+  if (!table) {
+    if (!root.source_table().contains("searcher")) root.missing("searcher");
+    return config;
+  }
+  table_reader reader(*table, root.path_of("searcher"), root.diag());
+  auto name = reader.read_string("name");
+  if (!name) {
+    if (!table->contains("name")) reader.missing("name");
+    return config;
+  }
+  config.name = *name;
+  if (auto advice = end_of_life_advice(*name)) {
+    reader.error("name", *advice);
+    return config;
+  }
+  const auto& kinds = searcher_kinds();
+  auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.name == *name; });
+  if (kind == kinds.end()) {
+    reader.error("name", "unknown searcher \"" + *name + "\"; expected " + known_names());
+    return config;
+  }
+  read_fields(reader, config);
+  check_fields_for(reader, *kind);
+  reader.report_unknown_keys();
+  return config;
+}
+
+} // namespace det::config::detail

@@ -1,0 +1,127 @@
+#include "gpu/harness.hpp"
+
+#include "gpu/mlp_model.hpp"
+#include "gpu/trial_settings.hpp"
+
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+
+namespace det::harness {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+int64_t total_batches(const training_plan& plan, int64_t batch_size, int64_t records_per_epoch) {
+  if (plan.length <= 0)
+    throw std::runtime_error("The trial's length must be positive, not " + std::to_string(plan.length) + ".");
+  auto batches_for_records = [&](int64_t records) { return (records + batch_size - 1) / batch_size; };
+  switch (plan.length_unit) {
+    case unit::batches: return plan.length;
+    case unit::records: return batches_for_records(plan.length);
+    case unit::epochs: return batches_for_records(plan.length * records_per_epoch);
+  }
+  throw std::logic_error("unhandled length unit");
+}
+
+// Accumulates one reporting period; validation time is left out so samples/s measures training only.
+class training_period {
+ public:
+  void resume() { resumed_ = clock_type::now(); }
+  void pause() { seconds_ += std::chrono::duration<double>(clock_type::now() - resumed_).count(); }
+  void add(double loss, int64_t records) {
+    loss_sum_ += loss;
+    ++batches_;
+    records_ += records;
+  }
+  int64_t batches() const { return batches_; }
+  std::map<std::string, double> close() {
+    pause();
+    std::map<std::string, double> metrics{{"loss", loss_sum_ / batches_},
+                                          {"samples_per_second", seconds_ > 0 ? records_ / seconds_ : 0}};
+    *this = training_period{};
+    resume();
+    return metrics;
+  }
+
+ private:
+  clock_type::time_point resumed_ = clock_type::now();
+  double seconds_ = 0;
+  double loss_sum_ = 0;
+  int64_t batches_ = 0;
+  int64_t records_ = 0;
+};
+
+}  // namespace
+
+reporter::~reporter() = default;
+
+void run_trial(const training_plan& plan, reporter& out) {
+  if (plan.trial_name != "mlp")
+    throw std::runtime_error("There is no built-in trial 'builtin:" + plan.trial_name +
+                             "'; the only one is 'builtin:mlp'.");
+  const mlp_hparams hparams = parse_mlp_hparams(plan.hparams_json);
+  const data_settings data_spec = parse_data_settings(plan.data_json);
+  if (plan.threads > 0) at::set_num_threads(plan.threads);
+
+  auto data = load_trial_data(data_spec);
+  out.log("Loaded " + data->description + ".");
+  const int64_t batch_size = hparams.global_batch_size;
+  const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : data->train.size();
+  const int64_t batch_goal = total_batches(plan, batch_size, records_per_epoch);
+
+  // A CUDA build of LibTorch trains on the GPU the agent exposed; Debian's CPU build never does.
+  const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  const labelled_set validation = data->validation.first(data_spec.validation_limit).to(device);
+  torch::manual_seed(plan.seed);
+  mlp model(hparams.hidden_sizes, hparams.dropout);
+  model->to(device);
+  auto optimizer = make_optimizer(hparams, model);
+  batch_stream batches(data->train.to(device), batch_size, plan.seed);
+
+  std::ostringstream intro;
+  intro << "Training builtin:mlp " << describe_layers(hparams.hidden_sizes) << " with "
+        << (hparams.optimizer == optimizer_kind::adam ? "Adam" : "SGD") << " (learning rate "
+        << hparams.learning_rate << ", batch " << batch_size << ") for " << batch_goal << " batches on "
+        << device.str() << " with " << at::get_num_threads() << " thread(s).";
+  out.log(intro.str());
+
+  progress at;
+  int64_t validated_at = -1;
+  auto validate = [&] {
+    evaluation result = evaluate(model, validation);
+    out.validation_metrics(at, {{"validation_loss", result.loss}, {"validation_accuracy", result.accuracy}});
+    validated_at = at.batches;
+  };
+
+  bool stopped = false;
+  training_period period;
+  while (at.batches < batch_goal) {
+    if (out.should_stop()) {
+      stopped = true;
+      break;
+    }
+    auto [inputs, labels] = batches.next();
+    period.add(train_step(model, *optimizer, inputs, labels).item<double>(), batch_size);
+    ++at.batches;
+    at.records += batch_size;
+    at.epochs = static_cast<double>(at.records) / records_per_epoch;
+
+    if (plan.report_every_batches > 0 && period.batches() == plan.report_every_batches)
+      out.training_metrics(at, period.close());
+    if (plan.min_validation_period_batches > 0 && at.batches % plan.min_validation_period_batches == 0) {
+      period.pause();
+      validate();
+      period.resume();
+    }
+  }
+  if (period.batches() > 0) out.training_metrics(at, period.close());
+  if (stopped) {
+    out.log("Stopped after " + std::to_string(at.batches) + " of " + std::to_string(batch_goal) +
+            " batches as requested.");
+    return;
+  }
+  if (validated_at != at.batches) validate();
+}
+
+}  // namespace det::harness

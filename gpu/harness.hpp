@@ -1,0 +1,32 @@
+#pragma once
+
+#include "gpu/training_plan.hpp"
+
+#include <map>
+#include <string>
+
+namespace det::harness {
+
+struct progress {
+  int64_t batches = 0;
+  int64_t records = 0;
+  double epochs = 0;
+};
+
+/// Receives what a trial produces; the worker turns it into messages for the master.
+class reporter {
+ public:
+  virtual ~reporter();
+  /// "loss" (mean over the period) and "samples_per_second".
+  virtual void training_metrics(const progress&, const std::map<std::string, double>&) = 0;
+  /// "validation_loss" and "validation_accuracy".
+  virtual void validation_metrics(const progress&, const std::map<std::string, double>&) = 0;
+  virtual void log(const std::string& line) = 0;
+  /// Checked after every batch: training stops gracefully once it returns true.
+  virtual bool should_stop() = 0;
+};
+
+/// Trains per the plan. Throws std::runtime_error with a sentence on bad hyperparameters or data.
+void run_trial(const training_plan&, reporter&);
+
+}  // namespace det::harness

@@ -1,0 +1,80 @@
+#pragma once
+
+// Internal to det_harness and the bare-loop bench: it includes <torch/torch.h>, which costs ~18 s
+// and over 1 GB per translation unit, so nothing else may include it.
+
+#include "gpu/trial_settings.hpp"
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace det::harness {
+
+constexpr int64_t mlp_input_size = 28 * 28;
+constexpr int64_t mlp_classes = 10;
+
+/// 784 -> hidden_sizes... -> 10 with ReLU and dropout after each hidden layer; outputs logits.
+struct mlp_impl : torch::nn::Module {
+  mlp_impl(const std::vector<int64_t>& hidden_sizes, double dropout);
+  torch::Tensor forward(const torch::Tensor& inputs);
+
+  torch::nn::Sequential layers;
+};
+TORCH_MODULE_IMPL(mlp, mlp_impl);
+
+struct labelled_set {
+  torch::Tensor inputs;  // float [n, 784], normalised
+  torch::Tensor labels;  // int64 [n]
+  int64_t size() const { return labels.size(0); }
+  labelled_set first(int64_t n) const;
+  labelled_set to(const torch::Device& device) const;
+};
+
+struct trial_data {
+  labelled_set train;
+  labelled_set validation;
+  std::string description;  // what was loaded from where, for the trial's log
+};
+
+/// The data set the settings name, decoded once per process and shared by later trials.
+std::shared_ptr<const trial_data> load_trial_data(const data_settings&);
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams&, mlp&);
+
+/// One optimisation step; returns the batch's mean cross-entropy, detached.
+torch::Tensor train_step(mlp&, torch::optim::Optimizer&, const torch::Tensor& inputs,
+                         const torch::Tensor& labels);
+
+struct evaluation {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+/// Mean loss and accuracy over the set in eval mode without gradients; leaves the model in train mode.
+evaluation evaluate(mlp&, const labelled_set&, int64_t batch_size = 1000);
+
+/// Training batches as contiguous slices of a seeded permutation, reshuffled after each full pass;
+/// a pass drops the last partial batch so every batch has the same size.
+class batch_stream {
+ public:
+  batch_stream(labelled_set data, int64_t batch_size, uint64_t seed);
+  std::pair<torch::Tensor, torch::Tensor> next();
+
+ private:
+  void reshuffle();
+
+  labelled_set data_;
+  int64_t batch_size_;
+  at::Generator generator_;
+  torch::Tensor order_;
+  int64_t position_ = 0;
+};
+
+/// "784-256-128-10", for logs.
+std::string describe_layers(const std::vector<int64_t>& hidden_sizes);
+
+}  // namespace det::harness

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace det::harness {
+
+enum class unit { batches, records, epochs };
+
+/// One trial's work for the harness: what to train, on which data, and for how long.
+struct training_plan {
+  std::string trial_name = "mlp";  // builtin:NAME; only "mlp" exists
+  /// {"global_batch_size":64,"learning_rate":0.001,"hidden_sizes":[256,128],"dropout":0.1,
+  ///  "optimizer":"adam"|"sgd","momentum":0.9}; missing keys take these defaults (momentum 0).
+  std::string hparams_json;
+  /// {"dataset":"fashion-mnist"|"synthetic","data_dir":"...","synthetic_train_size":4096,
+  ///  "synthetic_val_size":1024,"validation_limit":N}
+  std::string data_json;
+  uint64_t seed = 0;
+  unit length_unit = unit::batches;
+  int64_t length = 0;                          // train until this total length
+  int64_t min_validation_period_batches = 0;   // 0 = validate only at the end
+  int64_t report_every_batches = 100;          // training report period; 0 = only at the end
+  int64_t records_per_epoch = 0;               // 0 = the training set's size
+  int threads = 0;                             // intra-op threads; 0 keeps torch's default
+};
+
+}  // namespace det::harness

@@ -1,0 +1,132 @@
+#include "gpu/trial_settings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+namespace det::harness {
+namespace {
+
+using nlohmann::json;
+
+json parse_object(const std::string& text, const std::string& what) {
+  if (text.empty()) return json::object();
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) throw std::runtime_error("The " + what + " are not valid JSON: " + text);
+  if (parsed.is_null()) return json::object();
+  if (!parsed.is_object())
+    throw std::runtime_error("The " + what + " must be a JSON object, not " + parsed.dump() + ".");
+  return parsed;
+}
+
+[[noreturn]] void wrong_type(const std::string& what, const std::string& key, const std::string& wanted,
+                             const json& value) {
+  throw std::runtime_error("The " + what + " '" + key + "' must be " + wanted + ", not " + value.dump() + ".");
+}
+
+// Searchers may hand integer hyperparameters over as doubles (64.0); accept those when integral.
+std::optional<int64_t> as_integer(const json& value) {
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_number_float()) {
+    double d = value.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d) return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+double get_number(const json& obj, const std::string& what, const std::string& key, double fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number()) wrong_type(what, key, "a number", *it);
+  return it->get<double>();
+}
+
+int64_t get_integer(const json& obj, const std::string& what, const std::string& key, int64_t fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  auto value = as_integer(*it);
+  if (!value) wrong_type(what, key, "an integer", *it);
+  return *value;
+}
+
+std::string get_string(const json& obj, const std::string& what, const std::string& key,
+                       const std::string& fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_string()) wrong_type(what, key, "a string", *it);
+  return it->get<std::string>();
+}
+
+void require(bool ok, const std::string& sentence) {
+  if (!ok) throw std::runtime_error(sentence);
+}
+
+}  // namespace
+
+mlp_hparams parse_mlp_hparams(const std::string& text) {
+  const std::string what = "hyperparameter";
+  json obj = parse_object(text, "hyperparameters");
+  mlp_hparams h;
+  h.global_batch_size = get_integer(obj, what, "global_batch_size", h.global_batch_size);
+  h.learning_rate = get_number(obj, what, "learning_rate", h.learning_rate);
+  h.dropout = get_number(obj, what, "dropout", h.dropout);
+  h.momentum = get_number(obj, what, "momentum", h.momentum);
+  if (auto it = obj.find("hidden_sizes"); it != obj.end() && !it->is_null()) {
+    if (!it->is_array()) wrong_type(what, "hidden_sizes", "a list of layer widths", *it);
+    h.hidden_sizes.clear();
+    for (const auto& width : *it) {
+      auto value = as_integer(width);
+      if (!value)
+        throw std::runtime_error("Every entry of the hyperparameter 'hidden_sizes' must be an integer, not " +
+                                 width.dump() + ".");
+      h.hidden_sizes.push_back(*value);
+    }
+  }
+  std::string optimizer = get_string(obj, what, "optimizer", "adam");
+  if (optimizer == "adam") {
+    h.optimizer = optimizer_kind::adam;
+  } else if (optimizer == "sgd") {
+    h.optimizer = optimizer_kind::sgd;
+  } else {
+    throw std::runtime_error("The hyperparameter 'optimizer' must be \"adam\" or \"sgd\", not \"" + optimizer +
+                             "\".");
+  }
+
+  require(h.global_batch_size > 0, "The hyperparameter 'global_batch_size' must be positive, not " +
+                                       std::to_string(h.global_batch_size) + ".");
+  require(h.learning_rate > 0 && std::isfinite(h.learning_rate),
+          "The hyperparameter 'learning_rate' must be a positive number.");
+  require(h.dropout >= 0 && h.dropout < 1, "The hyperparameter 'dropout' must lie in [0, 1).");
+  require(h.momentum >= 0 && h.momentum < 1, "The hyperparameter 'momentum' must lie in [0, 1).");
+  for (int64_t width : h.hidden_sizes)
+    require(width > 0, "Every entry of the hyperparameter 'hidden_sizes' must be positive, not " +
+                           std::to_string(width) + ".");
+  return h;
+}
+
+data_settings parse_data_settings(const std::string& text) {
+  const std::string what = "data setting";
+  json obj = parse_object(text, "data settings");
+  data_settings d;
+  std::string dataset = get_string(obj, what, "dataset", "fashion-mnist");
+  if (dataset == "fashion-mnist") {
+    d.dataset = dataset_kind::fashion_mnist;
+  } else if (dataset == "synthetic") {
+    d.dataset = dataset_kind::synthetic;
+  } else {
+    throw std::runtime_error("The data setting 'dataset' must be \"fashion-mnist\" or \"synthetic\", not \"" +
+                             dataset + "\".");
+  }
+  d.data_dir = get_string(obj, what, "data_dir", d.data_dir);
+  d.synthetic_train_size = get_integer(obj, what, "synthetic_train_size", d.synthetic_train_size);
+  d.synthetic_val_size = get_integer(obj, what, "synthetic_val_size", d.synthetic_val_size);
+  d.validation_limit = get_integer(obj, what, "validation_limit", d.validation_limit);
+  require(d.synthetic_train_size > 0 && d.synthetic_val_size > 0,
+          "The data settings 'synthetic_train_size' and 'synthetic_val_size' must be positive.");
+  require(d.validation_limit >= 0, "The data setting 'validation_limit' must not be negative.");
+  return d;
+}
+
+}  // namespace det::harness

@@ -1,0 +1,34 @@
+#include "messages/caf_types.hpp"
+
+#include <chrono>
+
+#include "caf/actor_system_config.hpp"
+#include "messages/interfaces.hpp"
+
+namespace det {
+
+void register_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<pb::AgentHello>("det.pb.AgentHello")
+      .add_message_type<pb::AgentWelcome>("det.pb.AgentWelcome")
+      .add_message_type<pb::StartContainer>("det.pb.StartContainer")
+      .add_message_type<pb::KillContainer>("det.pb.KillContainer")
+      .add_message_type<pb::ContainerStarted>("det.pb.ContainerStarted")
+      .add_message_type<pb::ContainerExited>("det.pb.ContainerExited")
+      .add_message_type<pb::LogBatch>("det.pb.LogBatch")
+      .add_message_type<pb::WorkerHello>("det.pb.WorkerHello")
+      .add_message_type<pb::TrialSpec>("det.pb.TrialSpec")
+      .add_message_type<pb::MetricBatch>("det.pb.MetricBatch")
+      .add_message_type<pb::WorkerExit>("det.pb.WorkerExit")
+      .add_message_type<agent_actor>("det.agent_actor")
+      .add_message_type<agent_endpoint>("det.agent_endpoint")
+      .add_message_type<trial_endpoint>("det.trial_endpoint")
+      .add_message_type<master_actor>("det.master_actor");
+}
+
+void enable_heartbeats(caf::actor_system_config& cfg) {
+  using namespace std::chrono_literals;
+  cfg.set("middleman.heartbeat-interval", caf::timespan{500ms});
+  cfg.set("middleman.connection-timeout", caf::timespan{5s});
+}
+
+} // namespace det

@@ -1,0 +1,19 @@
+#pragma once
+// One place registers every type that crosses a process boundary with CAF.
+
+namespace caf {
+class actor_system_config;
+}
+
+namespace det {
+
+/// Adds the protobuf messages and typed actor handles of messages/interfaces.hpp
+/// to `cfg`; call it before constructing the actor system on every node.
+void register_message_types(caf::actor_system_config& cfg);
+
+/// Heartbeats on every node, so that a dead or hung peer is noticed in about a
+/// second (CAF 0.17 never notices a hung peer without them, and a node that
+/// sends none is declared down by peers that expect them).
+void enable_heartbeats(caf::actor_system_config& cfg);
+
+} // namespace det

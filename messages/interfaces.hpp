@@ -1,0 +1,53 @@
+#pragma once
+// Typed interfaces of every actor that is reached across a process boundary.
+// Both ends of a link name the same alias; CAF checks the signatures when a
+// node connects, so master, agents and workers must be the same build.
+// Include this only from actor implementations: it pulls in CAF.
+
+#include <cstdint>
+#include <string>
+
+#include "caf/atom.hpp"
+#include "caf/replies_to.hpp"
+#include "caf/typed_actor.hpp"
+
+#include "messages/api.pb.h"
+#include "messages/cluster.pb.h"
+#include "messages/common.pb.h"
+#include "messages/pb_inspect.hpp"
+#include "messages/trial.pb.h"
+
+namespace det {
+
+/// Asks an actor to describe the state it holds in memory (admin REPL).
+using inspect_atom = caf::atom_constant<caf::atom("inspect")>;
+/// Asks the master for the live actors it knows of.
+using actors_atom = caf::atom_constant<caf::atom("actors")>;
+
+/// The agent process: the master starts and signals worker processes there.
+using agent_actor = caf::typed_actor<
+    caf::reacts_to<pb::StartContainer>,
+    caf::reacts_to<pb::KillContainer>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// The master-side agent as its agent process sees it.
+using agent_endpoint = caf::typed_actor<
+    caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<pb::LogBatch>>;
+
+/// The master-side trial as its worker process sees it. A MetricBatch is
+/// answered with the number of reports accepted; the exit report is answered
+/// so that the worker knows it arrived before it closes its connection.
+using trial_endpoint = caf::typed_actor<
+    caf::replies_to<pb::MetricBatch>::with<int64_t>,
+    caf::replies_to<pb::WorkerExit>::with<bool>>;
+
+/// The master's front door, published on its actor port.
+using master_actor = caf::typed_actor<
+    caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
+    caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
+    caf::replies_to<actors_atom>::with<std::string>,
+    caf::replies_to<inspect_atom, std::string, std::string>::with<std::string>>;
+
+} // namespace det

@@ -1,0 +1,29 @@
+#include "messages/json.hpp"
+
+#include <google/protobuf/message.h>
+#include <google/protobuf/util/json_util.h>
+
+namespace det {
+
+std::string to_json(const google::protobuf::Message& msg) {
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(msg, &out, opts);
+  if (!status.ok())
+    return "{}";
+  return out;
+}
+
+bool from_json(const std::string& json, google::protobuf::Message& msg, std::string& error) {
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = true;
+  auto status = google::protobuf::util::JsonStringToMessage(json, &msg, opts);
+  if (status.ok())
+    return true;
+  error = "invalid " + msg.GetDescriptor()->name() + " JSON: " + std::string(status.message());
+  return false;
+}
+
+} // namespace det

@@ -1,0 +1,313 @@
+// det-node --role=agent: registers this machine's slots with the master and
+// runs one worker process per allocation the master starts here.
+//
+//   disconnected --(remote_actor + AgentHello answered)--> registered
+//        ^                                                     |
+//        +------------(master's actor goes down)---------------+
+//
+// Reconnecting re-sends the hello, so an agent rejoins a restarted master.
+
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "actors/state_text.hpp"
+#include "caf/all.hpp"
+#include "caf/io/all.hpp"
+#include "gpu/devices.hpp"
+#include "messages/caf_types.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/version.hpp"
+#include "runtime/child_process.hpp"
+#include "runtime/node.hpp"
+
+namespace det::runtime {
+namespace {
+
+using connect_atom = caf::atom_constant<caf::atom("connect")>;
+using line_atom = caf::atom_constant<caf::atom("line")>;
+using ended_atom = caf::atom_constant<caf::atom("ended")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using force_atom = caf::atom_constant<caf::atom("force")>;
+
+/// The agent as the master sees it, plus what its own threads tell it.
+using agent_process_actor = agent_actor::extend<
+    caf::reacts_to<connect_atom>,
+    caf::reacts_to<line_atom, std::string, std::string, std::string>,
+    caf::reacts_to<ended_atom, std::string, int32_t, int32_t>,
+    caf::reacts_to<flush_atom>,
+    caf::reacts_to<force_atom, std::string>>;
+
+constexpr auto retry_delay = std::chrono::seconds(1);
+constexpr auto hello_timeout = std::chrono::seconds(10);
+constexpr auto log_flush_delay = std::chrono::milliseconds(50);
+constexpr auto kill_grace = std::chrono::seconds(30);
+constexpr int max_log_batch = 1000;
+
+struct container {
+  std::shared_ptr<child_process> process;
+  int64_t trial_id = 0;
+};
+
+struct agent_process_state {
+  static inline const char* name = "agent";
+  pb::Agent info;
+  std::string master_host;
+  uint16_t master_port = 0;
+  std::string worker_binary;
+  master_actor master;
+  agent_endpoint endpoint;
+  std::map<std::string, container> containers;
+  pb::LogBatch pending_logs;
+  bool flush_scheduled = false;
+  bool announced_wait = false;
+};
+
+using self_ptr = agent_process_actor::stateful_pointer<agent_process_state>;
+
+void flush_logs(self_ptr self) {
+  auto& st = self->state;
+  st.flush_scheduled = false;
+  if (st.pending_logs.entries_size() == 0 || !st.endpoint)
+    return;
+  self->send(st.endpoint, std::move(st.pending_logs));
+  st.pending_logs.Clear();
+}
+
+void connect(self_ptr self) {
+  auto& st = self->state;
+  // remote_actor blocks; this actor is detached, so only it waits.
+  auto master = self->system().middleman().remote_actor<master_actor>(st.master_host, st.master_port);
+  if (!master) {
+    if (!st.announced_wait)
+      std::cerr << "agent " << st.info.id() << ": waiting for the master at " << st.master_host
+                << ":" << st.master_port << " (" << self->system().render(master.error()) << ")"
+                << std::endl;
+    st.announced_wait = true;
+    self->delayed_send(self, retry_delay, connect_atom::value);
+    return;
+  }
+  st.master = *master;
+  pb::AgentHello hello;
+  *hello.mutable_agent() = st.info;
+  for (auto& [id, c] : st.containers)
+    hello.add_running_allocations(id);
+  self->request(st.master, hello_timeout, hello, caf::actor_cast<agent_actor>(self))
+      .then(
+          [=](const pb::AgentWelcome& welcome, agent_endpoint endpoint) {
+            auto& st = self->state;
+            st.endpoint = endpoint;
+            st.announced_wait = false;
+            self->monitor(st.master);
+            std::cout << "agent " << st.info.id() << ": registered with master "
+                      << welcome.master_version() << " at " << st.master_host << ":"
+                      << st.master_port << " with " << st.info.slots_size() << " slots"
+                      << std::endl;
+          },
+          [=](caf::error& err) {
+            std::cerr << "agent: the master did not accept the registration: "
+                      << self->system().render(err) << "; retrying" << std::endl;
+            self->state.master = nullptr;
+            self->delayed_send(self, retry_delay, connect_atom::value);
+          });
+}
+
+void start_container(self_ptr self, const pb::StartContainer& start) {
+  auto& st = self->state;
+  std::string visible;
+  for (auto id : start.slot_ids()) {
+    for (auto& slot : st.info.slots())
+      if (slot.id() == id && slot.type() == pb::SLOT_TYPE_CUDA)
+        visible += (visible.empty() ? "" : ",") + slot.uuid();
+  }
+  std::map<std::string, std::string> env{
+      {"CUDA_VISIBLE_DEVICES", visible},
+      {"DET_ALLOCATION_ID", start.allocation_id()},
+      {"DET_TRIAL_ID", std::to_string(start.trial_id())},
+      {"DET_AGENT_ID", st.info.id()},
+  };
+  for (auto& [k, v] : start.env())
+    env[k] = v;
+  std::vector<std::string> argv{st.worker_binary, "--role=worker",
+                                "--master=" + st.master_host + ":" + std::to_string(st.master_port),
+                                "--allocation=" + start.allocation_id(),
+                                "--trial=" + std::to_string(start.trial_id())};
+  auto alloc = start.allocation_id();
+  caf::actor_system& sys = self->system();
+  auto me = caf::actor_cast<agent_process_actor>(self);
+  try {
+    auto proc = child_process::start(
+        argv, env,
+        [me, alloc](const std::string& stream, std::string line) {
+          caf::anon_send(me, line_atom::value, alloc, stream, std::move(line));
+        },
+        [me, alloc](child_exit e) {
+          caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
+        });
+    st.containers[alloc] = {proc, start.trial_id()};
+    pb::ContainerStarted started;
+    started.set_allocation_id(alloc);
+    started.set_pid(proc->pid());
+    if (st.endpoint)
+      self->send(st.endpoint, std::move(started));
+  } catch (const std::exception& e) {
+    pb::ContainerExited exited;
+    exited.set_allocation_id(alloc);
+    exited.set_exit_code(-1);
+    exited.set_message(std::string("the agent could not start the worker: ") + e.what());
+    if (st.endpoint)
+      self->send(st.endpoint, std::move(exited));
+  }
+  (void)sys;
+}
+
+agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host,
+                                              uint16_t port, std::string worker_binary) {
+  auto& st = self->state;
+  st.info = std::move(info);
+  st.master_host = std::move(host);
+  st.master_port = port;
+  st.worker_binary = std::move(worker_binary);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source != st.master.address())
+      return;
+    std::cerr << "agent " << st.info.id() << ": lost the master ("
+              << self->system().render(dm.reason) << "); reconnecting" << std::endl;
+    st.master = nullptr;
+    st.endpoint = nullptr;
+    self->delayed_send(self, retry_delay, connect_atom::value);
+  });
+  self->attach_functor([=] {
+    for (auto& [id, c] : self->state.containers)
+      c.process->signal(SIGKILL);
+  });
+  self->send(self, connect_atom::value);
+  return {
+      [=](connect_atom) { connect(self); },
+      [=](pb::StartContainer& start) { start_container(self, start); },
+      [=](pb::KillContainer& kill) {
+        auto it = self->state.containers.find(kill.allocation_id());
+        if (it == self->state.containers.end())
+          return;
+        int sig = kill.signal() == 0 ? SIGKILL : kill.signal();
+        it->second.process->signal(sig);
+        if (sig != SIGKILL)
+          self->delayed_send(self, kill_grace, force_atom::value, kill.allocation_id());
+      },
+      [=](force_atom, const std::string& alloc) {
+        auto it = self->state.containers.find(alloc);
+        if (it != self->state.containers.end())
+          it->second.process->signal(SIGKILL);
+      },
+      [=](line_atom, const std::string& alloc, const std::string& stream, std::string& line) {
+        auto& st = self->state;
+        auto it = st.containers.find(alloc);
+        auto* e = st.pending_logs.add_entries();
+        e->set_trial_id(it == st.containers.end() ? 0 : it->second.trial_id);
+        e->set_allocation_id(alloc);
+        e->set_stream(stream);
+        e->set_text(std::move(line));
+        *e->mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+        if (st.pending_logs.entries_size() >= max_log_batch) {
+          flush_logs(self);
+        } else if (!st.flush_scheduled) {
+          st.flush_scheduled = true;
+          self->delayed_send(self, log_flush_delay, flush_atom::value);
+        }
+      },
+      [=](flush_atom) { flush_logs(self); },
+      [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
+        auto& st = self->state;
+        flush_logs(self);
+        st.containers.erase(alloc);
+        pb::ContainerExited exited;
+        exited.set_allocation_id(alloc);
+        exited.set_exit_code(code);
+        exited.set_signal(sig);
+        if (st.endpoint)
+          self->send(st.endpoint, std::move(exited));
+      },
+      [=](inspect_atom) -> std::string {
+        auto& st = self->state;
+        state_text text{self};
+        text.add("id", st.info.id())
+            .add("master", st.master_host + ":" + std::to_string(st.master_port))
+            .add("registered", st.endpoint ? "yes" : "no")
+            .add("slots", st.info.slots_size())
+            .add("containers", st.containers.size());
+        for (auto& [id, c] : st.containers)
+          text.add("container " + id, "pid " + std::to_string(c.process->pid()));
+        return text.str();
+      },
+  };
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+pb::Agent describe_machine(const agent_options& opts) {
+  pb::Agent a;
+  a.set_id(opts.id.empty() ? hostname() : opts.id);
+  a.set_hostname(hostname());
+  a.set_resource_pool(opts.pool);
+  a.set_version(det_version);
+  int cpu_slots = 0;
+  if (opts.slots == "auto") {
+    auto gpus = gpu::discover_cuda_devices();
+    for (auto& g : gpus) {
+      auto* s = a.add_slots();
+      s->set_id(g.index);
+      s->set_type(pb::SLOT_TYPE_CUDA);
+      s->set_device(g.name);
+      s->set_memory_bytes(g.memory_bytes);
+      s->set_uuid(g.uuid.empty() ? std::to_string(g.index) : g.uuid);
+      s->set_enabled(true);
+    }
+    cpu_slots = gpus.empty() ? 1 : 0;
+  } else if (opts.slots.rfind("cpu:", 0) == 0) {
+    try {
+      cpu_slots = std::stoi(opts.slots.substr(4));
+    } catch (const std::exception&) {
+      cpu_slots = -1;
+    }
+    if (cpu_slots < 1)
+      throw std::runtime_error("--slots: \"" + opts.slots + "\" needs a positive count, e.g. cpu:2");
+  } else {
+    throw std::runtime_error("--slots: expected auto or cpu:N, got \"" + opts.slots + "\"");
+  }
+  for (int i = 0; i < cpu_slots; ++i) {
+    auto* s = a.add_slots();
+    s->set_id(i);
+    s->set_type(pb::SLOT_TYPE_CPU);
+    s->set_device("cpu");
+    s->set_enabled(true);
+  }
+  return a;
+}
+
+} // namespace
+
+int run_agent(const agent_options& opts) {
+  auto [host, port] = split_host_port(opts.master, "--master");
+  auto info = describe_machine(opts);
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  register_message_types(cfg);
+  enable_heartbeats(cfg);
+  caf::actor_system sys{cfg};
+  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, self_executable());
+  auto sig = wait_for_stop_signal();
+  std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;
+  caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
+} // namespace det::runtime

@@ -1,0 +1,45 @@
+#pragma once
+// A worker process started by an agent: our "container". Its stdout and
+// stderr are read line by line on a thread of its own, and its end is
+// reported after both streams are drained, so no log line arrives after the
+// exit event.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace det::runtime {
+
+struct child_exit {
+  int exit_code = 0;  // valid when signal == 0
+  int signal = 0;     // the signal that ended the process, 0 if it exited
+};
+
+class child_process {
+public:
+  using line_handler = std::function<void(const std::string& stream, std::string line)>;
+  using exit_handler = std::function<void(child_exit)>;
+
+  /// Starts `argv` (argv[0] is a path) in a process group of its own, with
+  /// `env` added to this process's environment. Throws std::runtime_error with
+  /// a sentence if the program cannot be started.
+  static std::shared_ptr<child_process> start(const std::vector<std::string>& argv,
+                                              const std::map<std::string, std::string>& env,
+                                              line_handler on_line, exit_handler on_exit);
+
+  int pid() const { return pid_; }
+
+  /// Sends `sig` to the whole process group (the worker and anything it started).
+  void signal(int sig) const;
+
+private:
+  explicit child_process(int pid) : pid_(pid) {}
+  int pid_;
+};
+
+/// Text for an exit: "exited with code 3" or "was killed by signal 9 (SIGKILL)".
+std::string describe(const child_exit& e);
+
+} // namespace det::runtime

@@ -1,0 +1,58 @@
+// det-node: one binary, three roles (master, agent, worker).
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/node.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"det-node: a det cluster node (master, agent, or trial worker)"};
+  std::string role;
+  app.add_option("--role", role, "master, agent or worker")
+      ->required()
+      ->check(CLI::IsMember({"master", "agent", "worker"}));
+
+  det::runtime::master_options m;
+  app.add_option("--config", m.config_path, "master: config file (TOML)");
+  app.add_option("--port", m.port, "master: actor port for agents and workers (default 8090)");
+  app.add_option("--http-port", m.http_port, "master: REST API port (default 8080)");
+  app.add_option("--db", m.db, "master: PostgreSQL connection string (default: embedded)");
+  app.add_option("--data-dir", m.data_dir, "master: embedded PostgreSQL's directory");
+  app.add_option("--listen", m.listen, "master: address to serve on (default 0.0.0.0)");
+  app.add_option("--ready-file", m.ready_file, "master: write the bound ports here when serving");
+
+  det::runtime::agent_options a;
+  std::string master_addr;
+  app.add_option("--master", master_addr, "agent, worker: the master's HOST:PORT (actor port)");
+  app.add_option("--pool", a.pool, "agent: resource pool to join (default: default)");
+  app.add_option("--slots", a.slots, "agent: auto (GPUs, else one CPU slot) or cpu:N");
+  app.add_option("--id", a.id, "agent: agent id (default: the hostname)");
+
+  det::runtime::worker_options w;
+  app.add_option("--allocation", w.allocation_id, "worker: allocation id");
+  app.add_option("--trial", w.trial_id, "worker: trial id");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (role == "master") {
+      det::runtime::block_stop_signals();
+      return det::runtime::run_master(m);
+    }
+    if (role == "agent") {
+      det::runtime::block_stop_signals();
+      if (!master_addr.empty())
+        a.master = master_addr;
+      return det::runtime::run_agent(a);
+    }
+    if (master_addr.empty() || w.allocation_id.empty() || w.trial_id == 0) {
+      std::cerr << "det-node: a worker needs --master, --allocation and --trial" << std::endl;
+      return 2;
+    }
+    w.master = master_addr;
+    return det::runtime::run_worker(w);
+  } catch (const std::exception& e) {
+    std::cerr << "det-node: " << e.what() << std::endl;
+    return 1;
+  }
+}

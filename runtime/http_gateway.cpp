@@ -1,0 +1,223 @@
+#include "runtime/http_gateway.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <httplib.h>
+
+#include "caf/all.hpp"
+#include "config/experiment_config.hpp"
+#include "messages/json.hpp"
+#include "messages/version.hpp"
+
+namespace det::runtime {
+namespace {
+
+constexpr auto actor_timeout = std::chrono::seconds(30);
+
+void reply_json(httplib::Response& res, const google::protobuf::Message& msg) {
+  res.set_content(to_json(msg), "application/json");
+}
+
+void reply_error(httplib::Response& res, int status, const std::string& sentence) {
+  pb::ErrorResponse err;
+  err.set_error(sentence);
+  err.set_code(status);
+  res.status = status;
+  res.set_content(to_json(err), "application/json");
+}
+
+// An error from an actor: its context carries the sentence when there is one.
+std::string sentence_of(caf::actor_system& sys, const caf::error& e) {
+  auto& ctx = e.context();
+  if (ctx.match_elements<std::string>())
+    return ctx.get_as<std::string>(0);
+  return "the master could not answer: " + sys.render(e);
+}
+
+} // namespace
+
+struct http_gateway::impl {
+  caf::actor_system& sys;
+  master_handles handles;
+  master_front_actor front;
+  int actor_port;
+  httplib::Server server;
+  std::thread thread;
+
+  impl(caf::actor_system& s, master_handles h, master_front_actor f, int p)
+      : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p) {}
+
+  /// Asks `dest` and answers the HTTP request with the reply, or with a 500
+  /// carrying the error's sentence.
+  template <class Reply, class Handle, class... Ts>
+  void ask(httplib::Response& res, const Handle& dest, Ts&&... xs) {
+    caf::scoped_actor self{sys};
+    self->request(dest, actor_timeout, std::forward<Ts>(xs)...)
+        .receive([&](Reply& reply) { reply_json(res, reply); },
+                 [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+  }
+
+  /// As ask(), but answers 404 with `missing` when `found(reply)` is false.
+  template <class Reply, class Found, class Handle, class... Ts>
+  void ask_found(httplib::Response& res, Found found, const std::string& missing,
+                 const Handle& dest, Ts&&... xs) {
+    caf::scoped_actor self{sys};
+    self->request(dest, actor_timeout, std::forward<Ts>(xs)...)
+        .receive(
+            [&](Reply& reply) {
+              if (found(reply))
+                reply_json(res, reply);
+              else
+                reply_error(res, 404, missing);
+            },
+            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+  }
+
+  void create_experiment(const httplib::Request& req, httplib::Response& res) {
+    pb::CreateExperimentRequest body;
+    std::string error;
+    if (!from_json(req.body, body, error))
+      return reply_error(res, 400, error);
+    auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
+    config::experiment_config cfg;
+    try {
+      cfg = config::parse_experiment_config(body.config(), path);
+    } catch (const config::config_error& e) {
+      return reply_error(res, 400, e.what());
+    }
+    if (!handles.pool(cfg.resources.resource_pool))
+      return reply_error(res, 400,
+                         path + ": resources.resource_pool: there is no resource pool named \"" +
+                             cfg.resources.resource_pool + "\"");
+    if (body.validate_only()) {
+      pb::CreateExperimentResponse resp;
+      resp.mutable_experiment()->set_name(cfg.name);
+      return reply_json(res, resp);
+    }
+    body.set_config_path(path);
+    caf::scoped_actor self{sys};
+    self->request(front, actor_timeout, std::move(body))
+        .receive([&](pb::CreateExperimentResponse& r) { reply_json(res, r); },
+                 [&](caf::error& e) { reply_error(res, 400, sentence_of(sys, e)); });
+  }
+
+  void kill_experiment(int64_t id, httplib::Response& res) {
+    caf::scoped_actor self{sys};
+    bool live = false;
+    std::string failure;
+    self->request(front, actor_timeout, kill_atom::value, experiment_id{id})
+        .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = sentence_of(sys, e); });
+    if (!failure.empty())
+      return reply_error(res, 500, failure);
+    if (live) {
+      res.set_content("{}", "application/json");
+      return;
+    }
+    pb::GetExperimentResponse found;
+    self->request(handles.persistence, actor_timeout, get_atom::value, experiment_id{id})
+        .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
+                 [&](caf::error&) {});
+    if (found.experiment().id() == 0)
+      return reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
+    res.set_content("{}", "application/json");  // already ended: nothing to kill
+  }
+
+  void routes() {
+    server.Get("/api/v1/master", [this](const httplib::Request&, httplib::Response& res) {
+      pb::MasterInfo info;
+      info.set_version(det_version);
+      info.set_actor_port(actor_port);
+      reply_json(res, info);
+    });
+    server.Post("/api/v1/experiments", [this](const httplib::Request& req, httplib::Response& res) {
+      create_experiment(req, res);
+    });
+    server.Get("/api/v1/experiments", [this](const httplib::Request&, httplib::Response& res) {
+      ask<pb::GetExperimentsResponse>(res, handles.persistence, list_atom::value);
+    });
+    server.Get(R"(/api/v1/experiments/(\d+))",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto id = std::stoll(req.matches[1]);
+                 ask_found<pb::GetExperimentResponse>(
+                     res, [](auto& r) { return r.experiment().id() != 0; },
+                     "experiment " + std::to_string(id) + " not found", handles.persistence,
+                     get_atom::value, experiment_id{id});
+               });
+    server.Post(R"(/api/v1/experiments/(\d+)/kill)",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  kill_experiment(std::stoll(req.matches[1]), res);
+                });
+    server.Get(R"(/api/v1/trials/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+      auto id = std::stoll(req.matches[1]);
+      ask_found<pb::GetTrialResponse>(
+          res, [](auto& r) { return r.trial().id() != 0; }, "trial " + std::to_string(id) + " not found",
+          handles.persistence, get_atom::value, trial_id{id});
+    });
+    server.Get(R"(/api/v1/trials/(\d+)/metrics)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto id = std::stoll(req.matches[1]);
+                 auto group = req.get_param_value("group");
+                 ask<pb::GetTrialMetricsResponse>(res, handles.persistence, metrics_atom::value,
+                                                  trial_id{id}, group);
+               });
+    server.Get(R"(/api/v1/trials/(\d+)/logs)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto id = std::stoll(req.matches[1]);
+                 int64_t after = 0;
+                 int32_t limit = 1000;
+                 try {
+                   if (req.has_param("after_id"))
+                     after = std::stoll(req.get_param_value("after_id"));
+                   if (req.has_param("limit"))
+                     limit = std::stoi(req.get_param_value("limit"));
+                 } catch (const std::exception&) {
+                   return reply_error(res, 400, "after_id and limit must be integers");
+                 }
+                 ask<pb::TrialLogsResponse>(res, handles.persistence, logs_atom::value, trial_id{id},
+                                            after, limit);
+               });
+    server.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
+      ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
+    });
+    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (res.status == 404 && res.body.empty())
+        reply_error(res, 404, "no such route: " + req.method + " " + req.path);
+    });
+  }
+};
+
+http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
+                           int actor_port)
+    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port)) {
+  impl_->routes();
+}
+
+http_gateway::~http_gateway() {
+  stop();
+}
+
+int http_gateway::start(const std::string& address, int port) {
+  auto& srv = impl_->server;
+  srv.set_tcp_nodelay(true);
+  srv.new_task_queue = [] { return new httplib::ThreadPool(8); };
+  int bound = port == 0 ? srv.bind_to_any_port(address.c_str()) : port;
+  if (port != 0 && !srv.bind_to_port(address.c_str(), port))
+    bound = -1;
+  if (bound < 0)
+    throw std::runtime_error("cannot serve the REST API on " + address + ":" +
+                             std::to_string(port) + " (is the port in use?)");
+  impl_->thread = std::thread([&srv] { srv.listen_after_bind(); });
+  return bound;
+}
+
+void http_gateway::stop() {
+  if (!impl_)
+    return;
+  impl_->server.stop();
+  if (impl_->thread.joinable())
+    impl_->thread.join();
+}
+
+} // namespace det::runtime

@@ -1,0 +1,114 @@
+// det-node --role=master: PostgreSQL (embedded unless --db), migrations, the
+// master's actors, the actor port for agents and workers, and the REST API.
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+#include "actors/spawn.hpp"
+#include "caf/all.hpp"
+#include "caf/io/all.hpp"
+#include "config/master_config.hpp"
+#include "messages/caf_types.hpp"
+#include "runtime/http_gateway.hpp"
+#include "runtime/node.hpp"
+#include "storage/database.hpp"
+#include "storage/embedded_postgres.hpp"
+
+namespace det::runtime {
+namespace {
+
+std::string default_data_dir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/det";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/share/det";
+}
+
+void write_ready_file(const std::string& path, int port, int http_port) {
+  if (path.empty())
+    return;
+  auto tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "{\"port\": " << port << ", \"http_port\": " << http_port << ", \"pid\": " << ::getpid()
+        << "}\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+} // namespace
+
+int run_master(const master_options& opts) {
+  config::master_config mc;
+  if (!opts.config_path.empty())
+    mc = config::load_master_config(opts.config_path);
+  int port = opts.port >= 0 ? opts.port : mc.port;
+  int http_port = opts.http_port >= 0 ? opts.http_port : mc.http_port;
+  auto db_url = !opts.db.empty() ? opts.db : mc.db;
+  auto data_dir = !opts.data_dir.empty() ? opts.data_dir
+                  : !mc.data_dir.empty() ? mc.data_dir
+                                         : default_data_dir();
+
+  std::optional<storage::embedded_postgres> pg;
+  if (db_url.empty()) {
+    pg.emplace(data_dir);
+    pg->start();
+    db_url = pg->conninfo();
+    std::cout << "master: PostgreSQL running under " << data_dir << std::endl;
+  }
+  auto db = std::make_shared<storage::database>(db_url);
+  for (auto& m : db->migrate())
+    std::cout << "master: applied migration " << m << std::endl;
+  if (auto n = db->fail_unfinished("the master stopped while the trial was running"); n > 0)
+    std::cout << "master: " << n << " trials left running by the previous master were marked ERROR"
+              << std::endl;
+
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  register_message_types(cfg);
+  enable_heartbeats(cfg);
+  caf::actor_system sys{cfg};
+
+  master_handles handles;
+  handles.persistence = spawn_persistence(sys, db);
+  handles.default_pool = mc.default_resource_pool;
+  for (auto& name : mc.resource_pools)
+    handles.pools[name] = spawn_resource_pool(sys, name);
+  auto directory = spawn_directory(sys);
+  handles.registry = spawn_agent_registry(sys, handles, directory);
+  auto front = spawn_master_front(sys, handles, directory);
+  caf::anon_send(directory, register_atom::value, std::string{"persistence"}, std::string{"main"},
+                 caf::actor_cast<caf::actor>(handles.persistence));
+  for (auto& [name, pool] : handles.pools)
+    caf::anon_send(directory, register_atom::value, std::string{"pool"}, name,
+                   caf::actor_cast<caf::actor>(pool));
+
+  auto bound = sys.middleman().publish(caf::actor_cast<master_actor>(front),
+                                       static_cast<uint16_t>(port), opts.listen.c_str(), true);
+  if (!bound)
+    throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
+                             std::to_string(port) + ": " + sys.render(bound.error()));
+  http_gateway gateway{sys, handles, front, static_cast<int>(*bound)};
+  int bound_http = gateway.start(opts.listen, http_port);
+  write_ready_file(opts.ready_file, *bound, bound_http);
+  std::cout << "master: serving REST on http://" << opts.listen << ":" << bound_http
+            << " and actors on port " << *bound << std::endl;
+
+  auto sig = wait_for_stop_signal();
+  std::cout << "master: stopping on signal " << sig << std::endl;
+  gateway.stop();
+  caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(handles.registry, caf::exit_reason::user_shutdown);
+  for (auto& [name, pool] : handles.pools)
+    caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(directory, caf::exit_reason::user_shutdown);
+  // Persistence goes last and flushes what it buffered on its way out.
+  caf::anon_send_exit(handles.persistence, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
+} // namespace det::runtime

@@ -1,0 +1,50 @@
+#pragma once
+// The three roles of det-node. Each runs until it is told to stop (master,
+// agent: SIGTERM or SIGINT) or its work is done (worker).
+
+#include <cstdint>
+#include <string>
+
+namespace det::runtime {
+
+struct master_options {
+  std::string config_path;   // master TOML; flags given on the command line win
+  int port = -1;             // actor port; -1 = config or 8090, 0 = any free port
+  int http_port = -1;        // REST port; -1 = config or 8080, 0 = any free port
+  std::string db;            // libpq connection string; empty = embedded PostgreSQL
+  std::string data_dir;      // embedded PostgreSQL lives here; empty = ~/.local/share/det
+  std::string listen = "0.0.0.0";
+  std::string ready_file;    // written with the bound ports once the master serves
+};
+
+struct agent_options {
+  std::string master = "127.0.0.1:8090";  // HOST:PORT of the master's actor port
+  std::string pool = "default";
+  std::string slots = "auto";             // auto | cpu:N
+  std::string id;                         // default: the hostname
+};
+
+struct worker_options {
+  std::string master;  // HOST:PORT
+  std::string allocation_id;
+  int64_t trial_id = 0;
+};
+
+int run_master(const master_options& opts);
+int run_agent(const agent_options& opts);
+int run_worker(const worker_options& opts);
+
+/// Blocks SIGTERM and SIGINT in the calling thread and every thread started
+/// after it, so that wait_for_stop_signal() alone receives them.
+void block_stop_signals();
+
+/// Waits for SIGTERM or SIGINT; returns the signal.
+int wait_for_stop_signal();
+
+/// Splits "HOST:PORT"; throws std::runtime_error naming the flag on bad input.
+std::pair<std::string, uint16_t> split_host_port(const std::string& text, const std::string& flag);
+
+/// Absolute path of the running det-node binary (agents start workers from it).
+std::string self_executable();
+
+} // namespace det::runtime

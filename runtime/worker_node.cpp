@@ -1,0 +1,182 @@
+// det-node --role=worker: one trial's training process, started by an agent.
+// It joins the master's actor system, asks its trial for the spec, trains
+// with the LibTorch harness and reports metrics to the trial actor. SIGTERM
+// asks it to stop gracefully (the searcher or the user stopped the trial).
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <unistd.h>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "caf/all.hpp"
+#include "caf/io/all.hpp"
+#include "config/experiment_config.hpp"
+#include "gpu/harness.hpp"
+#include "messages/caf_types.hpp"
+#include "messages/interfaces.hpp"
+#include "runtime/node.hpp"
+
+namespace det::runtime {
+namespace {
+
+constexpr auto hello_timeout = std::chrono::seconds(30);
+constexpr auto report_timeout = std::chrono::seconds(30);
+constexpr int connect_attempts = 20;
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_stop_signal(int) {
+  stop_requested = true;
+}
+
+/// Sends each report to the trial actor and waits for its acknowledgement, so
+/// a worker never runs ahead of what the master has taken in.
+class actor_reporter final : public harness::reporter {
+public:
+  actor_reporter(caf::scoped_actor& self, trial_endpoint trial, int64_t trial_id)
+      : self_(self), trial_(std::move(trial)), trial_id_(trial_id) {}
+
+  void training_metrics(const harness::progress& p, const std::map<std::string, double>& m) override {
+    send("training", p, m);
+  }
+  void validation_metrics(const harness::progress& p,
+                          const std::map<std::string, double>& m) override {
+    send("validation", p, m);
+  }
+  void log(const std::string& line) override { std::cout << line << std::endl; }
+  bool should_stop() override { return stop_requested.load(std::memory_order_relaxed); }
+
+private:
+  void send(const char* group, const harness::progress& p, const std::map<std::string, double>& m) {
+    pb::MetricBatch batch;
+    auto* r = batch.add_reports();
+    r->set_trial_id(trial_id_);
+    r->set_group(group);
+    r->set_total_batches(p.batches);
+    r->set_total_records(p.records);
+    r->set_total_epochs(p.epochs);
+    for (auto& [k, v] : m)
+      (*r->mutable_metrics())[k] = v;
+    (*r->mutable_metrics())["batches"] = static_cast<double>(p.batches);
+    (*r->mutable_metrics())["epochs"] = p.epochs;
+    *r->mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+    std::string failure;
+    self_->request(trial_, report_timeout, std::move(batch))
+        .receive([](int64_t) {},
+                 [&](caf::error& e) { failure = self_->system().render(e); });
+    if (!failure.empty())
+      throw std::runtime_error("the master did not take the " + std::string(group) +
+                               " metrics: " + failure);
+  }
+
+  caf::scoped_actor& self_;
+  trial_endpoint trial_;
+  int64_t trial_id_;
+};
+
+harness::unit to_harness(config::length_unit u) {
+  switch (u) {
+    case config::length_unit::records:
+      return harness::unit::records;
+    case config::length_unit::epochs:
+      return harness::unit::epochs;
+    default:
+      return harness::unit::batches;
+  }
+}
+
+harness::training_plan make_plan(const pb::TrialSpec& spec) {
+  auto cfg = config::parse_experiment_config(spec.config(),
+                                             "experiment " + std::to_string(spec.experiment_id()));
+  const std::string prefix = "builtin:";
+  auto entry = cfg.entrypoint.empty() ? std::string{} : cfg.entrypoint.front();
+  if (cfg.entrypoint.size() != 1 || entry.rfind(prefix, 0) != 0)
+    throw std::runtime_error("entrypoint \"" + entry +
+                             "\" is not supported yet: use a built-in trial such as builtin:mlp");
+  harness::training_plan plan;
+  plan.trial_name = entry.substr(prefix.size());
+  plan.hparams_json = spec.hparams();
+  plan.data_json = cfg.data_json;
+  plan.seed = static_cast<uint64_t>(spec.seed());
+  auto unit = config::length_unit_from_string(spec.validate_after_unit());
+  plan.length_unit = to_harness(unit.value_or(config::length_unit::batches));
+  plan.length = spec.validate_after_length();
+  if (cfg.min_validation_period)
+    plan.min_validation_period_batches = cfg.batches_in(*cfg.min_validation_period);
+  plan.report_every_batches = cfg.scheduling_unit;
+  plan.records_per_epoch = cfg.records_per_epoch;
+  return plan;
+}
+
+} // namespace
+
+int run_worker(const worker_options& opts) {
+  std::signal(SIGTERM, on_stop_signal);
+  auto [host, port] = split_host_port(opts.master, "--master");
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  register_message_types(cfg);
+  enable_heartbeats(cfg);
+  caf::actor_system sys{cfg};
+  caf::expected<master_actor> master{caf::sec::invalid_argument};
+  for (int i = 0; i < connect_attempts; ++i) {
+    master = sys.middleman().remote_actor<master_actor>(host, port);
+    if (master)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  if (!master) {
+    std::cerr << "worker: cannot reach the master at " << opts.master << ": "
+              << sys.render(master.error()) << std::endl;
+    return 3;
+  }
+  caf::scoped_actor self{sys};
+  pb::WorkerHello hello;
+  hello.set_allocation_id(opts.allocation_id);
+  hello.set_trial_id(opts.trial_id);
+  hello.set_pid(::getpid());
+  pb::TrialSpec spec;
+  trial_endpoint trial;
+  std::string failure;
+  self->request(*master, hello_timeout, hello)
+      .receive(
+          [&](pb::TrialSpec& s, trial_endpoint t) {
+            spec = std::move(s);
+            trial = std::move(t);
+          },
+          [&](caf::error& e) { failure = sys.render(e); });
+  if (!failure.empty()) {
+    std::cerr << "worker: the master did not hand out trial " << opts.trial_id << ": " << failure
+              << std::endl;
+    return 3;
+  }
+  pb::WorkerExit exit;
+  exit.set_trial_id(opts.trial_id);
+  try {
+    auto plan = make_plan(spec);
+    std::cout << "trial " << spec.trial_id() << ": training builtin:" << plan.trial_name << " to "
+              << plan.length << " " << spec.validate_after_unit() << " with hyperparameters "
+              << spec.hparams() << std::endl;
+    actor_reporter reporter{self, trial, spec.trial_id()};
+    harness::run_trial(plan, reporter);
+    exit.set_success(true);
+    std::cout << "trial " << spec.trial_id()
+              << (stop_requested ? ": stopped on request" : ": finished training") << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    exit.set_success(false);
+    exit.set_message(e.what());
+  }
+  self->request(trial, report_timeout, exit)
+      .receive([](bool) {},
+               [&](caf::error& e) {
+                 std::cerr << "worker: the exit report did not reach the master: " << sys.render(e)
+                           << std::endl;
+               });
+  return exit.success() ? 0 : 1;
+}
+
+} // namespace det::runtime

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs det's build and runtime dependencies from Debian 12's packages.
+# Does nothing when they are all present, so it is cheap to call every time.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config ccache python3 acl
+  libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
+  libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
+  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread
+  dataset-fashion-mnist"
+
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "det: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,44 @@
+#!/bin/sh
+# The README's first command: install, build, start a local cluster (a master
+# on its own embedded PostgreSQL and one agent), train the Fashion-MNIST MLP
+# through `det submit --follow`, print its final validation metrics, and stop
+# the cluster again.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+
+BIN="$PWD/build/bin"
+RUN="${TMPDIR:-/tmp}/det-quickstart.$$"
+mkdir -p "$RUN"
+MASTER_PID=""
+AGENT_PID=""
+stop_cluster() {
+  [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null || true
+  [ -n "$MASTER_PID" ] && kill "$MASTER_PID" 2>/dev/null && wait "$MASTER_PID" 2>/dev/null || true
+  rm -rf "$RUN"
+}
+trap stop_cluster EXIT INT TERM
+
+"$BIN/det-node" --role=master --listen=127.0.0.1 --port=0 --http-port=0 \
+  --ready-file="$RUN/ready.json" >"$RUN/master.log" 2>&1 &
+MASTER_PID=$!
+i=0
+until [ -s "$RUN/ready.json" ]; do
+  if ! kill -0 "$MASTER_PID" 2>/dev/null || [ $i -ge 600 ]; then
+    echo "det: the master did not start; its log:" >&2
+    cat "$RUN/master.log" >&2
+    exit 1
+  fi
+  i=$((i + 1))
+  sleep 0.1
+done
+PORT=$(sed 's/.*"port": \([0-9]*\).*/\1/' "$RUN/ready.json")
+HTTP_PORT=$(sed 's/.*"http_port": \([0-9]*\).*/\1/' "$RUN/ready.json")
+export DET_MASTER="http://127.0.0.1:$HTTP_PORT"
+echo "det: master at $DET_MASTER (log: $RUN/master.log)"
+
+"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" >"$RUN/agent.log" 2>&1 &
+AGENT_PID=$!
+
+"$BIN/det" submit examples/fashion-mnist/const.toml --follow

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "config/experiment_config.hpp"
+#include "searcher/action.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace det::searcher {
+
+/// A search algorithm (Determined's SearchMethod): events about trials in, decisions out. Pure
+/// logic without clocks or I/O; its randomness comes from the experiment seed, so a search
+/// replays exactly. Every event names a trial by the request id of its create_action.
+class search_method {
+ public:
+  virtual ~search_method();
+
+  /// The first decisions, when the experiment starts.
+  virtual std::vector<action> initial_trials() = 0;
+  /// The trial now exists (its create_action has been carried out).
+  virtual std::vector<action> trial_created(int64_t request_id) = 0;
+  /// The trial validated: `metric` is the searcher metric as reported (not negated), and
+  /// `length_trained` the trial's total training so far, in the unit of its validate_after_action.
+  virtual std::vector<action> validation_completed(int64_t request_id, double metric,
+                                                   int64_t length_trained) = 0;
+  /// The trial reached a terminal state.
+  virtual std::vector<action> trial_exited(int64_t request_id) = 0;
+  /// The trial ended early; trial_exited follows once it is terminal.
+  virtual std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) = 0;
+  /// How far the whole search is, from 0 to 1.
+  virtual double progress() const = 0;
+};
+
+/// The search method `config.searcher.name` names, seeded with `config.experiment_seed`.
+/// Throws config::config_error for a searcher det does not implement yet.
+std::unique_ptr<search_method> make_search_method(const config::experiment_config& config);
+
+} // namespace det::searcher

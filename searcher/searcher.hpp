@@ -1,0 +1,50 @@
+#pragma once
+
+#include "searcher/search_method.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace det::searcher {
+
+/// Wraps a search_method with the bookkeeping every search shares (Determined's Searcher): which
+/// trials were requested, created and closed, and which exited early, were canceled or failed.
+/// When every requested trial has closed it adds shutdown_action{cancel, failure}: cancel when
+/// every trial was canceled, failure when every trial failed. Events about a request id that was
+/// never requested or has already closed are stale and change nothing.
+/// Not thread-safe: one owner (the experiment) feeds it events in order.
+class searcher {
+ public:
+  explicit searcher(std::unique_ptr<search_method> method);
+
+  std::vector<action> initial_trials();
+  std::vector<action> trial_created(int64_t request_id);
+  std::vector<action> validation_completed(int64_t request_id, double metric, int64_t length_trained);
+  /// Closes the trial; the last close ends the search.
+  std::vector<action> trial_exited(int64_t request_id);
+  /// Idempotent per trial; user_canceled counts as a cancel and errored as a failure.
+  std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason);
+  double progress() const;
+
+  int64_t trials_requested() const { return static_cast<int64_t>(requested_.size()); }
+  int64_t trials_closed() const { return static_cast<int64_t>(closed_.size()); }
+  /// Whether a shutdown_action has been handed out.
+  bool shut_down() const { return shut_down_; }
+
+ private:
+  std::vector<action> record(std::vector<action> actions);
+  bool is_open(int64_t request_id) const;
+
+  std::unique_ptr<search_method> method_;
+  std::set<int64_t> requested_;
+  std::set<int64_t> created_;
+  std::set<int64_t> closed_;
+  std::set<int64_t> exited_early_;
+  std::set<int64_t> canceled_;
+  std::set<int64_t> failed_;
+  bool shut_down_ = false;
+};
+
+} // namespace det::searcher

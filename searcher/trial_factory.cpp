@@ -1,0 +1,19 @@
+#include "searcher/trial_factory.hpp"
+
+#include "searcher/hyperparameter_sampling.hpp"
+#include "searcher/random_draw.hpp"
+
+namespace det::searcher {
+
+trial_factory::trial_factory(config::hyperparameters hparams, uint32_t experiment_seed)
+    : hparams_(std::move(hparams)), rng_(experiment_seed) {}
+
+create_action trial_factory::next() {
+  create_action create;
+  create.request_id = next_request_id_++;
+  create.hparams_json = sample_hyperparameters(hparams_, rng_);
+  create.trial_seed = static_cast<uint32_t>(draw_below(rng_, uint64_t{1} << 31));
+  return create;
+}
+
+} // namespace det::searcher

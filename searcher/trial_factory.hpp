@@ -1,0 +1,26 @@
+#pragma once
+
+#include "config/hyperparameter.hpp"
+#include "searcher/action.hpp"
+
+#include <cstdint>
+#include <random>
+
+namespace det::searcher {
+
+/// Makes the create_action of each new trial: the next request id, a trial seed and a sample of
+/// every hyperparameter, all drawn from one RNG seeded with the experiment seed.
+class trial_factory {
+ public:
+  trial_factory(config::hyperparameters hparams, uint32_t experiment_seed);
+
+  /// Request ids count from 1; the seed is in [0, 2^31), as Determined's.
+  create_action next();
+
+ private:
+  config::hyperparameters hparams_;
+  std::mt19937_64 rng_;
+  int64_t next_request_id_ = 1;
+};
+
+} // namespace det::searcher

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/cluster.pb.h"
+#include "messages/common.pb.h"
+#include "messages/trial.pb.h"
+
+namespace det::storage {
+
+/// The only code that talks to PostgreSQL; owned by the persistence actor, one connection, not thread-safe.
+/// Failures throw std::runtime_error whose message says what could not be done and why.
+class database {
+ public:
+  /// Throws with a sentence if it cannot connect.
+  explicit database(const std::string& conninfo);
+  ~database();
+  database(const database&) = delete;
+  database& operator=(const database&) = delete;
+
+  /// Applies the embedded storage/migrations not yet recorded in schema_migrations, in name order, each in its
+  /// own transaction. Returns the names newly applied (empty when the schema is current).
+  std::vector<std::string> migrate();
+
+  /// Stores name, description, state, config, searcher and metric with start_time = now; returns the new id.
+  int64_t insert_experiment(const pb::Experiment&);
+  /// ended sets end_time = now.
+  void set_experiment_state(int64_t id, pb::State, bool ended);
+
+  /// Stores experiment_id, request_id, state, hparams, seed, restarts and target_batches with start_time = now;
+  /// returns the new id.
+  int64_t insert_trial(const pb::Trial&);
+  /// ended sets end_time = now; an empty exit_reason keeps the one stored.
+  void set_trial_state(int64_t id, pb::State, bool ended, const std::string& exit_reason);
+  void set_trial_restarts(int64_t id, int32_t restarts);
+
+  /// One COPY of all reports, then one UPDATE per distinct trial: latest_training / latest_validation become the
+  /// last report of that group in the batch, total_batches the largest seen so far.
+  void write_metrics(const std::vector<pb::MetricReport>&);
+  /// One COPY; ids are assigned by the database. An unset time means now.
+  void write_logs(const std::vector<pb::LogEntry>&);
+
+  /// Inserts or replaces the agent (registered_time = now when unset).
+  void upsert_agent(const pb::Agent&);
+  void set_agent_connected(const std::string& id, bool connected);
+
+  /// Ordered by id, with num_trials.
+  std::vector<pb::Experiment> list_experiments();
+  std::optional<pb::Experiment> get_experiment(int64_t id);
+  /// Ordered by id.
+  std::vector<pb::Trial> trials_of(int64_t experiment_id);
+  std::optional<pb::Trial> get_trial(int64_t id);
+  /// group "" means all groups; ordered by total_batches, then time.
+  std::vector<pb::MetricReport> trial_metrics(int64_t trial_id, const std::string& group);
+  /// Entries with id > after_id, ids ascending, at most limit.
+  std::vector<pb::LogEntry> trial_logs(int64_t trial_id, int64_t after_id, int limit);
+  /// Ordered by id.
+  std::vector<pb::Agent> list_agents();
+
+  /// For master start: marks every experiment and trial not in a terminal state (CANCELED, COMPLETED, ERROR) as
+  /// ERROR with end_time = now, and gives those trials exit_reason = reason. Returns how many trials it marked.
+  int64_t fail_unfinished(const std::string& reason);
+
+  /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
+  /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.
+  void copy_raw_metrics(int64_t trial_id, int64_t rows);
+
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace det::storage

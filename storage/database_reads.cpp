@@ -1,0 +1,155 @@
+#include "storage/database_impl.hpp"
+#include "storage/json_maps.hpp"
+#include "storage/sql_values.hpp"
+
+namespace det::storage {
+
+namespace {
+
+const std::string experiment_select =
+    "SELECT e.id, e.name, e.description, e.state, e.config, " + micros_of("e.start_time") + ", " +
+    micros_of("e.end_time") +
+    ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id) FROM experiments e ";
+
+pb::Experiment experiment_from(const pqxx::row& row) {
+  pb::Experiment experiment;
+  experiment.set_id(row[0].as<int64_t>());
+  experiment.set_name(row[1].as<std::string>());
+  experiment.set_description(row[2].as<std::string>());
+  experiment.set_state(parse_state(row[3].as<std::string>()));
+  experiment.set_config(row[4].as<std::string>());
+  if (auto time = time_from(row[5])) *experiment.mutable_start_time() = *time;
+  if (auto time = time_from(row[6])) *experiment.mutable_end_time() = *time;
+  experiment.set_searcher(row[7].as<std::string>());
+  experiment.set_metric(row[8].as<std::string>());
+  experiment.set_num_trials(row[9].as<int32_t>());
+  return experiment;
+}
+
+const std::string trial_select =
+    "SELECT id, experiment_id, request_id, state, hparams, seed, restarts, " + micros_of("start_time") + ", " +
+    micros_of("end_time") +
+    ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason FROM trials ";
+
+pb::Trial trial_from(const pqxx::row& row) {
+  pb::Trial trial;
+  trial.set_id(row[0].as<int64_t>());
+  trial.set_experiment_id(row[1].as<int64_t>());
+  trial.set_request_id(row[2].as<int64_t>());
+  trial.set_state(parse_state(row[3].as<std::string>()));
+  trial.set_hparams(row[4].as<std::string>());
+  trial.set_seed(row[5].as<int64_t>());
+  trial.set_restarts(row[6].as<int32_t>());
+  if (auto time = time_from(row[7])) *trial.mutable_start_time() = *time;
+  if (auto time = time_from(row[8])) *trial.mutable_end_time() = *time;
+  trial.set_total_batches(row[9].as<int64_t>());
+  trial.set_target_batches(row[10].as<int64_t>());
+  metrics_from_json(row[11].as<std::string>(), trial.mutable_latest_training());
+  metrics_from_json(row[12].as<std::string>(), trial.mutable_latest_validation());
+  trial.set_exit_reason(row[13].as<std::string>());
+  return trial;
+}
+
+}  // namespace
+
+std::vector<pb::Experiment> database::list_experiments() {
+  return describing_failure("list the experiments", [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    std::vector<pb::Experiment> experiments;
+    for (const auto& row : tx.exec(experiment_select + "ORDER BY e.id")) experiments.push_back(experiment_from(row));
+    return experiments;
+  });
+}
+
+std::optional<pb::Experiment> database::get_experiment(int64_t id) {
+  return describing_failure("read experiment " + std::to_string(id), [&]() -> std::optional<pb::Experiment> {
+    pqxx::read_transaction tx{impl_->connection};
+    const auto rows = tx.exec_params(experiment_select + "WHERE e.id = $1", id);
+    if (rows.empty()) return std::nullopt;
+    return experiment_from(rows[0]);
+  });
+}
+
+std::vector<pb::Trial> database::trials_of(int64_t experiment_id) {
+  return describing_failure("list the trials of experiment " + std::to_string(experiment_id), [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    std::vector<pb::Trial> trials;
+    for (const auto& row : tx.exec_params(trial_select + "WHERE experiment_id = $1 ORDER BY id", experiment_id))
+      trials.push_back(trial_from(row));
+    return trials;
+  });
+}
+
+std::optional<pb::Trial> database::get_trial(int64_t id) {
+  return describing_failure("read trial " + std::to_string(id), [&]() -> std::optional<pb::Trial> {
+    pqxx::read_transaction tx{impl_->connection};
+    const auto rows = tx.exec_params(trial_select + "WHERE id = $1", id);
+    if (rows.empty()) return std::nullopt;
+    return trial_from(rows[0]);
+  });
+}
+
+std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const std::string& group) {
+  return describing_failure("read the metrics of trial " + std::to_string(trial_id), [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    std::vector<pb::MetricReport> reports;
+    const auto rows = tx.exec_params(
+        "SELECT \"group\", total_batches, total_records, total_epochs, metrics::text, " + micros_of("time") +
+            " FROM metrics WHERE trial_id = $1 AND ($2 = '' OR \"group\" = $2) ORDER BY total_batches, time",
+        trial_id, group);
+    for (const auto& row : rows) {
+      auto& report = reports.emplace_back();
+      report.set_trial_id(trial_id);
+      report.set_group(row[0].as<std::string>());
+      report.set_total_batches(row[1].as<int64_t>());
+      report.set_total_records(row[2].as<int64_t>());
+      report.set_total_epochs(row[3].as<double>());
+      metrics_from_json(row[4].as<std::string>(), report.mutable_metrics());
+      if (auto time = time_from(row[5])) *report.mutable_time() = *time;
+    }
+    return reports;
+  });
+}
+
+std::vector<pb::LogEntry> database::trial_logs(int64_t trial_id, int64_t after_id, int limit) {
+  return describing_failure("read the logs of trial " + std::to_string(trial_id), [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    std::vector<pb::LogEntry> entries;
+    const auto rows = tx.exec_params("SELECT id, allocation_id, agent_id, stream, text, " + micros_of("time") +
+                                         " FROM task_logs WHERE trial_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+                                     trial_id, after_id, limit);
+    for (const auto& row : rows) {
+      auto& entry = entries.emplace_back();
+      entry.set_id(row[0].as<int64_t>());
+      entry.set_trial_id(trial_id);
+      entry.set_allocation_id(row[1].as<std::string>());
+      entry.set_agent_id(row[2].as<std::string>());
+      entry.set_stream(row[3].as<std::string>());
+      entry.set_text(row[4].as<std::string>());
+      if (auto time = time_from(row[5])) *entry.mutable_time() = *time;
+    }
+    return entries;
+  });
+}
+
+std::vector<pb::Agent> database::list_agents() {
+  return describing_failure("list the agents", [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    std::vector<pb::Agent> agents;
+    const auto rows = tx.exec("SELECT id, hostname, resource_pool, slots::text, version, connected, " +
+                              micros_of("registered_time") + " FROM agents ORDER BY id");
+    for (const auto& row : rows) {
+      auto& agent = agents.emplace_back();
+      agent.set_id(row[0].as<std::string>());
+      agent.set_hostname(row[1].as<std::string>());
+      agent.set_resource_pool(row[2].as<std::string>());
+      slots_from_json(row[3].as<std::string>(), agent.mutable_slots());
+      agent.set_version(row[4].as<std::string>());
+      agent.set_connected(row[5].as<bool>());
+      if (auto time = time_from(row[6])) *agent.mutable_registered_time() = *time;
+    }
+    return agents;
+  });
+}
+
+}  // namespace det::storage

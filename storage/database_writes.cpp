@@ -1,0 +1,188 @@
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "storage/database_impl.hpp"
+#include "storage/json_maps.hpp"
+#include "storage/sql_values.hpp"
+
+namespace det::storage {
+
+namespace {
+
+// stream_to does not quote column names, and group is a keyword.
+const std::vector<std::string> metric_columns{"trial_id",     "\"group\"", "total_batches", "total_records",
+                                              "total_epochs", "metrics",   "time"};
+
+// Everything but the terminal states, which a restarted master leaves alone.
+std::string unfinished_state() {
+  return "state NOT IN ('" + state_name(pb::STATE_CANCELED) + "', '" + state_name(pb::STATE_COMPLETED) + "', '" +
+         state_name(pb::STATE_ERROR) + "')";
+}
+
+}  // namespace
+
+int64_t database::insert_experiment(const pb::Experiment& experiment) {
+  return describing_failure("store experiment " + experiment.name(), [&] {
+    pqxx::work tx{impl_->connection};
+    const auto id = tx.exec_params1(
+                          "INSERT INTO experiments (name, description, state, config, searcher, metric) "
+                          "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                          experiment.name(), experiment.description(), state_name(experiment.state()),
+                          experiment.config(), experiment.searcher(), experiment.metric())[0]
+                        .as<int64_t>();
+    tx.commit();
+    return id;
+  });
+}
+
+void database::set_experiment_state(int64_t id, pb::State state, bool ended) {
+  describing_failure("record the state of experiment " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE experiments SET state = $2, end_time = CASE WHEN $3 THEN now() "
+                                  "ELSE end_time END WHERE id = $1",
+                                  id, state_name(state), ended),
+                   "experiment " + std::to_string(id));
+    tx.commit();
+  });
+}
+
+int64_t database::insert_trial(const pb::Trial& trial) {
+  return describing_failure("store a trial of experiment " + std::to_string(trial.experiment_id()), [&] {
+    pqxx::work tx{impl_->connection};
+    const auto id = tx.exec_params1(
+                          "INSERT INTO trials (experiment_id, request_id, state, hparams, seed, restarts, "
+                          "target_batches) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                          trial.experiment_id(), trial.request_id(), state_name(trial.state()),
+                          trial.hparams().empty() ? std::string{"{}"} : trial.hparams(), trial.seed(),
+                          trial.restarts(), trial.target_batches())[0]
+                        .as<int64_t>();
+    tx.commit();
+    return id;
+  });
+}
+
+void database::set_trial_state(int64_t id, pb::State state, bool ended, const std::string& exit_reason) {
+  describing_failure("record the state of trial " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE trials SET state = $2, end_time = CASE WHEN $3 THEN now() ELSE end_time "
+                                  "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason) WHERE id = $1",
+                                  id, state_name(state), ended, exit_reason),
+                   "trial " + std::to_string(id));
+    tx.commit();
+  });
+}
+
+void database::set_trial_restarts(int64_t id, int32_t restarts) {
+  describing_failure("record the restarts of trial " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE trials SET restarts = $2 WHERE id = $1", id, restarts),
+                   "trial " + std::to_string(id));
+    tx.commit();
+  });
+}
+
+void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
+  if (reports.empty()) return;
+  describing_failure("store " + std::to_string(reports.size()) + " metric reports", [&] {
+    struct latest {
+      const pb::MetricReport* training = nullptr;
+      const pb::MetricReport* validation = nullptr;
+      int64_t total_batches = 0;
+    };
+    // Ordered by trial id, so concurrent writers lock trial rows in the same order.
+    std::map<int64_t, latest> trials;
+    pqxx::work tx{impl_->connection};
+    pqxx::stream_to copy{tx, "metrics", metric_columns};
+    for (const auto& report : reports) {
+      copy << std::make_tuple(report.trial_id(), report.group(), report.total_batches(), report.total_records(),
+                              report.total_epochs(), metrics_to_json(report.metrics()),
+                              sql_time_or_now(report.time()));
+      auto& trial = trials[report.trial_id()];
+      if (report.group() == "training") trial.training = &report;
+      if (report.group() == "validation") trial.validation = &report;
+      trial.total_batches = std::max(trial.total_batches, report.total_batches());
+    }
+    copy.complete();
+    for (const auto& [trial_id, trial] : trials) {
+      const std::string training = trial.training ? metrics_to_json(trial.training->metrics()) : "";
+      const std::string validation = trial.validation ? metrics_to_json(trial.validation->metrics()) : "";
+      tx.exec_params(
+          "UPDATE trials SET total_batches = GREATEST(total_batches, $2), "
+          "latest_training = COALESCE($3::jsonb, latest_training), "
+          "latest_validation = COALESCE($4::jsonb, latest_validation) WHERE id = $1",
+          trial_id, trial.total_batches, trial.training ? training.c_str() : nullptr,
+          trial.validation ? validation.c_str() : nullptr);
+    }
+    tx.commit();
+  });
+}
+
+void database::write_logs(const std::vector<pb::LogEntry>& entries) {
+  if (entries.empty()) return;
+  describing_failure("store " + std::to_string(entries.size()) + " log lines", [&] {
+    pqxx::work tx{impl_->connection};
+    pqxx::stream_to copy{tx, "task_logs",
+                         std::vector<std::string>{"trial_id", "allocation_id", "agent_id", "stream", "text", "time"}};
+    for (const auto& entry : entries)
+      copy << std::make_tuple(entry.trial_id(), entry.allocation_id(), entry.agent_id(), entry.stream(),
+                              entry.text(), sql_time_or_now(entry.time()));
+    copy.complete();
+    tx.commit();
+  });
+}
+
+void database::upsert_agent(const pb::Agent& agent) {
+  describing_failure("store agent " + agent.id(), [&] {
+    pqxx::work tx{impl_->connection};
+    tx.exec_params(
+        "INSERT INTO agents (id, hostname, resource_pool, slots, version, connected, registered_time) "
+        "VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) "
+        "ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, resource_pool = EXCLUDED.resource_pool, "
+        "slots = EXCLUDED.slots, version = EXCLUDED.version, connected = EXCLUDED.connected, "
+        "registered_time = EXCLUDED.registered_time",
+        agent.id(), agent.hostname(), agent.resource_pool(), slots_to_json(agent.slots()), agent.version(),
+        agent.connected(), sql_time_or_now(agent.registered_time()));
+    tx.commit();
+  });
+}
+
+void database::set_agent_connected(const std::string& id, bool connected) {
+  describing_failure("record whether agent " + id + " is connected", [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE agents SET connected = $2 WHERE id = $1", id, connected), "agent " + id);
+    tx.commit();
+  });
+}
+
+int64_t database::fail_unfinished(const std::string& reason) {
+  return describing_failure("mark the unfinished experiments and trials as failed", [&] {
+    pqxx::work tx{impl_->connection};
+    const std::string error = state_name(pb::STATE_ERROR);
+    const auto trials = tx.exec_params("UPDATE trials SET state = $1, end_time = now(), exit_reason = $2 WHERE " +
+                                           unfinished_state(),
+                                       error, reason)
+                            .affected_rows();
+    tx.exec_params("UPDATE experiments SET state = $1, end_time = now() WHERE " + unfinished_state(), error);
+    tx.commit();
+    return static_cast<int64_t>(trials);
+  });
+}
+
+void database::copy_raw_metrics(int64_t trial_id, int64_t rows) {
+  describing_failure("copy " + std::to_string(rows) + " synthetic metric rows", [&] {
+    pqxx::work tx{impl_->connection};
+    pqxx::stream_to copy{tx, "metrics", metric_columns};
+    const std::string time = sql_time_or_now({});
+    google::protobuf::Map<std::string, double> metrics;
+    for (int64_t batch = 1; batch <= rows; ++batch) {
+      metrics["loss"] = 1.0 / double(batch);
+      copy << std::make_tuple(trial_id, std::string{"training"}, batch, batch * 32, double(batch) / 1000.0,
+                              metrics_to_json(metrics), time);
+    }
+    copy.complete();
+    tx.commit();
+  });
+}
+
+}  // namespace det::storage

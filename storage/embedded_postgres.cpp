@@ -1,0 +1,254 @@
+#include "storage/embedded_postgres.hpp"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "storage/child_process.hpp"
+
+namespace det::storage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The socket lives in a directory private to this server, so a fixed port cannot clash with another one.
+constexpr int port = 5432;
+// pg_ctl status exit code for "no server running"; 0 means one is.
+constexpr int pg_ctl_not_running = 3;
+
+std::string pg_bin() {
+  const char* from_env = std::getenv("PGBIN");
+  return from_env && *from_env ? from_env : "/usr/lib/postgresql/15/bin";
+}
+
+std::string log_tail(const std::string& path, std::size_t lines = 20) {
+  std::ifstream in{path};
+  std::deque<std::string> tail;
+  for (std::string line; std::getline(in, line);) {
+    tail.push_back(line);
+    if (tail.size() > lines) tail.pop_front();
+  }
+  if (tail.empty()) return "(" + path + " is empty or missing)";
+  std::string text = "The end of " + path + ":";
+  for (const auto& line : tail) text += "\n  " + line;
+  return text;
+}
+
+// libpq conninfo values need quotes only when they hold spaces, quotes or backslashes.
+std::string conninfo_value(const std::string& value) {
+  if (value.find_first_of(" '\\") == std::string::npos) return value;
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
+// pg_ctl passes -o through /bin/sh.
+std::string shell_quoted(const std::string& value) {
+  std::string quoted = "'";
+  for (char c : value) quoted += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
+  return quoted + "'";
+}
+
+// initdb and postgres refuse to run as root; as root they run as the postgres system user.
+struct server_user {
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string runuser;
+
+  static server_user for_this_process() {
+    server_user user;
+    if (::geteuid() != 0) return user;
+    const passwd* pw = ::getpwnam("postgres");
+    if (!pw)
+      throw std::runtime_error(
+          "Running as root, but there is no `postgres` system user to run PostgreSQL as (initdb refuses root); "
+          "install the postgresql-15 package, which creates it, or run as another user.");
+    user.switch_user = true;
+    user.uid = pw->pw_uid;
+    user.gid = pw->pw_gid;
+    user.runuser = find_executable("runuser");
+    if (user.runuser.empty())
+      throw std::runtime_error("Running as root needs `runuser` (util-linux) to start PostgreSQL as `postgres`, "
+                               "and it was not found.");
+    return user;
+  }
+
+  std::vector<std::string> command(std::vector<std::string> argv) const {
+    if (!switch_user) return argv;
+    argv.insert(argv.begin(), {runuser, "-u", "postgres", "--"});
+    return argv;
+  }
+
+  void give(const fs::path& path) const {
+    if (switch_user && ::chown(path.c_str(), uid, gid) != 0)
+      throw std::runtime_error("Could not hand " + path.string() + " to the postgres user: " + std::strerror(errno) +
+                               ".");
+  }
+
+  bool can_traverse(const fs::path& dir) const {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH)) return true;
+    return run_process(command({"/usr/bin/test", "-x", dir.string()}), "/", "/dev/null") == 0;
+  }
+
+  // The server must reach DIR; grant exactly that (execute, not read) on each ancestor that blocks it.
+  void ensure_traversable(const fs::path& dir) const {
+    if (!switch_user) return;
+    fs::path walked;
+    for (const auto& part : dir) {
+      walked /= part;
+      if (can_traverse(walked)) continue;
+      const std::string setfacl = find_executable("setfacl");
+      if (setfacl.empty())
+        throw std::runtime_error("PostgreSQL runs as the `postgres` user, which cannot enter " + walked.string() +
+                                 "; install the `acl` package (apt-get install acl) so that it can be granted access, "
+                                 "or choose a --data-dir outside " + walked.string() + ".");
+      if (run_process({setfacl, "-m", "u:postgres:x", walked.string()}, "/", "/dev/null") != 0 || !can_traverse(walked))
+        throw std::runtime_error("Could not let the `postgres` user enter " + walked.string() +
+                                 " (setfacl -m u:postgres:x failed); choose a --data-dir outside it.");
+    }
+  }
+};
+
+// A postmaster that was killed stays a zombie until init reaps it (over a second in some containers), and until then
+// pg_ctl and the new postmaster take its postmaster.pid for a live server.
+void wait_until_reaped(const fs::path& pid_file) {
+  std::ifstream in{pid_file};
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0) return;
+  const std::string stat_path = "/proc/" + std::to_string(pid) + "/stat";
+  const auto is_zombie = [&] {
+    std::ifstream stat{stat_path};
+    std::string pid_field, command, state;
+    return stat >> pid_field >> command >> state && state == "Z";
+  };
+  for (int i = 0; i < 500 && is_zombie(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds{20});
+}
+
+}  // namespace
+
+embedded_postgres::embedded_postgres(std::string data_dir) {
+  fs::path dir = fs::absolute(data_dir).lexically_normal();
+  if (!dir.has_filename() && dir != dir.root_path()) dir = dir.parent_path();  // "data/" -> "data"
+  dir_ = dir.string();
+}
+
+embedded_postgres::~embedded_postgres() {
+  try {
+    stop();
+  } catch (...) {
+    // A destructor cannot report it; the server log has the details.
+  }
+}
+
+void embedded_postgres::start() {
+  if (running_) return;
+  const std::string bin = pg_bin();
+  if (!fs::exists(bin + "/initdb") || !fs::exists(bin + "/pg_ctl"))
+    throw std::runtime_error("The PostgreSQL 15 server programs were not found in " + bin +
+                             "; install the postgresql-15 package or set PGBIN to the directory holding initdb and "
+                             "pg_ctl.");
+
+  std::error_code error;
+  if (const auto resolved = fs::weakly_canonical(dir_, error); !error) dir_ = resolved.string();
+  const fs::path cluster = fs::path{dir_} / "postgres";
+  const fs::path socket_dir = fs::path{dir_} / "run";
+  const std::string server_log = dir_ + "/postgres.log";
+  const std::string initdb_log = dir_ + "/initdb.log";
+
+  const std::string socket_path = socket_dir.string() + "/.s.PGSQL." + std::to_string(port);
+  if (socket_path.size() >= sizeof(sockaddr_un::sun_path))
+    throw std::runtime_error("The data directory " + dir_ + " is too long for PostgreSQL's unix socket (" +
+                             socket_path + " has " + std::to_string(socket_path.size()) + " characters, at most " +
+                             std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " fit); choose a shorter one.");
+
+  fs::create_directories(dir_, error);
+  if (error) throw std::runtime_error("Could not create the data directory " + dir_ + ": " + error.message() + ".");
+  const server_user user = server_user::for_this_process();
+  user.ensure_traversable(dir_);
+  for (const auto& sub : {cluster, socket_dir}) {
+    fs::create_directories(sub, error);
+    if (error) throw std::runtime_error("Could not create " + sub.string() + ": " + error.message() + ".");
+    user.give(sub);
+  }
+  fs::permissions(cluster, fs::perms::owner_all, error);  // the server refuses a group- or world-readable cluster
+  std::ofstream{server_log, std::ios::app};
+  user.give(server_log);
+
+  if (!fs::exists(cluster / "PG_VERSION")) {
+    const int status = run_process(user.command({bin + "/initdb", "-D", cluster.string(), "--auth=trust", "--no-sync",
+                                                 "-E", "UTF8", "--locale=C.UTF-8", "-U", "postgres"}),
+                                   dir_, initdb_log);
+    if (status != 0)
+      throw std::runtime_error("initdb could not create a PostgreSQL cluster in " + cluster.string() +
+                               " (exit status " + std::to_string(status) + "). " + log_tail(initdb_log));
+  }
+
+  const auto pg_ctl = [&](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), {bin + "/pg_ctl", "-D", cluster.string()});
+    return run_process(user.command(std::move(args)), dir_, log);
+  };
+  // A master that was killed leaves its server running; restart it so this process owns it with its own options.
+  // A server that was killed itself leaves a stale postmaster.pid, which the new postmaster replaces.
+  wait_until_reaped(cluster / "postmaster.pid");
+  if (pg_ctl({"status"}, "/dev/null") != pg_ctl_not_running) pg_ctl({"stop", "-m", "fast", "-w", "-t", "30"}, server_log);
+  const int status = pg_ctl({"start", "-w", "-t", "30", "-l", server_log, "-o",
+                             "-c listen_addresses='' -k " + shell_quoted(socket_dir.string()) + " -p " +
+                                 std::to_string(port)},
+                             server_log);
+  if (status != 0)
+    throw std::runtime_error("PostgreSQL could not be started in " + cluster.string() + " (pg_ctl exit status " +
+                             std::to_string(status) + "). " + log_tail(server_log));
+  running_ = true;
+
+  try {
+    pqxx::connection admin{"host=" + conninfo_value(socket_dir.string()) + " port=" + std::to_string(port) +
+                           " user=postgres dbname=postgres"};
+    pqxx::nontransaction tx{admin};
+    if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'det'").empty()) tx.exec("CREATE DATABASE det");
+  } catch (const std::exception& e) {
+    throw std::runtime_error("PostgreSQL started in " + cluster.string() + ", but the database `det` could not be created: " +
+                             e.what());
+  }
+}
+
+void embedded_postgres::stop() {
+  if (!running_) return;
+  running_ = false;
+  const std::string bin = pg_bin();
+  const std::string cluster = dir_ + "/postgres";
+  const std::string server_log = dir_ + "/postgres.log";
+  const server_user user = server_user::for_this_process();
+  // pg_ctl would signal a killed server's zombie and wait for it in vain.
+  wait_until_reaped(cluster + "/postmaster.pid");
+  const int status =
+      run_process(user.command({bin + "/pg_ctl", "-D", cluster, "stop", "-m", "fast", "-w", "-t", "30"}), dir_,
+                  server_log);
+  if (status != 0 &&
+      run_process(user.command({bin + "/pg_ctl", "-D", cluster, "status"}), dir_, "/dev/null") != pg_ctl_not_running)
+    throw std::runtime_error("PostgreSQL in " + cluster + " did not stop (pg_ctl exit status " +
+                             std::to_string(status) + "). " + log_tail(server_log));
+}
+
+std::string embedded_postgres::conninfo() const {
+  return "host=" + conninfo_value(dir_ + "/run") + " port=" + std::to_string(port) + " user=postgres dbname=det";
+}
+
+}  // namespace det::storage

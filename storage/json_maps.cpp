@@ -1,0 +1,99 @@
+#include "storage/json_maps.hpp"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace det::storage {
+
+namespace {
+
+void append_json_string(std::string& out, const std::string& text) {
+  out += '"';
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+void append_json_number(std::string& out, double value) {
+  if (std::isnan(value)) {
+    out += "\"NaN\"";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  } else {
+    char digits[32];
+    // Shortest text that reads back as the same double.
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    out.append(digits, end);
+  }
+}
+
+void check(const google::protobuf::util::Status& status, const std::string& failure) {
+  if (!status.ok()) throw std::runtime_error(failure + ": " + status.ToString() + ".");
+}
+
+}  // namespace
+
+std::string metrics_to_json(const google::protobuf::Map<std::string, double>& metrics) {
+  std::string out = "{";
+  for (const auto& [name, value] : metrics) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, name);
+    out += ':';
+    append_json_number(out, value);
+  }
+  return out + "}";
+}
+
+void metrics_from_json(const std::string& text, google::protobuf::Map<std::string, double>* metrics) {
+  google::protobuf::Struct object;
+  check(google::protobuf::util::JsonStringToMessage(text, &object), "Could not read the stored metrics " + text);
+  metrics->clear();
+  for (const auto& [name, value] : object.fields()) {
+    if (value.has_number_value())
+      (*metrics)[name] = value.number_value();
+    else if (value.has_string_value())
+      (*metrics)[name] = std::strtod(value.string_value().c_str(), nullptr);
+    else
+      throw std::runtime_error("The stored metric " + name + " in " + text + " is not a number.");
+  }
+}
+
+std::string slots_to_json(const google::protobuf::RepeatedPtrField<pb::Slot>& slots) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string out = "[";
+  for (const auto& slot : slots) {
+    std::string json;
+    check(google::protobuf::util::MessageToJsonString(slot, &json, options),
+          "Could not write slot " + slot.ShortDebugString() + " as JSON");
+    if (out.size() > 1) out += ',';
+    out += json;
+  }
+  return out + "]";
+}
+
+void slots_from_json(const std::string& text, google::protobuf::RepeatedPtrField<pb::Slot>* slots) {
+  pb::Agent holder;
+  check(google::protobuf::util::JsonStringToMessage("{\"slots\":" + text + "}", &holder),
+        "Could not read the stored slots " + text);
+  slots->Swap(holder.mutable_slots());
+}
+
+}  // namespace det::storage
+

@@ -1,0 +1,55 @@
+#include "storage/sql_values.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace det::storage {
+
+std::string state_name(pb::State state) { return pb::State_Name(state); }
+
+pb::State parse_state(const std::string& name) {
+  pb::State state = pb::STATE_UNSPECIFIED;
+  return pb::State_Parse(name, &state) ? state : pb::STATE_UNSPECIFIED;
+}
+
+std::string sql_time_or_now(const google::protobuf::Timestamp& time) {
+  int64_t seconds = time.seconds();
+  int64_t micros = time.nanos() / 1000;
+  if (seconds == 0 && time.nanos() == 0) {
+    const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    seconds = now / 1000000;
+    micros = now % 1000000;
+  }
+  const std::time_t t = seconds;
+  std::tm utc{};
+  ::gmtime_r(&t, &utc);
+  char text[64];
+  const std::size_t date_len = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc);
+  std::snprintf(text + date_len, sizeof text - date_len, ".%06lld+00", static_cast<long long>(micros));
+  return text;
+}
+
+std::string micros_of(const std::string& column) {
+  return "(extract(epoch from " + column + ") * 1000000)::bigint";
+}
+
+std::optional<google::protobuf::Timestamp> time_from(const pqxx::field& micros) {
+  if (micros.is_null()) return std::nullopt;
+  const auto value = micros.as<int64_t>();
+  // Floor division, so times before 1970 keep nanos in [0, 1e9) as Timestamp requires.
+  int64_t seconds = value / 1000000;
+  int64_t rest = value % 1000000;
+  if (rest < 0) {
+    rest += 1000000;
+    --seconds;
+  }
+  google::protobuf::Timestamp time;
+  time.set_seconds(seconds);
+  time.set_nanos(static_cast<int32_t>(rest * 1000));
+  return time;
+}
+
+}  // namespace det::storage

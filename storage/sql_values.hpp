@@ -1,0 +1,26 @@
+#pragma once
+
+#include <google/protobuf/timestamp.pb.h>
+
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "messages/common.pb.h"
+
+namespace det::storage {
+
+/// States are stored as their protobuf names, e.g. "STATE_ACTIVE"; an unknown name reads as STATE_UNSPECIFIED.
+std::string state_name(pb::State);
+pb::State parse_state(const std::string& name);
+
+/// A timestamptz literal in UTC with microseconds; an unset Timestamp means the current time.
+std::string sql_time_or_now(const google::protobuf::Timestamp&);
+
+/// The SQL expression that selects a timestamptz column as microseconds since the epoch (exactly: extract returns
+/// numeric), which time_from reads back; NULL stays NULL.
+std::string micros_of(const std::string& column);
+/// Reads a micros_of column; NULL gives nullopt, so that an unset time stays unset in the message.
+std::optional<google::protobuf::Timestamp> time_from(const pqxx::field& micros);
+
+}  // namespace det::storage

@@ -1,0 +1,191 @@
+"""A real det cluster on 127.0.0.1 for integration tests and benchmarks.
+
+Starts det-node processes (master on an embedded PostgreSQL, agents) on free
+ports, and stops exactly the processes it started, by pid.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+BIN = os.environ.get("DET_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Cluster:
+    def __init__(self, agents=1, slots="cpu:1"):
+        # /tmp rather than the build tree: the postgres user must reach the data directory.
+        self.root = tempfile.mkdtemp(prefix="det-it-", dir="/tmp")
+        os.chmod(self.root, 0o755)
+        self.data_dir = os.path.join(self.root, "data")
+        self.agent_specs = [(f"agent-{i}", slots) for i in range(agents)]
+        self.master = None
+        self.agents = []
+        self.logs = []
+
+    # -- processes ------------------------------------------------------------
+
+    def _spawn(self, name, args):
+        log = open(os.path.join(self.root, f"{name}.log"), "ab")
+        self.logs.append(log)
+        return subprocess.Popen([os.path.join(BIN, "det-node")] + args, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def start_master(self):
+        ready = os.path.join(self.root, "ready.json")
+        if os.path.exists(ready):
+            os.remove(ready)
+        args = ["--role=master", "--listen=127.0.0.1", "--data-dir", self.data_dir,
+                "--ready-file", ready]
+        # Keep the ports across restarts so that agents find the master again.
+        args += ["--port", str(getattr(self, "port", 0)),
+                 "--http-port", str(getattr(self, "http_port", 0))]
+        self.master = self._spawn("master", args)
+
+        def read_ready():
+            if self.master.poll() is not None:
+                raise AssertionError("the master exited:\n" + self.log("master"))
+            try:
+                with open(ready) as f:
+                    return json.load(f)
+            except (FileNotFoundError, json.JSONDecodeError):
+                return None
+
+        info = wait_for(read_ready, 90, "the master to serve")
+        self.port, self.http_port = info["port"], info["http_port"]
+        self.url = f"http://127.0.0.1:{self.http_port}"
+
+    def start_agents(self):
+        for agent_id, slots in self.agent_specs:
+            self.agents.append(self._spawn(agent_id, [
+                "--role=agent", f"--master=127.0.0.1:{self.port}", f"--slots={slots}",
+                f"--id={agent_id}"]))
+        wait_for(lambda: len(self.connected_agents()) == len(self.agent_specs), 30,
+                 "the agents to register")
+
+    def start(self):
+        self.start_master()
+        self.start_agents()
+        return self
+
+    def stop_process(self, proc, timeout=30):
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def stop_master(self):
+        self.stop_process(self.master)
+
+    def stop(self):
+        for a in self.agents:
+            self.stop_process(a)
+        self.stop_master()
+        self._stop_leftover_postgres()
+        for log in self.logs:
+            log.close()
+        subprocess.run(["rm", "-rf", self.root], check=False)
+
+    def _stop_leftover_postgres(self):
+        # Only if the master died without stopping its PostgreSQL: the pid file names it.
+        for path in (os.path.join(self.data_dir, "postgres", "postmaster.pid"),):
+            try:
+                with open(path) as f:
+                    pid = int(f.readline())
+                os.kill(pid, signal.SIGQUIT)
+            except (OSError, ValueError):
+                pass
+
+    def log(self, name):
+        try:
+            with open(os.path.join(self.root, f"{name}.log"), errors="replace") as f:
+                return f.read()[-4000:]
+        except FileNotFoundError:
+            return ""
+
+    # -- REST and CLI ---------------------------------------------------------
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=30) as r:
+            return json.load(r)
+
+    def post(self, path, body):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.load(r)
+
+    def det(self, *args, timeout=600):
+        return subprocess.run([os.path.join(BIN, "det"), "-m", self.url] + list(args),
+                              capture_output=True, text=True, timeout=timeout)
+
+    def connected_agents(self):
+        try:
+            return [a for a in self.get("/api/v1/agents").get("agents", []) if a.get("connected")]
+        except (urllib.error.URLError, ConnectionError):
+            return []
+
+    def submit(self, config_text, name="exp.toml"):
+        path = os.path.join(self.root, name)
+        with open(path, "w") as f:
+            f.write(config_text)
+        out = self.post("/api/v1/experiments", {"config": config_text, "config_path": path})
+        return int(out["experiment"]["id"])
+
+    def experiment(self, exp_id):
+        return self.get(f"/api/v1/experiments/{exp_id}")
+
+    def wait_experiment(self, exp_id, states, timeout=300):
+        return wait_for(lambda: self.experiment(exp_id)["experiment"]["state"] in states and
+                        self.experiment(exp_id), timeout, f"experiment {exp_id} to reach {states}")
+
+    def trial_logs(self, trial_id):
+        return [l["text"] for l in self.get(f"/api/v1/trials/{trial_id}/logs?limit=10000")["logs"]]
+
+
+def synthetic_config(name="synthetic", batches=200, max_restarts=0, validation_period=100):
+    return f"""
+name = "{name}"
+entrypoint = "builtin:mlp"
+max_restarts = {max_restarts}
+min_validation_period = {{ batches = {validation_period} }}
+
+[hyperparameters]
+global_batch_size = 32
+learning_rate = 0.003
+hidden_sizes = [64]
+dropout = 0.0
+optimizer = "adam"
+
+[searcher]
+name = "single"
+metric = "validation_accuracy"
+smaller_is_better = false
+max_length = {{ batches = {batches} }}
+
+[data]
+dataset = "synthetic"
+synthetic_train_size = 2048
+synthetic_val_size = 512
+
+[reproducibility]
+experiment_seed = 7
+"""

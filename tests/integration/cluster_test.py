@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""End to end: a master and an agent as processes on loopback, driven through
+the det CLI and the REST API."""
+
+import os
+import re
+import signal
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster, synthetic_config, wait_for  # noqa: E402
+
+
+class ClusterTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=1).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_1_submit_follow_completes_with_metrics(self):
+        c = self.cluster
+        path = os.path.join(c.root, "synthetic.toml")
+        with open(path, "w") as f:
+            f.write(synthetic_config(batches=300))
+        out = c.det("submit", path, "--follow")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr + c.log("master"))
+        exp_id = int(re.search(r"Created experiment (\d+)", out.stdout).group(1))
+        exp = c.experiment(exp_id)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(len(exp["trials"]), 1)
+        trial = exp["trials"][0]
+        self.assertEqual(trial["state"], "STATE_COMPLETED")
+        self.assertEqual(int(trial["total_batches"]), 300)
+        validation = c.get(f"/api/v1/trials/{trial['id']}/metrics?group=validation")["metrics"]
+        self.assertEqual([int(m["total_batches"]) for m in validation], [100, 200, 300])
+        self.assertGreater(validation[-1]["metrics"]["validation_accuracy"], 0.3)
+        training = c.get(f"/api/v1/trials/{trial['id']}/metrics?group=training")["metrics"]
+        self.assertGreaterEqual(len(training), 3)
+        self.assertIn("loss", training[0]["metrics"])
+        logs = c.trial_logs(trial["id"])
+        self.assertTrue(any("training builtin:mlp" in l for l in logs), logs)
+        listed = c.det("experiment", "list")
+        self.assertIn("synthetic", listed.stdout)
+        described = c.det("trial", "describe", trial["id"], "--json")
+        self.assertEqual(described.returncode, 0, described.stderr)
+        self.assertIn("validation_accuracy", described.stdout)
+
+    def test_2_bad_config_is_refused_and_nothing_is_stored(self):
+        c = self.cluster
+        before = len(c.get("/api/v1/experiments").get("experiments", []))
+        path = os.path.join(c.root, "bad.toml")
+        with open(path, "w") as f:
+            f.write(synthetic_config().replace('max_length', 'max_lenght'))
+        out = c.det("submit", path)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("bad.toml:", out.stderr)
+        self.assertIn("searcher.max_lenght", out.stderr)
+        after = len(c.get("/api/v1/experiments").get("experiments", []))
+        self.assertEqual(before, after)
+
+    def test_3_killed_worker_ends_trial_in_error_and_agent_keeps_serving(self):
+        c = self.cluster
+        exp_id = c.submit(synthetic_config(name="doomed", batches=10_000_000, max_restarts=0))
+        trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
+                                     if t["state"] == "STATE_RUNNING"], 60, "a running trial")[0]
+        started = wait_for(lambda: [l for l in c.trial_logs(trial_id) if "container started" in l],
+                           30, "the container start log line")
+        pid = int(re.search(r"pid (\d+)", started[0]).group(1))
+        os.kill(pid, signal.SIGKILL)
+        exp = c.wait_experiment(exp_id, {"STATE_ERROR"}, timeout=60)
+        self.assertEqual(exp["trials"][0]["state"], "STATE_ERROR")
+        self.assertIn("SIGKILL", exp["trials"][0]["exit_reason"])
+        self.assertTrue(any("SIGKILL" in l for l in c.trial_logs(trial_id)))
+        self.assertEqual(len(c.connected_agents()), 1)
+        # The agent still takes work.
+        again = c.submit(synthetic_config(name="after-crash", batches=50, validation_period=0))
+        self.assertEqual(c.wait_experiment(again, {"STATE_COMPLETED", "STATE_ERROR"})
+                         ["experiment"]["state"], "STATE_COMPLETED")
+
+    def test_4_kill_an_experiment(self):
+        c = self.cluster
+        exp_id = c.submit(synthetic_config(name="killed", batches=10_000_000))
+        wait_for(lambda: any(t["state"] == "STATE_RUNNING" for t in c.experiment(exp_id)["trials"]),
+                 60, "a running trial")
+        out = c.det("experiment", "kill", str(exp_id))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp = c.wait_experiment(exp_id, {"STATE_CANCELED"}, timeout=60)
+        self.assertEqual(exp["trials"][0]["state"], "STATE_CANCELED")
+
+    def test_5_repl_inspects_live_actors(self):
+        c = self.cluster
+        out = c.det("repl", "-c", "actors", "-c", "inspect pool default", "-c", "inspect agent agent-0")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, r"pool\s+default\s+\d+")
+        self.assertIn("policy: fifo, first fit", out.stdout)
+        self.assertIn("hostname:", out.stdout)
+        agents = c.det("agent", "list")
+        self.assertIn("agent-0", agents.stdout)
+
+    def test_6_master_restart_keeps_history_and_agents_return(self):
+        c = self.cluster
+        before = c.get("/api/v1/experiments")["experiments"]
+        c.stop_master()
+        c.start_master()
+        after = c.get("/api/v1/experiments")["experiments"]
+        self.assertEqual([e["id"] for e in before], [e["id"] for e in after])
+        done = [e for e in after if e["state"] == "STATE_COMPLETED"][0]
+        trial = c.experiment(done["id"])["trials"][0]
+        self.assertTrue(c.get(f"/api/v1/trials/{trial['id']}/metrics")["metrics"])
+        self.assertTrue(c.trial_logs(trial["id"]))
+        wait_for(lambda: len(c.connected_agents()) == 1, 30, "the agent to re-register")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

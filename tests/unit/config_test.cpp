@@ -1,0 +1,366 @@
+#include "config/experiment_config.hpp"
+#include "config/master_config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+using namespace det::config;
+
+namespace {
+
+std::string config_path(const std::string& name) {
+  return std::string(DET_TEST_DATA_DIR) + "/configs/" + name;
+}
+
+/// The error text of loading `name` from tests/data/configs, or "" when it loads.
+std::string load_errors(const std::string& name) {
+  try {
+    load_experiment_config(config_path(name));
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string parse_errors(const std::string& toml) {
+  try {
+    parse_experiment_config(toml, "inline.toml");
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+size_t line_count(const std::string& text) {
+  return text.empty() ? 0 : 1 + static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+const std::string single_searcher = R"(
+[searcher]
+name = "single"
+metric = "loss"
+max_length = { batches = 100 }
+)";
+
+} // namespace
+
+TEST_CASE("the fashion-mnist example loads with the values it documents") {
+  auto config = load_experiment_config(std::string(DET_TEST_DATA_DIR) + "/../../examples/fashion-mnist/const.toml");
+  CHECK(config.entrypoint == std::vector<std::string>{"builtin:mlp"});
+  CHECK(config.searcher.name == "single");
+  CHECK(config.searcher.metric == "validation_accuracy");
+  CHECK_FALSE(config.searcher.smaller_is_better);
+  REQUIRE(config.searcher.max_length);
+  CHECK(*config.searcher.max_length == length{length_unit::batches, 1500});
+  REQUIRE(config.min_validation_period);
+  CHECK(*config.min_validation_period == length{length_unit::batches, 500});
+  CHECK(config.hparams.at("hidden_sizes").type == hyperparameter_type::constant);
+  CHECK(config.hparams.at("hidden_sizes").value_json == "[256,128]");
+  CHECK(config.hparams.at("learning_rate").value_json == "0.001");
+  CHECK(config.hparams.at("optimizer").value_json == "\"adam\"");
+  CHECK(config.global_batch_size() == 64);
+  CHECK(config.data_json == R"({"dataset":"fashion-mnist"})");
+  CHECK(config.experiment_seed == 1u);
+  CHECK(config.experiment_seed_given);
+  CHECK(config.target_batches() == 1500);
+}
+
+TEST_CASE("a config with every section keeps every value, and Determined-only keys are ignored") {
+  auto config = load_experiment_config(config_path("good_full.toml"));
+  CHECK(config.name == "full");
+  CHECK(config.description == "exercises every section");
+  CHECK(config.entrypoint == std::vector<std::string>{"plugin:libmodels.so:ResNet", "--depth", "18"});
+  CHECK(config.max_restarts == 2);
+  CHECK(config.records_per_epoch == 50000);
+  CHECK(config.scheduling_unit == 50);
+  CHECK(*config.min_validation_period == length{length_unit::epochs, 1});
+  CHECK(*config.min_checkpoint_period == length{length_unit::batches, 200});
+
+  const auto& lr = config.hparams.at("learning_rate");
+  CHECK(lr.type == hyperparameter_type::log_range);
+  CHECK(lr.minval == -4);
+  CHECK(lr.maxval == -1);
+  CHECK(lr.base == 10);
+  CHECK_FALSE(lr.count);
+  CHECK(config.hparams.at("layers").type == hyperparameter_type::int_range);
+  CHECK(config.hparams.at("momentum").type == hyperparameter_type::double_range);
+  CHECK(config.hparams.at("optimizer").vals_json == std::vector<std::string>{"\"sgd\"", "\"adam\""});
+  CHECK(config.hparams.at("schedule").value_json == R"({"kind":"cosine","warmup":100})");
+  const auto& model = config.hparams.at("model");
+  CHECK(model.type == hyperparameter_type::nested);
+  CHECK(model.nested.at("width").value_json == "64");
+  CHECK(model.nested.at("activation").type == hyperparameter_type::categorical);
+
+  CHECK(config.resources.slots_per_trial == 2);
+  CHECK(config.resources.resource_pool == "gpus");
+  CHECK(config.resources.priority == 10);
+  CHECK(config.resources.weight == 2.5);
+  CHECK(config.resources.max_slots == 8);
+  CHECK(config.checkpoint_storage.type == "shared_fs");
+  CHECK(config.checkpoint_storage.host_path == "/tmp/det-checkpoints");
+  CHECK(config.checkpoint_storage.storage_path == "full");
+  CHECK(config.checkpoint_storage.save_experiment_best == 0);
+  CHECK(config.checkpoint_storage.save_trial_best == 2);
+  CHECK(config.checkpoint_storage.save_trial_latest == 0);
+  CHECK(config.data_json == R"({"sizes":[1,2.5,true],"url":"https://example.com/data.tgz","when":"1979-05-27"})");
+  CHECK(config.experiment_seed == 4294967295u);
+  // 100,000 records at 32 per batch: the last, partial batch still has to run.
+  CHECK(config.target_batches() == 3125);
+  CHECK(config.batches_in({length_unit::epochs, 1}) == 1563);
+}
+
+TEST_CASE("Determined's adaptive example parses, with time_metric and max_time as the length") {
+  auto config = load_experiment_config(config_path("good_adaptive.toml"));
+  CHECK(config.searcher.name == "adaptive_asha");
+  CHECK(config.searcher.max_trials == 16);
+  CHECK(config.searcher.max_concurrent_trials == 16);
+  CHECK(config.searcher.divisor == 4);
+  CHECK(config.searcher.max_rungs == 5);
+  CHECK(config.searcher.mode == "standard");
+  CHECK_FALSE(config.searcher.max_length);
+  CHECK(config.searcher.time_metric == "batches");
+  CHECK(config.searcher.max_time == 937);
+  CHECK(config.target_batches() == 937);
+  CHECK(config.hparams.at("n_filters2").maxval == 72);
+}
+
+TEST_CASE("defaults follow Determined where the config says nothing") {
+  auto config = parse_experiment_config("entrypoint = \"builtin:mlp\"\n" + single_searcher, "inline.toml");
+  CHECK(config.name == "Experiment (builtin:mlp)");
+  CHECK(config.searcher.smaller_is_better);
+  CHECK(config.max_restarts == 5);
+  CHECK(config.scheduling_unit == 100);
+  CHECK(config.resources.slots_per_trial == 1);
+  CHECK_FALSE(config.resources.priority);
+  CHECK(config.checkpoint_storage.type == "shared_fs");
+  CHECK(config.checkpoint_storage.save_trial_best == 1);
+  CHECK(config.data_json == "{}");
+  CHECK(config.hparams.empty());
+  CHECK_FALSE(config.experiment_seed_given);
+  CHECK_FALSE(config.min_validation_period);
+}
+
+TEST_CASE("an unknown key names its position and path, and suggests the key it resembles") {
+  auto path = config_path("bad_unknown_key.toml");
+  auto errors = load_errors("bad_unknown_key.toml");
+  CHECK(errors.find(path + ":2:1: max_restart: unknown key; did you mean \"max_restarts\"?") != std::string::npos);
+  CHECK(errors.find(path + ":8:1: searcher.smaller_is_beter: unknown key; did you mean \"smaller_is_better\"?") !=
+        std::string::npos);
+  CHECK(errors.find(path + ":9:13: searcher.num_rungs: is not a setting of the single searcher") != std::string::npos);
+  CHECK(errors.find(path + ":13:1: resources.gpu_count: unknown key") != std::string::npos);
+  // resources.slots is a Determined key that det ignores.
+  CHECK(errors.find("resources.slots:") == std::string::npos);
+  CHECK(line_count(errors) == 4);
+}
+
+TEST_CASE("a value of the wrong type says what was expected and what was found") {
+  auto errors = load_errors("bad_wrong_type.toml");
+  CHECK(errors == config_path("bad_wrong_type.toml") + ":6:14: searcher.max_trials: expected an integer, got a string");
+}
+
+TEST_CASE("a missing metric is reported at the searcher table") {
+  auto errors = load_errors("bad_missing_metric.toml");
+  CHECK(errors == config_path("bad_missing_metric.toml") + ":3:1: searcher.metric: required key is missing");
+}
+
+TEST_CASE("an end-of-life searcher is rejected with what to use instead") {
+  auto errors = load_errors("bad_eol_searcher.toml");
+  CHECK(errors == config_path("bad_eol_searcher.toml") +
+                      ":4:8: searcher.name: the adaptive_simple searcher was removed in Determined 0.15; "
+                      "use adaptive_asha instead");
+}
+
+TEST_CASE("bad hyperparameter definitions are all reported, each at its own position") {
+  auto path = config_path("bad_hparam_bounds.toml");
+  auto errors = load_errors("bad_hparam_bounds.toml");
+  CHECK(errors.find(path + ":9:17: hyperparameters.learning_rate: minval must be less than maxval, got minval = 1 "
+                           "and maxval = 0.1") != std::string::npos);
+  CHECK(errors.find(path + ":10:38: hyperparameters.n_filters.minval: expected an integer, got a float") !=
+        std::string::npos);
+  CHECK(errors.find(path + ":11:44: hyperparameters.optimizer.vals: must list at least one value") != std::string::npos);
+  CHECK(errors.find(path + ":12:58: hyperparameters.layers.count: must be at least 1, got 0") != std::string::npos);
+  CHECK(errors.find(path + ":13:18: hyperparameters.width.type: unknown hyperparameter type \"integer\"; expected "
+                           "const, int, double, log or categorical") != std::string::npos);
+  CHECK(line_count(errors) == 5);
+}
+
+TEST_CASE("a TOML syntax error names its position") {
+  auto errors = load_errors("bad_syntax.toml");
+  CHECK(errors.rfind(config_path("bad_syntax.toml") + ":5:", 0) == 0);
+  CHECK(errors.find("TOML syntax error: ") != std::string::npos);
+}
+
+TEST_CASE("lengths in epochs and records need a global batch size and records_per_epoch") {
+  auto path = config_path("bad_length_units.toml");
+  auto errors = load_errors("bad_length_units.toml");
+  CHECK(errors.find(path + ":2:25: min_validation_period: a length in records needs hyperparameters.global_batch_size")
+        != std::string::npos);
+  CHECK(errors.find(path + ":7:14: searcher.max_length: a length in epochs needs hyperparameters.global_batch_size") !=
+        std::string::npos);
+  CHECK(errors.find(path + ":7:14: searcher.max_length: a length in epochs needs records_per_epoch") !=
+        std::string::npos);
+  CHECK(line_count(errors) == 3);
+}
+
+TEST_CASE("the grid searcher needs count on every range hyperparameter") {
+  auto errors = load_errors("bad_grid_without_count.toml");
+  CHECK(errors == config_path("bad_grid_without_count.toml") +
+                      ":4:17: hyperparameters.learning_rate: the grid searcher needs count, the number of grid "
+                      "points, on every int, double and log hyperparameter");
+}
+
+TEST_CASE("an empty config lists every required key at once") {
+  auto errors = parse_errors("");
+  CHECK(errors == "inline.toml:1:1: entrypoint: required key is missing\n"
+                  "inline.toml:1:1: searcher: required key is missing");
+}
+
+TEST_CASE("the single searcher needs exactly one way of giving its length") {
+  std::string head = "entrypoint = \"x\"\n[searcher]\nname = \"single\"\nmetric = \"loss\"\n";
+  CHECK(parse_errors(head) == "inline.toml:2:1: searcher: the single searcher needs a training length: set "
+                              "max_length = { batches = N }, or time_metric and max_time");
+  CHECK(parse_errors(head + "max_length = { batches = 5 }\ntime_metric = \"batches\"\nmax_time = 5\n") ==
+        "inline.toml:2:1: searcher: set either max_length or time_metric and max_time, not both");
+  CHECK(parse_errors(head + "time_metric = \"batches\"\n") == "inline.toml:2:1: searcher.max_time: required key is missing");
+  CHECK(parse_errors(head + "time_metric = \"loss\"\nmax_time = 5\n") ==
+        "inline.toml:5:15: searcher.time_metric: det measures training time in batches, records or epochs, got \"loss\"");
+  auto config = parse_experiment_config(head + "time_metric = \"batches\"\nmax_time = 700\n", "inline.toml");
+  CHECK(config.target_batches() == 700);
+}
+
+TEST_CASE("a length has exactly one positive unit") {
+  std::string head = "entrypoint = \"x\"\n[searcher]\nname = \"single\"\nmetric = \"loss\"\n";
+  CHECK(parse_errors(head + "max_length = { batches = 0 }\n") ==
+        "inline.toml:5:26: searcher.max_length.batches: must be at least 1, got 0");
+  CHECK(parse_errors(head + "max_length = { batches = 5, epochs = 1 }\n") ==
+        "inline.toml:5:14: searcher.max_length: a length has exactly one of batches, records or epochs, as in "
+        "{ batches = 100 }");
+  CHECK(parse_errors(head + "max_length = 100\n") ==
+        "inline.toml:5:14: searcher.max_length: expected a length such as { batches = 100 }, got an integer");
+  CHECK(parse_errors(head + "max_length = { steps = 100 }\n") ==
+        "inline.toml:5:14: searcher.max_length: a length has exactly one of batches, records or epochs, as in "
+        "{ batches = 100 }\n"
+        "inline.toml:5:16: searcher.max_length.steps: unknown key; a length has exactly one of batches, records or "
+        "epochs");
+}
+
+TEST_CASE("searcher names: known ones parse, unknown and removed ones say what to use") {
+  std::string head = "entrypoint = \"x\"\n[searcher]\nmetric = \"loss\"\nmax_length = { batches = 5 }\n";
+  CHECK(parse_errors(head + "name = \"random\"\nmax_trials = 4\n").empty());
+  CHECK(parse_errors(head + "name = \"grid\"\n").empty());
+  CHECK(parse_errors(head + "name = \"async_halving\"\nnum_rungs = 3\nmax_trials = 9\n").empty());
+  CHECK(parse_errors(head + "name = \"tpe\"\nmax_trials = 9\n").empty());
+  CHECK(parse_errors(head + "name = \"random\"\n") == "inline.toml:2:1: searcher.max_trials: required key is missing");
+  CHECK(parse_errors(head + "name = \"hyperband\"\n") ==
+        "inline.toml:5:8: searcher.name: unknown searcher \"hyperband\"; expected single, random, grid, "
+        "async_halving, asha, adaptive_asha, pbt or tpe");
+  CHECK(parse_errors(head + "name = \"sync_halving\"\n").find("use async_halving instead") != std::string::npos);
+  CHECK(parse_errors(head + "name = \"custom\"\n").find("removed in Determined 0.38") != std::string::npos);
+  CHECK(parse_errors(head + "name = \"adaptive\"\n").find("use adaptive_asha instead") != std::string::npos);
+}
+
+TEST_CASE("PBT takes its own fields, and its length is rounds times the length per round") {
+  auto config = parse_experiment_config(R"(
+entrypoint = "x"
+[searcher]
+name = "pbt"
+metric = "loss"
+population_size = 4
+num_rounds = 8
+length_per_round = { batches = 500 }
+replace_function = { truncate_fraction = 0.5 }
+explore_function = { resample_probability = 0.2, perturb_factor = 0.1 }
+)",
+                                        "inline.toml");
+  CHECK(config.searcher.population_size == 4);
+  CHECK(config.searcher.truncate_fraction == 0.5);
+  CHECK(config.searcher.perturb_factor == 0.1);
+  CHECK(config.target_batches() == 4000);
+}
+
+TEST_CASE("resources and top-level numbers are range checked") {
+  auto errors = parse_errors("entrypoint = \"x\"\nmax_restarts = -1\n[resources]\nslots_per_trial = -2\npriority = 100\n" +
+                             single_searcher);
+  CHECK(errors == "inline.toml:2:16: max_restarts: must be at least 0, got -1\n"
+                  "inline.toml:4:19: resources.slots_per_trial: must be at least 0, got -2\n"
+                  "inline.toml:5:12: resources.priority: must be between 1 and 99, got 100");
+}
+
+TEST_CASE("a constant global batch size must be a positive integer") {
+  CHECK(parse_errors("entrypoint = \"x\"\n[hyperparameters]\nglobal_batch_size = \"64\"\n" + single_searcher) ==
+        "inline.toml:3:21: hyperparameters.global_batch_size: must be a positive integer, got \"64\"");
+  CHECK(parse_errors("entrypoint = \"x\"\n[hyperparameters]\nglobal_batch_size = 0\n" + single_searcher) ==
+        "inline.toml:3:21: hyperparameters.global_batch_size: must be a positive integer, got 0");
+  // Searching over the batch size is allowed; only a length in records or epochs needs a constant.
+  CHECK(parse_errors("entrypoint = \"x\"\n[hyperparameters]\n"
+                     "global_batch_size = { type = \"int\", minval = 16, maxval = 64 }\n" + single_searcher).empty());
+}
+
+TEST_CASE("entrypoint is a string or a list of strings") {
+  CHECK(parse_errors("entrypoint = 3\n" + single_searcher) ==
+        "inline.toml:1:14: entrypoint: expected a string or an array of strings, got an integer");
+  CHECK(parse_errors("entrypoint = \"\"\n" + single_searcher) ==
+        "inline.toml:1:14: entrypoint: must name what to run, such as \"builtin:mlp\"");
+}
+
+TEST_CASE("only file system checkpoint storage is accepted") {
+  CHECK(parse_errors("entrypoint = \"x\"\n[checkpoint_storage]\ntype = \"s3\"\nbucket = \"b\"\n" + single_searcher) ==
+        "inline.toml:3:8: checkpoint_storage.type: det stores checkpoints on a file system; use shared_fs or "
+        "directory instead of s3");
+  auto config = parse_experiment_config(
+      "entrypoint = \"x\"\n[checkpoint_storage]\ntype = \"directory\"\ncontainer_path = \"/ckpt\"\n" + single_searcher,
+      "inline.toml");
+  CHECK(config.checkpoint_storage.host_path == "/ckpt");
+}
+
+TEST_CASE("a missing file is an error naming the path") {
+  std::string errors;
+  try {
+    load_experiment_config("/nonexistent/experiment.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.rfind("/nonexistent/experiment.toml: cannot open the config file", 0) == 0);
+}
+
+TEST_CASE("a master config reads ports, database, data directory and pools") {
+  auto config = load_master_config(config_path("master.toml"));
+  CHECK(config.port == 18090);
+  CHECK(config.http_port == 18080);
+  CHECK(config.data_dir == "/var/lib/det");
+  CHECK(config.db == "host=127.0.0.1 port=5432 user=postgres password='it\\'s secret' dbname=determined");
+  CHECK(config.resource_pools == std::vector<std::string>{"cpus", "gpus"});
+  CHECK(config.default_resource_pool == "gpus");
+  CHECK(config.agent_reconnect_wait_s == 90);
+}
+
+TEST_CASE("an empty master config gives the defaults") {
+  auto config = parse_master_config("", "master.toml");
+  CHECK(config.port == 8090);
+  CHECK(config.http_port == 8080);
+  CHECK(config.db.empty());
+  CHECK(config.data_dir.empty());
+  CHECK(config.resource_pools == std::vector<std::string>{"default"});
+  CHECK(config.default_resource_pool == "default");
+  CHECK(config.agent_reconnect_wait_s == 25);
+}
+
+TEST_CASE("a bad master config reports every problem") {
+  std::string errors;
+  try {
+    load_master_config(config_path("bad_master.toml"));
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  auto path = config_path("bad_master.toml");
+  CHECK(errors == path + ":1:8: port: must be between 0 and 65535, got 70000\n" +
+                      path + ":2:13: http_port: expected an integer, got a string\n" +
+                      path + ":3:1: dbb: unknown key; did you mean \"db\"?\n" +
+                      path + ":6:33: resource_manager.default_compute_resource_pool: names the pool \"missing\", "
+                             "which resource_pools does not define\n" +
+                      path + ":7:24: resource_manager.agent_reconnect_wait: expected seconds as a non-negative "
+                             "integer or a duration such as \"25s\" or \"1m\"\n" +
+                      path + ":13:13: resource_pools[1].pool_name: the pool \"a\" is already defined");
+}

@@ -1,0 +1,336 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+
+#include "storage/database.hpp"
+
+using det::storage::database;
+namespace pb = det::pb;
+
+namespace {
+
+// A database of its own on the ctest server (scripts/pg_test.sh, fixture `pg`), so that no test sees another's rows.
+std::string fresh_database() {
+  const char* dir = std::getenv("DET_TEST_PG_DIR");
+  if (!dir || !*dir)
+    throw std::runtime_error("DET_TEST_PG_DIR is not set; run the storage tests through ctest, whose fixture starts "
+                             "PostgreSQL with scripts/pg_test.sh.");
+  std::ifstream in{std::string{dir} + "/conninfo"};
+  std::string conninfo;
+  if (!std::getline(in, conninfo) || conninfo.empty())
+    throw std::runtime_error(std::string{dir} + "/conninfo is missing; did scripts/pg_test.sh start fail?");
+  static int databases = 0;
+  const std::string name = "det_test_" + std::to_string(::getpid()) + "_" + std::to_string(++databases);
+  pqxx::connection admin{conninfo};
+  pqxx::nontransaction tx{admin};
+  tx.exec("DROP DATABASE IF EXISTS " + name);
+  // file_copy is the fast way to copy a small template when fsync is off, as on the test server.
+  tx.exec("CREATE DATABASE " + name + " STRATEGY file_copy");
+  return conninfo + " dbname=" + name;  // libpq lets the last dbname win
+}
+
+struct migrated_database {
+  database db{fresh_database()};
+  migrated_database() { db.migrate(); }
+};
+
+pb::Experiment experiment_named(const std::string& name, pb::State state = pb::STATE_ACTIVE) {
+  pb::Experiment experiment;
+  experiment.set_name(name);
+  experiment.set_description("a test experiment");
+  experiment.set_state(state);
+  experiment.set_config("name = \"" + name + "\"\n[searcher]\nname = \"single\"\n");
+  experiment.set_searcher("single");
+  experiment.set_metric("validation_loss");
+  return experiment;
+}
+
+pb::Trial trial_of(int64_t experiment_id, int64_t request_id, pb::State state = pb::STATE_QUEUED) {
+  pb::Trial trial;
+  trial.set_experiment_id(experiment_id);
+  trial.set_request_id(request_id);
+  trial.set_state(state);
+  trial.set_hparams("{\"lr\": 0.01, \"layers\": 2}");
+  trial.set_seed(1234 + request_id);
+  trial.set_target_batches(500);
+  return trial;
+}
+
+pb::MetricReport report(int64_t trial_id, const std::string& group, int64_t batches,
+                        std::initializer_list<std::pair<const std::string, double>> metrics) {
+  pb::MetricReport r;
+  r.set_trial_id(trial_id);
+  r.set_group(group);
+  r.set_total_batches(batches);
+  r.set_total_records(batches * 32);
+  r.set_total_epochs(double(batches) / 10.0);
+  for (const auto& [name, value] : metrics) (*r.mutable_metrics())[name] = value;
+  r.mutable_time()->set_seconds(1'700'000'000 + batches);
+  r.mutable_time()->set_nanos(123'456'000);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("database: migrate applies each migration once") {
+  const std::string conninfo = fresh_database();
+  database db{conninfo};
+  const auto first = db.migrate();
+  REQUIRE_FALSE(first.empty());
+  CHECK(first.front() == "0001_initial");
+  CHECK(db.migrate().empty());
+  database again{conninfo};
+  CHECK(again.migrate().empty());
+}
+
+TEST_CASE("database: a server that cannot be reached is reported in a sentence") {
+  CHECK_THROWS_WITH_AS(database{"host=/nonexistent-det-socket-dir port=5432 user=postgres dbname=det"},
+                       doctest::Contains("Could not connect to PostgreSQL"), std::runtime_error);
+}
+
+TEST_CASE("database: experiments and trials round-trip") {
+  migrated_database m;
+  auto& db = m.db;
+  const auto first = experiment_named("mnist");
+  const int64_t id = db.insert_experiment(first);
+  const int64_t other = db.insert_experiment(experiment_named("cifar", pb::STATE_PAUSED));
+  CHECK(other > id);
+
+  const auto got = db.get_experiment(id);
+  REQUIRE(got);
+  CHECK(got->id() == id);
+  CHECK(got->name() == "mnist");
+  CHECK(got->description() == first.description());
+  CHECK(got->config() == first.config());
+  CHECK(got->searcher() == "single");
+  CHECK(got->metric() == "validation_loss");
+  CHECK(got->state() == pb::STATE_ACTIVE);
+  CHECK(got->start_time().seconds() > 1'700'000'000);
+  CHECK_FALSE(got->has_end_time());
+  CHECK_FALSE(db.get_experiment(other + 100));
+
+  const int64_t t1 = db.insert_trial(trial_of(id, 1));
+  const int64_t t2 = db.insert_trial(trial_of(id, 2));
+  CHECK_THROWS_AS(db.insert_trial(trial_of(id, 2)), std::runtime_error);  // request ids are unique per experiment
+
+  const auto experiments = db.list_experiments();
+  REQUIRE(experiments.size() == 2);
+  CHECK(experiments[0].id() == id);
+  CHECK(experiments[0].num_trials() == 2);
+  CHECK(experiments[1].name() == "cifar");
+  CHECK(experiments[1].state() == pb::STATE_PAUSED);
+  CHECK(experiments[1].num_trials() == 0);
+
+  db.set_trial_state(t1, pb::STATE_RUNNING, false, "");
+  db.set_trial_restarts(t1, 2);
+  db.set_trial_state(t2, pb::STATE_ERROR, true, "the worker exited with status 1");
+  db.set_trial_state(t2, pb::STATE_ERROR, true, "");  // keeps the reason
+  const auto trials = db.trials_of(id);
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[0].id() == t1);
+  CHECK(trials[0].experiment_id() == id);
+  CHECK(trials[0].request_id() == 1);
+  CHECK(trials[0].state() == pb::STATE_RUNNING);
+  CHECK(trials[0].hparams() == "{\"lr\": 0.01, \"layers\": 2}");
+  CHECK(trials[0].seed() == 1235);
+  CHECK(trials[0].restarts() == 2);
+  CHECK(trials[0].target_batches() == 500);
+  CHECK(trials[0].total_batches() == 0);
+  CHECK(trials[0].latest_training().empty());
+  CHECK_FALSE(trials[0].has_end_time());
+  CHECK(trials[1].state() == pb::STATE_ERROR);
+  CHECK(trials[1].exit_reason() == "the worker exited with status 1");
+  CHECK(trials[1].end_time().seconds() >= trials[1].start_time().seconds());
+  CHECK(db.trials_of(other).empty());
+
+  const auto trial = db.get_trial(t2);
+  REQUIRE(trial);
+  CHECK(trial->SerializeAsString() == trials[1].SerializeAsString());
+  CHECK_FALSE(db.get_trial(t2 + 100));
+
+  db.set_experiment_state(id, pb::STATE_COMPLETED, true);
+  const auto ended = db.get_experiment(id);
+  CHECK(ended->state() == pb::STATE_COMPLETED);
+  CHECK(ended->has_end_time());
+  CHECK_THROWS_WITH_AS(db.set_trial_state(t2 + 100, pb::STATE_RUNNING, false, ""), doctest::Contains("does not exist"),
+                       std::runtime_error);
+}
+
+TEST_CASE("database: write_metrics stores reports and the trials' latest metrics") {
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t experiment = db.insert_experiment(experiment_named("metrics"));
+  const int64_t a = db.insert_trial(trial_of(experiment, 1));
+  const int64_t b = db.insert_trial(trial_of(experiment, 2));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+
+  db.write_metrics({report(a, "training", 20, {{"loss", 0.5}, {"acc", 0.1}}),
+                    report(a, "training", 10, {{"loss", 0.75}, {"tab\t\"name\"", 1e-300}}),
+                    report(b, "training", 5, {{"loss", nan}}),
+                    report(a, "validation", 20, {{"validation_loss", 0.625}, {"big", -inf}})});
+  db.write_metrics({report(a, "training", 30, {{"loss", 0.1 + 0.2}})});
+
+  const auto all = db.trial_metrics(a, "");
+  REQUIRE(all.size() == 4);
+  CHECK(all[0].total_batches() == 10);
+  CHECK(all[0].metrics().at("tab\t\"name\"") == 1e-300);
+  CHECK(all[1].total_batches() == 20);
+  CHECK(all[3].total_batches() == 30);
+  CHECK(all[3].metrics().at("loss") == 0.1 + 0.2);  // exact round trip
+  for (const auto& r : all) CHECK(r.trial_id() == a);
+  CHECK(all[0].total_records() == 320);
+  CHECK(all[0].total_epochs() == 1.0);
+  CHECK(all[0].time().seconds() == 1'700'000'010);
+  CHECK(all[0].time().nanos() == 123'456'000);
+
+  const auto validation = db.trial_metrics(a, "validation");
+  REQUIRE(validation.size() == 1);
+  CHECK(validation[0].group() == "validation");
+  CHECK(validation[0].metrics().at("validation_loss") == 0.625);
+  CHECK(validation[0].metrics().at("big") == -inf);
+  CHECK(db.trial_metrics(a, "training").size() == 3);
+
+  const auto for_b = db.trial_metrics(b, "");
+  REQUIRE(for_b.size() == 1);
+  CHECK(std::isnan(for_b[0].metrics().at("loss")));
+
+  const auto trial_a = db.get_trial(a);
+  CHECK(trial_a->total_batches() == 30);
+  CHECK(trial_a->latest_training().size() == 1);
+  CHECK(trial_a->latest_training().at("loss") == 0.1 + 0.2);
+  CHECK(trial_a->latest_validation().at("validation_loss") == 0.625);  // kept by the training-only batch
+  CHECK(db.get_trial(b)->total_batches() == 5);
+  CHECK(db.get_trial(b)->latest_validation().empty());
+
+  db.copy_raw_metrics(b, 1000);
+  CHECK(db.trial_metrics(b, "training").size() == 1001);
+}
+
+TEST_CASE("database: write_logs and trial_logs page by id") {
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t experiment = db.insert_experiment(experiment_named("logs"));
+  const int64_t a = db.insert_trial(trial_of(experiment, 1));
+  const int64_t b = db.insert_trial(trial_of(experiment, 2));
+  std::vector<pb::LogEntry> entries;
+  for (int i = 0; i < 25; ++i) {
+    for (const int64_t trial : {a, b}) {
+      pb::LogEntry entry;
+      entry.set_trial_id(trial);
+      entry.set_allocation_id("alloc-" + std::to_string(trial));
+      entry.set_agent_id("agent-1");
+      entry.set_stream(i % 2 ? "stderr" : "stdout");
+      entry.set_text("line " + std::to_string(i) + "\twith a tab, a backslash \\ and\nanother line");
+      if (i != 3) entry.mutable_time()->set_seconds(1'700'000'000 + i);
+      entries.push_back(entry);
+    }
+  }
+  db.write_logs(entries);
+
+  const auto page1 = db.trial_logs(a, 0, 10);
+  REQUIRE(page1.size() == 10);
+  CHECK(page1[0].text() == "line 0\twith a tab, a backslash \\ and\nanother line");
+  CHECK(page1[0].trial_id() == a);
+  CHECK(page1[0].allocation_id() == "alloc-" + std::to_string(a));
+  CHECK(page1[0].agent_id() == "agent-1");
+  CHECK(page1[1].stream() == "stderr");
+  CHECK(page1[1].time().seconds() == 1'700'000'001);
+  CHECK(page1[3].time().seconds() > 1'700'000'100);  // unset means now
+  for (std::size_t i = 1; i < page1.size(); ++i) CHECK(page1[i].id() > page1[i - 1].id());
+  const auto page2 = db.trial_logs(a, page1.back().id(), 10);
+  REQUIRE(page2.size() == 10);
+  CHECK(page2[0].text().rfind("line 10\t", 0) == 0);
+  const auto page3 = db.trial_logs(a, page2.back().id(), 10);
+  REQUIRE(page3.size() == 5);
+  CHECK(page3.back().text().rfind("line 24\t", 0) == 0);
+  CHECK(db.trial_logs(a, page3.back().id(), 10).empty());
+  CHECK(db.trial_logs(b, 0, 100).size() == 25);
+}
+
+TEST_CASE("database: fail_unfinished marks what a previous master left running") {
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t running = db.insert_experiment(experiment_named("running"));
+  const int64_t done = db.insert_experiment(experiment_named("done", pb::STATE_COMPLETED));
+  const int64_t t_running = db.insert_trial(trial_of(running, 1, pb::STATE_RUNNING));
+  const int64_t t_queued = db.insert_trial(trial_of(running, 2, pb::STATE_QUEUED));
+  const int64_t t_completed = db.insert_trial(trial_of(running, 3, pb::STATE_COMPLETED));
+  const int64_t t_canceled = db.insert_trial(trial_of(done, 1, pb::STATE_CANCELED));
+
+  const std::string reason = "the master stopped while the trial was running";
+  CHECK(db.fail_unfinished(reason) == 2);
+  for (const int64_t id : {t_running, t_queued}) {
+    const auto trial = db.get_trial(id);
+    CHECK(trial->state() == pb::STATE_ERROR);
+    CHECK(trial->exit_reason() == reason);
+    CHECK(trial->has_end_time());
+  }
+  CHECK(db.get_trial(t_completed)->state() == pb::STATE_COMPLETED);
+  CHECK(db.get_trial(t_completed)->exit_reason().empty());
+  CHECK(db.get_trial(t_canceled)->state() == pb::STATE_CANCELED);
+  CHECK(db.get_experiment(running)->state() == pb::STATE_ERROR);
+  CHECK(db.get_experiment(running)->has_end_time());
+  CHECK(db.get_experiment(done)->state() == pb::STATE_COMPLETED);
+  CHECK(db.fail_unfinished(reason) == 0);
+}
+
+TEST_CASE("database: agents are inserted, replaced and marked disconnected") {
+  migrated_database m;
+  auto& db = m.db;
+  pb::Agent agent;
+  agent.set_id("agent-1");
+  agent.set_hostname("node-a");
+  agent.set_resource_pool("default");
+  agent.set_version("0.1.0");
+  agent.set_connected(true);
+  for (int i = 0; i < 2; ++i) {
+    auto* slot = agent.add_slots();
+    slot->set_id(i);
+    slot->set_type(pb::SLOT_TYPE_CUDA);
+    slot->set_device("NVIDIA H100 80GB HBM3");
+    slot->set_memory_bytes(int64_t{80} << 30);
+    slot->set_uuid("GPU-" + std::to_string(i));
+    slot->set_enabled(true);
+  }
+  db.upsert_agent(agent);
+
+  auto agents = db.list_agents();
+  REQUIRE(agents.size() == 1);
+  CHECK(agents[0].hostname() == "node-a");
+  CHECK(agents[0].resource_pool() == "default");
+  CHECK(agents[0].version() == "0.1.0");
+  CHECK(agents[0].connected());
+  CHECK(agents[0].registered_time().seconds() > 1'700'000'000);
+  REQUIRE(agents[0].slots_size() == 2);
+  CHECK(agents[0].slots(1).SerializeAsString() == agent.slots(1).SerializeAsString());
+
+  agent.set_hostname("node-b");
+  agent.mutable_slots(0)->set_allocation_id("alloc-7");
+  agent.mutable_registered_time()->set_seconds(1'700'000'123);
+  db.upsert_agent(agent);
+  pb::Agent cpu_only;
+  cpu_only.set_id("agent-0");
+  cpu_only.set_hostname("node-c");
+  cpu_only.set_resource_pool("cpu");
+  cpu_only.set_connected(true);
+  db.upsert_agent(cpu_only);
+  db.set_agent_connected("agent-1", false);
+
+  agents = db.list_agents();
+  REQUIRE(agents.size() == 2);
+  CHECK(agents[0].id() == "agent-0");
+  CHECK(agents[0].slots().empty());
+  CHECK(agents[1].hostname() == "node-b");
+  CHECK(agents[1].slots(0).allocation_id() == "alloc-7");
+  CHECK(agents[1].registered_time().seconds() == 1'700'000'123);
+  CHECK_FALSE(agents[1].connected());
+  CHECK_THROWS_AS(db.set_agent_connected("agent-9", true), std::runtime_error);
+}

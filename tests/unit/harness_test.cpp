@@ -1,0 +1,216 @@
+#include "gpu/devices.hpp"
+#include "gpu/harness.hpp"
+#include "gpu/idx_file.hpp"
+#include "gpu/trial_settings.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+using det::harness::progress;
+
+struct report {
+  progress at;
+  std::map<std::string, double> metrics;
+};
+
+struct recording_reporter : det::harness::reporter {
+  std::vector<report> training;
+  std::vector<report> validation;
+  std::vector<std::string> lines;
+  int stop_after_checks = -1;  // < 0: never ask to stop
+  int checks = 0;
+
+  void training_metrics(const progress& p, const std::map<std::string, double>& m) override {
+    training.push_back({p, m});
+  }
+  void validation_metrics(const progress& p, const std::map<std::string, double>& m) override {
+    validation.push_back({p, m});
+  }
+  void log(const std::string& line) override { lines.push_back(line); }
+  bool should_stop() override { return stop_after_checks >= 0 && checks++ >= stop_after_checks; }
+};
+
+det::harness::training_plan synthetic_plan(int64_t batches) {
+  det::harness::training_plan plan;
+  plan.hparams_json = R"({"global_batch_size":64,"learning_rate":0.001,"hidden_sizes":[128],"dropout":0.1})";
+  plan.data_json = R"({"dataset":"synthetic"})";
+  plan.seed = 7;
+  plan.length = batches;
+  plan.report_every_batches = 50;
+  return plan;
+}
+
+std::string error_of(const det::harness::training_plan& plan) {
+  recording_reporter out;
+  try {
+    det::harness::run_trial(plan, out);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void write_big_endian(std::ofstream& out, uint32_t value) {
+  const char bytes[4] = {char(value >> 24), char(value >> 16), char(value >> 8), char(value)};
+  out.write(bytes, 4);
+}
+
+// A tiny uncompressed Fashion-MNIST look-alike: each class lights its own band of pixels.
+void write_idx_pair(const std::filesystem::path& dir, const std::string& prefix, uint32_t n) {
+  std::ofstream images(dir / (prefix + "-images-idx3-ubyte"), std::ios::binary);
+  write_big_endian(images, 2051);
+  for (uint32_t d : {n, 28u, 28u}) write_big_endian(images, d);
+  std::ofstream labels(dir / (prefix + "-labels-idx1-ubyte"), std::ios::binary);
+  write_big_endian(labels, 2049);
+  write_big_endian(labels, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::vector<char> pixels(28 * 28, 0);
+    std::fill_n(pixels.begin() + (i % 10) * 78, 78, char(255));
+    images.write(pixels.data(), pixels.size());
+    labels.put(char(i % 10));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("device discovery answers without a driver or GPU") {
+  auto devices = det::gpu::discover_cuda_devices();
+  if (!det::gpu::built_with_cuda()) CHECK(devices.empty());
+  for (const auto& d : devices) {
+    CHECK(d.memory_bytes > 0);
+    CHECK(d.uuid.rfind("GPU-", 0) == 0);
+  }
+  CHECK((det::gpu::nccl_version() == 0) == !det::gpu::built_with_cuda());
+}
+
+TEST_CASE("the MLP learns the synthetic data and the loss falls") {
+  recording_reporter out;
+  auto plan = synthetic_plan(200);
+  plan.min_validation_period_batches = 100;
+  det::harness::run_trial(plan, out);
+
+  REQUIRE(out.training.size() == 4);
+  CHECK(out.training.front().metrics.at("loss") > out.training.back().metrics.at("loss"));
+  CHECK(out.training.back().metrics.at("samples_per_second") > 0);
+  CHECK(out.training.back().at.batches == 200);
+  CHECK(out.training.back().at.records == 200 * 64);
+  CHECK(out.training.back().at.epochs == doctest::Approx(200.0 * 64 / 4096));
+
+  REQUIRE(out.validation.size() == 2);  // at 100 and at 200, not again at the end
+  CHECK(out.validation[0].at.batches == 100);
+  CHECK(out.validation[1].metrics.at("validation_accuracy") > 0.5);
+  CHECK(out.validation[1].metrics.at("validation_loss") < out.training.front().metrics.at("loss"));
+}
+
+TEST_CASE("lengths in records and epochs become whole batches") {
+  auto plan = synthetic_plan(0);
+  plan.length_unit = det::harness::unit::epochs;
+  plan.length = 2;
+  plan.records_per_epoch = 640;
+  recording_reporter by_epochs;
+  det::harness::run_trial(plan, by_epochs);
+  CHECK(by_epochs.training.back().at.batches == 20);
+  CHECK(by_epochs.training.back().at.epochs == doctest::Approx(2.0));
+
+  plan.length_unit = det::harness::unit::records;
+  plan.length = 100;
+  recording_reporter by_records;
+  det::harness::run_trial(plan, by_records);
+  CHECK(by_records.training.back().at.batches == 2);
+  CHECK(by_records.validation.size() == 1);
+}
+
+TEST_CASE("the same seed repeats a trial and another seed does not") {
+  auto losses = [](uint64_t seed) {
+    auto plan = synthetic_plan(20);
+    plan.seed = seed;
+    plan.report_every_batches = 5;
+    recording_reporter out;
+    det::harness::run_trial(plan, out);
+    std::vector<double> values;
+    for (const auto& r : out.training) values.push_back(r.metrics.at("loss"));
+    return values;
+  };
+  auto first = losses(11);
+  CHECK(first.size() == 4);
+  CHECK(losses(11) == first);
+  CHECK(losses(12) != first);
+}
+
+TEST_CASE("should_stop ends training early without a final validation") {
+  recording_reporter out;
+  out.stop_after_checks = 30;
+  det::harness::run_trial(synthetic_plan(1000), out);
+  REQUIRE_FALSE(out.training.empty());
+  CHECK(out.training.back().at.batches == 30);
+  CHECK(out.validation.empty());
+}
+
+TEST_CASE("bad hyperparameters and data settings are reported as sentences") {
+  auto plan = synthetic_plan(10);
+  plan.hparams_json = R"({"learning_rate":"fast"})";
+  CHECK(error_of(plan) == "The hyperparameter 'learning_rate' must be a number, not \"fast\".");
+  plan.hparams_json = R"({"hidden_sizes":[64,"wide"]})";
+  CHECK(error_of(plan) == "Every entry of the hyperparameter 'hidden_sizes' must be an integer, not \"wide\".");
+  plan.hparams_json = R"({"optimizer":"lbfgs"})";
+  CHECK(error_of(plan).find("'optimizer' must be \"adam\" or \"sgd\"") != std::string::npos);
+  plan.hparams_json = R"({"global_batch_size":64.0,"optimizer":"sgd","momentum":0.9})";
+  CHECK(error_of(plan) == "");
+  plan.hparams_json = "{not json";
+  CHECK(error_of(plan).find("not valid JSON") != std::string::npos);
+
+  plan.hparams_json = "";
+  plan.data_json = R"({"dataset":"fashion-mnist","data_dir":"/nonexistent/fmnist"})";
+  std::string missing = error_of(plan);
+  CHECK(missing.find("/nonexistent/fmnist/train-images-idx3-ubyte.gz") != std::string::npos);
+  CHECK(missing.find("apt-get install dataset-fashion-mnist") != std::string::npos);
+}
+
+TEST_CASE("uncompressed IDX files in data_dir are read and checked") {
+  auto dir = std::filesystem::temp_directory_path() / ("det-harness-idx-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  write_idx_pair(dir, "train", 200);
+  write_idx_pair(dir, "t10k", 50);
+
+  auto images = det::harness::read_idx_file((dir / "train-images-idx3-ubyte").string(), 2051);
+  CHECK(images.dims == std::vector<int64_t>{200, 28, 28});
+  CHECK(images.values[28 * 28 * 3 + 3 * 78] == 255);
+  CHECK(images.values[28 * 28 * 3] == 0);
+  CHECK_THROWS_WITH(det::harness::read_idx_file((dir / "train-images-idx3-ubyte").string(), 2049),
+                    doctest::Contains("has IDX magic number 2051 where 2049 was expected"));
+
+  auto plan = synthetic_plan(30);
+  plan.data_json = R"({"dataset":"fashion-mnist","data_dir":")" + dir.string() + R"("})";
+  recording_reporter out;
+  det::harness::run_trial(plan, out);
+  REQUIRE(out.validation.size() == 1);
+  CHECK(out.validation[0].metrics.at("validation_accuracy") > 0.9);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a short Fashion-MNIST run learns") {
+  const std::string dir = "/usr/share/datasets/fashion-mnist";
+  if (!std::filesystem::exists(dir + "/train-images-idx3-ubyte.gz")) {
+    MESSAGE("skipped: " << dir << " is absent (apt-get install dataset-fashion-mnist)");
+    return;
+  }
+  det::harness::training_plan plan;
+  plan.hparams_json = R"({"global_batch_size":64,"learning_rate":0.001})";
+  plan.data_json = R"({"dataset":"fashion-mnist","validation_limit":1000})";
+  plan.seed = 3;
+  plan.length = 300;
+  recording_reporter out;
+  det::harness::run_trial(plan, out);
+  REQUIRE(out.validation.size() == 1);
+  CHECK(out.training.back().at.epochs == doctest::Approx(300.0 * 64 / 60000));
+  CHECK(out.validation[0].metrics.at("validation_accuracy") > 0.6);
+}

@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "caf/all.hpp"
+#include "caf/binary_deserializer.hpp"
+#include "caf/binary_serializer.hpp"
+#include "messages/caf_types.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/json.hpp"
+
+namespace {
+
+struct registered_system {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  registered_system() {
+    det::register_message_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+};
+
+// What the middleman does to a message on its way to another node.
+caf::message round_trip(caf::actor_system& sys, const caf::message& in) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  auto err = sink(const_cast<caf::message&>(in));
+  REQUIRE(!err);
+  caf::message out;
+  caf::binary_deserializer source{sys, buf};
+  err = source(out);
+  REQUIRE(!err);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a MetricBatch crosses CAF serialization intact") {
+  registered_system rs;
+  det::pb::MetricBatch batch;
+  auto* r = batch.add_reports();
+  r->set_trial_id(123456789012345);
+  r->set_group("validation");
+  r->set_total_batches(1500);
+  (*r->mutable_metrics())["validation_accuracy"] = 0.875;
+  (*r->mutable_metrics())["validation_loss"] = 0.25;
+  auto out = round_trip(*rs.sys, caf::make_message(batch));
+  REQUIRE(out.match_elements<det::pb::MetricBatch>());
+  auto& got = out.get_as<det::pb::MetricBatch>(0);
+  REQUIRE(got.reports_size() == 1);
+  CHECK(got.reports(0).trial_id() == 123456789012345);
+  CHECK(got.reports(0).metrics().at("validation_accuracy") == doctest::Approx(0.875));
+  CHECK(got.reports(0).group() == "validation");
+}
+
+TEST_CASE("an AgentHello with slots crosses CAF serialization next to an atom") {
+  registered_system rs;
+  det::pb::AgentHello hello;
+  hello.mutable_agent()->set_id("gpu-node-1");
+  auto* slot = hello.mutable_agent()->add_slots();
+  slot->set_id(3);
+  slot->set_type(det::pb::SLOT_TYPE_CUDA);
+  slot->set_device("NVIDIA H100");
+  hello.add_running_allocations("7.1");
+  auto out = round_trip(*rs.sys, caf::make_message(det::inspect_atom::value, hello));
+  REQUIRE(out.match_elements<det::inspect_atom, det::pb::AgentHello>());
+  auto& got = out.get_as<det::pb::AgentHello>(1);
+  CHECK(got.agent().id() == "gpu-node-1");
+  CHECK(got.agent().slots(0).type() == det::pb::SLOT_TYPE_CUDA);
+  CHECK(got.running_allocations(0) == "7.1");
+}
+
+TEST_CASE("protobuf messages print as text in CAF's logs") {
+  det::pb::KillContainer kill;
+  kill.set_allocation_id("4.2");
+  kill.set_signal(15);
+  auto text = caf::deep_to_string(kill);
+  CHECK(text.rfind("det.pb.KillContainer(", 0) == 0);
+  CHECK(text.find("allocation_id: \\\"4.2\\\"") != std::string::npos);
+  CHECK(text.find("signal: 15") != std::string::npos);
+}
+
+TEST_CASE("the REST JSON uses proto field names, prints zero values and int64 as strings") {
+  det::pb::Trial t;
+  t.set_id(42);
+  t.set_state(det::pb::STATE_RUNNING);
+  auto json = det::to_json(t);
+  CHECK(json.find("\"id\":\"42\"") != std::string::npos);
+  CHECK(json.find("\"state\":\"STATE_RUNNING\"") != std::string::npos);
+  CHECK(json.find("\"total_batches\":\"0\"") != std::string::npos);
+  det::pb::Trial back;
+  std::string error;
+  REQUIRE(det::from_json(json, back, error));
+  CHECK(back.id() == 42);
+  CHECK_FALSE(det::from_json("{\"id\": \"x\"}", back, error));
+  CHECK(error.find("Trial") != std::string::npos);
+}

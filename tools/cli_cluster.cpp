@@ -1,0 +1,80 @@
+#include "tools/cli_cluster.hpp"
+
+#include <iostream>
+
+#include "messages/api.pb.h"
+#include "tools/cli_format.hpp"
+#include "tools/rest_client.hpp"
+
+namespace det::tools {
+
+namespace {
+
+std::string slot_type_name(pb::SlotType type) {
+  switch (type) {
+    case pb::SLOT_TYPE_CPU:
+      return "cpu";
+    case pb::SLOT_TYPE_CUDA:
+      return "cuda";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+} // namespace
+
+int list_agents(rest_client& master, bool json) {
+  auto reply = master.get<pb::GetAgentsResponse>("/api/v1/agents");
+  if (json) {
+    std::cout << to_json(reply) << '\n';
+    return 0;
+  }
+  table out({"ID", "Hostname", "Pool", "Slots", "Connected", "Registered"});
+  for (const auto& agent : reply.agents())
+    out.add_row({agent.id(), agent.hostname(), agent.resource_pool(),
+                 std::to_string(agent.slots_size()), yes_no(agent.connected()),
+                 format_time(agent.registered_time())});
+  out.print(std::cout);
+  return 0;
+}
+
+int list_slots(rest_client& master, bool json) {
+  auto agents = master.get<pb::GetAgentsResponse>("/api/v1/agents");
+  pb::GetSlotsResponse slots;
+  for (const auto& agent : agents.agents())
+    for (const auto& slot : agent.slots()) {
+      auto* view = slots.add_slots();
+      view->set_agent_id(agent.id());
+      *view->mutable_slot() = slot;
+    }
+  if (json) {
+    std::cout << to_json(slots) << '\n';
+    return 0;
+  }
+  table out({"Agent", "Slot", "Type", "Device", "Enabled", "Allocation"});
+  for (const auto& view : slots.slots()) {
+    const auto& slot = view.slot();
+    out.add_row({view.agent_id(), std::to_string(slot.id()), slot_type_name(slot.type()),
+                 slot.device(), yes_no(slot.enabled()),
+                 slot.allocation_id().empty() ? "free" : slot.allocation_id()});
+  }
+  out.print(std::cout);
+  return 0;
+}
+
+int print_master_info(rest_client& master, bool json) {
+  auto info = master.get<pb::MasterInfo>("/api/v1/master");
+  if (json) {
+    std::cout << to_json(info) << '\n';
+    return 0;
+  }
+  std::cout << "Master:     " << master.master_url() << '\n'
+            << "Version:    " << info.version() << '\n'
+            << "Cluster ID: " << info.cluster_id() << '\n'
+            << "Actor port: " << info.actor_port() << '\n';
+  return 0;
+}
+
+} // namespace det::tools

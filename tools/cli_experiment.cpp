@@ -1,0 +1,182 @@
+#include "tools/cli_experiment.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <google/protobuf/empty.pb.h>
+
+#include "config/experiment_config.hpp"
+#include "messages/api.pb.h"
+#include "tools/cli_format.hpp"
+#include "tools/progress_line.hpp"
+#include "tools/rest_client.hpp"
+
+namespace det::tools {
+
+namespace {
+
+constexpr auto poll_interval = std::chrono::milliseconds(500);
+// Long enough to ride out a master restart (it recovers experiments from the database).
+constexpr auto master_restart_window = std::chrono::seconds(60);
+
+std::string experiment_path(std::int64_t id) {
+  return "/api/v1/experiments/" + std::to_string(id);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in)
+    throw std::runtime_error("cannot read " + path + ".");
+  return text.str();
+}
+
+// The trial the progress line follows: the first one training, else the first
+// one not yet ended, else the last one.
+const pb::Trial* shown_trial(const pb::GetExperimentResponse& exp) {
+  const pb::Trial* pending = nullptr;
+  for (const auto& trial : exp.trials()) {
+    if (trial.state() == pb::STATE_RUNNING)
+      return &trial;
+    if (!pending && !is_terminal(trial.state()))
+      pending = &trial;
+  }
+  if (pending)
+    return pending;
+  return exp.trials().empty() ? nullptr : &exp.trials(exp.trials_size() - 1);
+}
+
+void append_metric(std::string& line, const google::protobuf::Map<std::string, double>& metrics,
+                   const std::string& name) {
+  auto it = metrics.find(name);
+  if (it != metrics.end())
+    line += " | " + name + " " + format_number(it->second);
+}
+
+std::string progress_text(const pb::GetExperimentResponse& exp) {
+  std::string line = "Experiment " + std::to_string(exp.experiment().id()) + " " +
+                     state_name(exp.experiment().state());
+  if (exp.trials_size() > 1) {
+    int ended = 0;
+    for (const auto& trial : exp.trials())
+      ended += is_terminal(trial.state()) ? 1 : 0;
+    line += " | trials " + std::to_string(ended) + "/" + std::to_string(exp.trials_size()) +
+            " done";
+  }
+  const pb::Trial* trial = shown_trial(exp);
+  if (!trial)
+    return line + " | waiting for the searcher's first trial";
+  line += " | trial " + std::to_string(trial->id()) + " " + state_name(trial->state()) + " | " +
+          format_batches(*trial) + " batches";
+  append_metric(line, trial->latest_training(), "loss");
+  append_metric(line, trial->latest_validation(), "validation_accuracy");
+  append_metric(line, trial->latest_validation(), "validation_loss");
+  return line;
+}
+
+int follow_experiment(rest_client& master, std::int64_t id) {
+  master.retry_unreachable_for(master_restart_window);
+  auto progress = progress_line::for_stdout();
+  for (;;) {
+    auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id));
+    if (is_terminal(exp.experiment().state())) {
+      progress.finish();
+      std::cout << "Experiment " << id << " ended " << state_name(exp.experiment().state())
+                << ".\n";
+      for (const auto& trial : exp.trials()) {
+        std::cout << "  Trial " << trial.id() << " " << state_name(trial.state()) << " after "
+                  << format_batches(trial) << " batches";
+        if (!trial.latest_validation().empty())
+          std::cout << ": " << format_metrics(trial.latest_validation());
+        if (!trial.exit_reason().empty())
+          std::cout << " (" << trial.exit_reason() << ")";
+        std::cout << '\n';
+      }
+      return exp.experiment().state() == pb::STATE_COMPLETED ? 0 : 1;
+    }
+    progress.show(progress_text(exp));
+    std::this_thread::sleep_for(poll_interval);
+  }
+}
+
+} // namespace
+
+int create_experiment(rest_client& master, const std::string& config_path, bool follow) {
+  try {
+    config::load_experiment_config(config_path);
+  } catch (const config::config_error& e) {
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+  pb::CreateExperimentRequest request;
+  request.set_config(read_file(config_path));
+  request.set_config_path(config_path);
+  pb::CreateExperimentResponse created;
+  master.post("/api/v1/experiments", request, created);
+  std::cout << "Created experiment " << created.experiment().id() << std::endl;
+  return follow ? follow_experiment(master, created.experiment().id()) : 0;
+}
+
+int list_experiments(rest_client& master, bool json) {
+  auto list = master.get<pb::GetExperimentsResponse>("/api/v1/experiments");
+  if (json) {
+    std::cout << to_json(list) << '\n';
+    return 0;
+  }
+  table out({"ID", "Name", "State", "Trials", "Searcher", "Start Time"});
+  for (const auto& exp : list.experiments())
+    out.add_row({std::to_string(exp.id()), exp.name(), state_name(exp.state()),
+                 std::to_string(exp.num_trials()), exp.searcher(), format_time(exp.start_time())});
+  out.print(std::cout);
+  return 0;
+}
+
+int describe_experiment(rest_client& master, std::int64_t id, bool json) {
+  auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id));
+  if (json) {
+    std::cout << to_json(exp) << '\n';
+    return 0;
+  }
+  const auto& e = exp.experiment();
+  table fields({"ID", "Name", "State", "Searcher", "Metric", "Trials", "Start Time", "End Time"});
+  fields.add_row({std::to_string(e.id()), e.name(), state_name(e.state()), e.searcher(),
+                  e.metric(), std::to_string(e.num_trials()), format_time(e.start_time()),
+                  format_time(e.end_time())});
+  fields.print(std::cout);
+  if (!e.description().empty())
+    std::cout << "\nDescription: " << e.description() << '\n';
+
+  // One column per validation metric any trial reported, in name order.
+  std::set<std::string> metric_names;
+  for (const auto& trial : exp.trials())
+    for (const auto& [name, value] : trial.latest_validation())
+      metric_names.insert(name);
+  std::vector<std::string> headers = {"Trial ID", "State", "Batches", "Hyperparameters"};
+  headers.insert(headers.end(), metric_names.begin(), metric_names.end());
+  table trials(headers);
+  for (const auto& trial : exp.trials()) {
+    std::vector<std::string> row = {std::to_string(trial.id()), state_name(trial.state()),
+                                    format_batches(trial), format_hparams(trial.hparams())};
+    for (const auto& name : metric_names) {
+      auto it = trial.latest_validation().find(name);
+      row.push_back(it == trial.latest_validation().end() ? "" : format_number(it->second));
+    }
+    trials.add_row(std::move(row));
+  }
+  std::cout << "\nTrials:\n";
+  trials.print(std::cout);
+  return 0;
+}
+
+int kill_experiment(rest_client& master, std::int64_t id) {
+  google::protobuf::Empty body, reply;
+  master.post(experiment_path(id) + "/kill", body, reply);
+  std::cout << "Experiment " << id << " is being killed.\n";
+  return 0;
+}
+
+} // namespace det::tools

@@ -1,0 +1,24 @@
+#pragma once
+// `det experiment ...` (alias `det e`) and `det submit`.
+
+#include <cstdint>
+#include <string>
+
+namespace det::tools {
+
+class rest_client;
+
+/// Validates the TOML file locally (nothing reaches the master when it is bad),
+/// submits it, and with `follow` shows live progress until the experiment ends.
+/// Returns the exit status: 0 when submitted, or with `follow` when it COMPLETED.
+int create_experiment(rest_client& master, const std::string& config_path, bool follow);
+
+/// Prints the experiments as a table, or with `json` the GetExperimentsResponse.
+int list_experiments(rest_client& master, bool json);
+
+/// Prints one experiment and its trials, or with `json` the GetExperimentResponse.
+int describe_experiment(rest_client& master, std::int64_t id, bool json);
+
+int kill_experiment(rest_client& master, std::int64_t id);
+
+} // namespace det::tools

@@ -1,0 +1,49 @@
+#pragma once
+// How the det CLI renders what the master returns: tables, states, times,
+// metrics and hyperparameters.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "messages/common.pb.h"
+
+namespace det::tools {
+
+/// Rows of cells printed under a header with each column as wide as its widest
+/// cell, the shape of Determined's tabulate tables.
+class table {
+public:
+  explicit table(std::vector<std::string> headers);
+
+  void add_row(std::vector<std::string> cells);
+  void print(std::ostream& out) const;
+
+private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// "COMPLETED" for STATE_COMPLETED: the prefix is noise in a table.
+std::string state_name(pb::State state);
+
+/// Whether an experiment or trial in `state` will never change again.
+bool is_terminal(pb::State state);
+
+/// UTC "YYYY-MM-DD HH:MM:SS", or "" for an unset timestamp.
+std::string format_time(const google::protobuf::Timestamp& time);
+
+/// A metric value with 6 significant digits ("0.412345", "1200").
+std::string format_number(double value);
+
+/// "name=value, ..." sorted by name.
+std::string format_metrics(const google::protobuf::Map<std::string, double>& metrics);
+
+/// A trial's hyperparameters JSON object as "name=value, ..." sorted by name;
+/// nested values stay JSON, and text that is no JSON object is shown as is.
+std::string format_hparams(const std::string& hparams_json);
+
+/// "300/1000" batches, or "300" while the target is unknown.
+std::string format_batches(const pb::Trial& trial);
+
+} // namespace det::tools

@@ -1,0 +1,197 @@
+// det: the command-line client of a det cluster, after Determined's `det` CLI.
+// It talks to the master's REST API only; `det repl` opens the admin REPL.
+
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/admin_repl.hpp"
+#include "tools/cli_cluster.hpp"
+#include "tools/cli_experiment.hpp"
+#include "tools/cli_trial.hpp"
+#include "tools/rest_client.hpp"
+
+namespace {
+
+using det::tools::rest_client;
+
+// The values of every option. Only one leaf subcommand is parsed per run, so
+// subcommands share fields; the leaf leaves its work in `run`, which main calls
+// once parsing is over and every option (a trailing -m included) has its value.
+struct command_line {
+  std::string master = "http://127.0.0.1:8080";
+  std::string config_path;
+  bool follow = false;
+  bool json = false;
+  bool metrics = false;
+  std::int64_t id = 0;
+  std::int64_t head = 0;
+  std::int64_t tail = 0;
+  std::function<int()> run;
+
+  void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
+    cmd->callback([this, fn = std::move(fn)] {
+      run = [this, fn] {
+        rest_client client(master);
+        return fn(client);
+      };
+    });
+  }
+};
+
+// CLI::PositiveNumber's message prints the range bounds as 300-digit doubles.
+const CLI::Validator positive_integer(
+    [](std::string& text) -> std::string {
+      bool digits = !text.empty() && text.size() <= 18 &&
+                    text.find_first_not_of("0123456789") == std::string::npos;
+      return digits && std::stoll(text) > 0 ? "" : "'" + text + "' is not a positive integer";
+    },
+    "POSITIVE");
+
+void add_json_flag(CLI::App* cmd, command_line& cl) {
+  cmd->add_flag("--json", cl.json, "Print the master's JSON reply.");
+}
+
+void add_id(CLI::App* cmd, const std::string& name, command_line& cl) {
+  cmd->add_option(name, cl.id)->required()->check(positive_integer);
+}
+
+CLI::App* add_list(CLI::App* parent, const std::string& what, command_line& cl) {
+  auto* list = parent->add_subcommand("list", "List " + what + ".")->alias("ls");
+  add_json_flag(list, cl);
+  return list;
+}
+
+void add_experiment_create(CLI::App* cmd, command_line& cl) {
+  cmd->add_option("config", cl.config_path, "Experiment config file (TOML).")->required();
+  cmd->add_flag("-f,--follow,--follow-first-trial", cl.follow,
+                "Show live progress until the experiment ends; exit 0 only if it COMPLETED.");
+  cl.on_master(cmd, [&cl](rest_client& m) {
+    return det::tools::create_experiment(m, cl.config_path, cl.follow);
+  });
+}
+
+void add_experiment(CLI::App& app, command_line& cl) {
+  auto* e = app.add_subcommand("experiment", "Manage experiments.")->alias("e");
+  e->require_subcommand(1);
+
+  add_experiment_create(e->add_subcommand("create", "Create an experiment from a config file."),
+                        cl);
+
+  cl.on_master(add_list(e, "experiments", cl),
+               [&cl](rest_client& m) { return det::tools::list_experiments(m, cl.json); });
+
+  auto* describe = e->add_subcommand("describe", "Describe an experiment and its trials.");
+  add_id(describe, "experiment_id", cl);
+  add_json_flag(describe, cl);
+  cl.on_master(describe, [&cl](rest_client& m) {
+    return det::tools::describe_experiment(m, cl.id, cl.json);
+  });
+
+  auto* kill = e->add_subcommand("kill", "Kill an experiment and all its trials.");
+  add_id(kill, "experiment_id", cl);
+  cl.on_master(kill, [&cl](rest_client& m) { return det::tools::kill_experiment(m, cl.id); });
+}
+
+void add_trial(CLI::App& app, command_line& cl) {
+  auto* t = app.add_subcommand("trial", "Inspect trials.")->alias("t");
+  t->require_subcommand(1);
+
+  auto* describe = t->add_subcommand("describe", "Describe a trial and its latest metrics.");
+  add_id(describe, "trial_id", cl);
+  add_json_flag(describe, cl);
+  describe->add_flag("--metrics", cl.metrics, "Also print every reported metric.");
+  cl.on_master(describe, [&cl](rest_client& m) {
+    return det::tools::describe_trial(m, cl.id, cl.json, cl.metrics);
+  });
+
+  auto* logs = t->add_subcommand("logs", "Print a trial's logs.");
+  add_id(logs, "trial_id", cl);
+  auto* follow =
+      logs->add_flag("-f,--follow", cl.follow, "Keep printing new lines until the trial ends.");
+  auto* head = logs->add_option("--head", cl.head, "Print only the first N lines.")
+                   ->check(positive_integer);
+  auto* tail = logs->add_option("--tail", cl.tail, "Print only the last N lines.")
+                   ->check(positive_integer);
+  head->excludes(tail)->excludes(follow);
+  cl.on_master(logs, [&cl, head, tail](rest_client& m) {
+    det::tools::trial_logs_options options;
+    options.follow = cl.follow;
+    if (head->count() > 0)
+      options.head = cl.head;
+    if (tail->count() > 0)
+      options.tail = cl.tail;
+    return det::tools::print_trial_logs(m, cl.id, options);
+  });
+}
+
+void add_cluster(CLI::App& app, command_line& cl) {
+  auto* a = app.add_subcommand("agent", "Inspect agents.")->alias("a");
+  a->require_subcommand(1);
+  cl.on_master(add_list(a, "agents", cl),
+               [&cl](rest_client& m) { return det::tools::list_agents(m, cl.json); });
+
+  auto* s = app.add_subcommand("slot", "Inspect the slots of all agents.")->alias("s");
+  s->require_subcommand(1);
+  cl.on_master(add_list(s, "slots", cl),
+               [&cl](rest_client& m) { return det::tools::list_slots(m, cl.json); });
+
+  auto* master = app.add_subcommand("master", "Inspect the master.");
+  master->require_subcommand(1);
+  auto* info = master->add_subcommand("info", "Print the master's version and cluster id.");
+  add_json_flag(info, cl);
+  cl.on_master(info, [&cl](rest_client& m) { return det::tools::print_master_info(m, cl.json); });
+}
+
+void add_repl(CLI::App& app, command_line& cl) {
+  auto* repl = app.add_subcommand("repl", "Open the admin REPL (arguments go to the REPL).");
+  // Everything after `repl`, --help included, belongs to the REPL.
+  repl->prefix_command()->fallthrough(false)->set_help_flag();
+  repl->callback([&cl, repl] {
+    cl.run = [&cl, repl] {
+      std::vector<std::string> words = repl->remaining();
+      words.insert(words.begin(), {"det repl", "--master", cl.master});
+      std::vector<char*> argv;
+      for (auto& w : words)
+        argv.push_back(w.data());
+      argv.push_back(nullptr);
+      return det::tools::run_repl(static_cast<int>(words.size()), argv.data());
+    };
+  });
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  command_line cl;
+  CLI::App app{"det: the command-line client of a det training cluster.", "det"};
+  app.set_version_flag("-v,--version", DET_VERSION);
+  app.add_option("-m,--master", cl.master, "URL of the det master.")
+      ->envname("DET_MASTER")
+      ->capture_default_str();
+  app.require_subcommand(1);
+  app.fallthrough(); // -m is accepted after the subcommand too
+
+  add_experiment_create(app.add_subcommand("submit", "Same as `det experiment create`."), cl);
+  add_experiment(app, cl);
+  add_trial(app, cl);
+  add_cluster(app, cl);
+  add_repl(app, cl);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return cl.run();
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+}

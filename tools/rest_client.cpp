@@ -1,0 +1,161 @@
+#include "tools/rest_client.hpp"
+
+#include <iostream>
+#include <regex>
+#include <thread>
+
+#include <google/protobuf/message.h>
+#include <google/protobuf/util/json_util.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include "messages/api.pb.h"
+
+namespace det::tools {
+
+namespace {
+
+// httplib names its errors with single words; the user gets a phrase.
+std::string describe(httplib::Error err) {
+  switch (err) {
+    case httplib::Error::Connection:
+      return "the connection was refused or the host is unreachable";
+    case httplib::Error::ConnectionTimeout:
+      return "connecting timed out";
+    case httplib::Error::Read:
+      return "the connection broke or timed out while reading the reply";
+    case httplib::Error::Write:
+      return "the connection broke while sending the request";
+    case httplib::Error::SSLConnection:
+    case httplib::Error::SSLLoadingCerts:
+    case httplib::Error::SSLServerVerification:
+      return "the TLS handshake failed (" + httplib::to_string(err) + ")";
+    default:
+      return "the request failed (" + httplib::to_string(err) + ")";
+  }
+}
+
+// httplib takes any string it cannot parse for a host name, so a typo would
+// surface later as a baffling connection error: check the form up front.
+std::string checked_url(std::string url) {
+  while (!url.empty() && url.back() == '/')
+    url.pop_back();
+  static const std::regex form(R"((https?://)?(\[[0-9a-fA-F:]+\]|[^:/?#\[\]]+)(:[0-9]{1,5})?)");
+  if (!std::regex_match(url, form))
+    throw rest_error(rest_error::kind::unreachable, 0,
+                     "the master URL '" + url + "' is not of the form http://HOST:PORT.");
+  return url;
+}
+
+} // namespace
+
+rest_error::rest_error(kind which, int status, const std::string& what)
+    : std::runtime_error(what), which_(which), status_(status) {}
+
+struct rest_client::impl {
+  std::string url;
+  httplib::Client http;
+  std::chrono::seconds retry_window{0};
+
+  explicit impl(std::string master_url)
+      : url(checked_url(std::move(master_url))), http(url) {
+    http.set_tcp_nodelay(true); // else each keep-alive poll waits ~26 ms on Nagle + delayed ACK
+    http.set_keep_alive(true);
+    http.set_connection_timeout(std::chrono::seconds(5));
+    http.set_read_timeout(std::chrono::seconds(30));
+  }
+
+  rest_error unreachable(httplib::Error err) const {
+    return rest_error(rest_error::kind::unreachable, 0,
+                      "cannot reach the det master at " + url + ": " + describe(err) +
+                          "; is det-node --role=master running?");
+  }
+
+  void parse_reply(const std::string& method, const std::string& path,
+                   const httplib::Response& res, google::protobuf::Message& reply) const {
+    if (res.status >= 400) {
+      pb::ErrorResponse error;
+      google::protobuf::util::JsonParseOptions opts;
+      opts.ignore_unknown_fields = true;
+      if (google::protobuf::util::JsonStringToMessage(res.body, &error, opts).ok() &&
+          !error.error().empty())
+        throw rest_error(rest_error::kind::http, res.status, error.error());
+      throw rest_error(rest_error::kind::http, res.status,
+                       "the master answered " + method + " " + path + " with HTTP " +
+                           std::to_string(res.status) +
+                           (res.body.empty() ? std::string(".") : ": " + res.body));
+    }
+    google::protobuf::util::JsonParseOptions opts;
+    opts.ignore_unknown_fields = true; // a newer master may add fields
+    auto st = google::protobuf::util::JsonStringToMessage(res.body.empty() ? "{}" : res.body,
+                                                          &reply, opts);
+    if (!st.ok())
+      throw rest_error(rest_error::kind::bad_reply, 0,
+                       "the master's reply to " + method + " " + path + " is not a valid " +
+                           reply.GetDescriptor()->name() + ": " + st.ToString());
+  }
+};
+
+rest_client::rest_client(std::string master_url)
+    : impl_(std::make_unique<impl>(std::move(master_url))) {}
+
+rest_client::~rest_client() = default;
+
+const std::string& rest_client::master_url() const noexcept { return impl_->url; }
+
+void rest_client::retry_unreachable_for(std::chrono::seconds window) {
+  impl_->retry_window = window;
+}
+
+void rest_client::get(const std::string& path, google::protobuf::Message& reply) {
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    auto res = impl_->http.Get(path.c_str());
+    if (res) {
+      impl_->parse_reply("GET", path, *res, reply);
+      return;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (impl_->retry_window.count() == 0 || now >= deadline)
+      throw impl_->unreachable(res.error());
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
+      deadline = now + impl_->retry_window;
+      // On a terminal a --follow progress line may be open; start below it.
+      std::cerr << (isatty(STDOUT_FILENO) == 1 ? "\n" : "") << "Lost the det master at " << impl_->url << " (" << describe(res.error())
+                << "); retrying for up to " << impl_->retry_window.count() << " s.\n";
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+void rest_client::post(const std::string& path, const google::protobuf::Message& body,
+                       google::protobuf::Message& reply) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  auto st = google::protobuf::util::MessageToJsonString(body, &json, opts);
+  if (!st.ok())
+    throw rest_error(rest_error::kind::bad_reply, 0,
+                     "cannot encode the request to " + path + " as JSON: " + st.ToString());
+  auto res = impl_->http.Post(path.c_str(), json, "application/json");
+  if (!res)
+    throw impl_->unreachable(res.error());
+  impl_->parse_reply("POST", path, *res, reply);
+}
+
+std::string to_json(const google::protobuf::Message& msg) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  opts.add_whitespace = true;
+  auto st = google::protobuf::util::MessageToJsonString(msg, &json, opts);
+  if (!st.ok())
+    throw std::runtime_error("cannot print a " + msg.GetDescriptor()->name() +
+                             " as JSON: " + st.ToString());
+  while (!json.empty() && json.back() == '\n')
+    json.pop_back(); // callers end the line themselves, as with every other output
+  return json;
+}
+
+} // namespace det::tools

@@ -1,0 +1,73 @@
+#pragma once
+// The det CLI's connection to the master's REST API: JSON bodies printed from
+// and parsed into the generated det.pb messages, errors turned into sentences.
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace google::protobuf {
+class Message;
+} // namespace google::protobuf
+
+namespace det::tools {
+
+/// A call to the master that failed; what() is a sentence for the user.
+class rest_error : public std::runtime_error {
+public:
+  enum class kind {
+    unreachable, ///< no HTTP exchange happened (refused, timed out, broken connection)
+    http,        ///< the master answered with a 4xx/5xx status
+    bad_reply,   ///< a 2xx reply whose body is not the expected message
+  };
+
+  rest_error(kind which, int status, const std::string& what);
+
+  kind which() const noexcept { return which_; }
+  /// HTTP status; 0 unless which() == kind::http.
+  int status() const noexcept { return status_; }
+
+private:
+  kind which_;
+  int status_;
+};
+
+/// One keep-alive connection to the master at a URL like http://127.0.0.1:8080.
+class rest_client {
+public:
+  explicit rest_client(std::string master_url);
+  ~rest_client();
+  rest_client(const rest_client&) = delete;
+  rest_client& operator=(const rest_client&) = delete;
+
+  const std::string& master_url() const noexcept;
+
+  /// Lets GET requests ride out a master restart: for up to `window`, an
+  /// unreachable master is retried once a second (a note goes to stderr) instead
+  /// of failing. Zero, the default, fails at once.
+  void retry_unreachable_for(std::chrono::seconds window);
+
+  /// GET `path` (with its query string) and parse the JSON reply into `reply`.
+  void get(const std::string& path, google::protobuf::Message& reply);
+
+  /// POST `body` as JSON to `path` and parse the JSON reply into `reply`.
+  void post(const std::string& path, const google::protobuf::Message& body,
+            google::protobuf::Message& reply);
+
+  template <class Reply>
+  Reply get(const std::string& path) {
+    Reply reply;
+    get(path, reply);
+    return reply;
+  }
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// `msg` as the master prints it (proto field names, zero values included), indented.
+std::string to_json(const google::protobuf::Message& msg);
+
+} // namespace det::tools
