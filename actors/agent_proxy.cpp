@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include <google/protobuf/util/time_util.h>
+#include "messages/timestamp.hpp"
 
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -47,7 +47,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
   auto& st = self->state;
   st.info = std::move(info);
   st.info.set_connected(true);
-  *st.info.mutable_registered_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  *st.info.mutable_registered_time() = det::now();
   st.remote = std::move(remote);
   st.handles = std::move(handles);
   self->monitor(st.remote);

@@ -8,7 +8,7 @@
 #include <map>
 #include <variant>
 
-#include <google/protobuf/util/time_util.h>
+#include "messages/timestamp.hpp"
 
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -51,7 +51,7 @@ void set_state(self_ptr self, pb::State s) {
 }
 
 void finish(self_ptr self, pb::State final_state) {
-  *self->state.exp.mutable_end_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  *self->state.exp.mutable_end_time() = det::now();
   set_state(self, final_state);
   self->quit();
 }

@@ -1,7 +1,7 @@
 // The master's front door: published on the actor port for agents, workers
 // and the admin REPL, and used by the HTTP gateway to create experiments.
 
-#include <google/protobuf/util/time_util.h>
+#include "messages/timestamp.hpp"
 
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
@@ -71,7 +71,7 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         exp.set_config(req.config());
         exp.set_searcher(cfg.searcher.name);
         exp.set_metric(cfg.searcher.metric);
-        *exp.mutable_start_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+        *exp.mutable_start_time() = det::now();
         auto rp = self->make_response_promise<pb::CreateExperimentResponse>();
         self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp)
             .then(

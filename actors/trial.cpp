@@ -11,7 +11,7 @@
 #include <csignal>
 #include <cstring>
 
-#include <google/protobuf/util/time_util.h>
+#include "messages/timestamp.hpp"
 
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -45,7 +45,7 @@ void log_line(self_ptr self, const std::string& text) {
   e->set_trial_id(trial(self).id());
   e->set_stream("master");
   e->set_text(text);
-  *e->mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  *e->mutable_time() = det::now();
   self->send(self->state.setup.handles.persistence, std::move(batch));
 }
 
@@ -81,7 +81,7 @@ std::string describe_exit(const pb::ContainerExited& e) {
 void end(self_ptr self, pb::State final_state, const std::string& reason) {
   auto& t = trial(self);
   t.set_exit_reason(reason);
-  *t.mutable_end_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  *t.mutable_end_time() = det::now();
   set_state(self, final_state);
   caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state);
   self->quit();
@@ -117,7 +117,7 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
 
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
-  *trial(self).mutable_start_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  *trial(self).mutable_start_time() = det::now();
   start_run(self);
   return {
       [=](pb::WorkerHello&) -> std::tuple<pb::TrialSpec, trial_endpoint> {
@@ -141,7 +141,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         for (auto& r : *batch.mutable_reports()) {
           r.set_trial_id(t.id());
           if (!r.has_time())
-            *r.mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+            *r.mutable_time() = det::now();
           t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
           auto* latest =
               r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();

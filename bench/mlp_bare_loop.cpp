@@ -1,6 +1,7 @@
 // The baseline for the harness's overhead: the same model, data, batches and optimisation step as
 // builtin:mlp, in a bare LibTorch loop with no reporting and no progress bookkeeping.
 //   bench_mlp_bare --batches N [--dataset synthetic|fashion-mnist] [--batch-size 64] [--threads T]
+//                  [--warmup K]   (the first K batches are trained but not timed)
 
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
@@ -18,6 +19,7 @@ struct options {
   std::string dataset = "synthetic";
   int64_t batch_size = 64;
   int threads = 0;
+  int64_t warmup = 0;
 };
 
 int64_t to_integer(const std::string& flag, const std::string& value) {
@@ -45,11 +47,13 @@ options parse(int argc, char** argv) {
       o.dataset = value;
     } else if (flag == "--batch-size") {
       o.batch_size = to_integer(flag, value);
+    } else if (flag == "--warmup") {
+      o.warmup = to_integer(flag, value);
     } else if (flag == "--threads") {
       o.threads = static_cast<int>(to_integer(flag, value));
     } else {
       throw std::runtime_error("Unknown option " + flag +
-                               "; use --batches N --dataset synthetic|fashion-mnist --batch-size B --threads T.");
+                               "; use --batches N --dataset synthetic|fashion-mnist --batch-size B --threads T --warmup K.");
     }
   }
   return o;
@@ -74,11 +78,14 @@ int main(int argc, char** argv) {
 
     auto start = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < opts.batches; ++i) {
+      if (i == opts.warmup)
+        start = std::chrono::steady_clock::now();
       auto [inputs, labels] = batches.next();
       train_step(model, *optimizer, inputs, labels);
     }
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    std::printf("samples_per_second=%.1f\n", opts.batches * hparams.global_batch_size / took.count());
+    auto timed = opts.batches - std::min(opts.warmup, opts.batches);
+    std::printf("samples_per_second=%.1f\n", timed * hparams.global_batch_size / took.count());
     return 0;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";

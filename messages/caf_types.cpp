@@ -31,4 +31,11 @@ void enable_heartbeats(caf::actor_system_config& cfg) {
   cfg.set("middleman.connection-timeout", caf::timespan{5s});
 }
 
+void enable_quiet_scheduling(caf::actor_system_config& cfg) {
+  // CAF 0.17 defaults to 100 spinning polls, then 500 polls 50 us apart; its
+  // relaxed mode waits on a condition variable that enqueues wake at once.
+  cfg.set("work-stealing.aggressive-poll-attempts", size_t{4});
+  cfg.set("work-stealing.moderate-poll-attempts", size_t{4});
+}
+
 } // namespace det

@@ -16,4 +16,9 @@ void register_message_types(caf::actor_system_config& cfg);
 /// sends none is declared down by peers that expect them).
 void enable_heartbeats(caf::actor_system_config& cfg);
 
+/// Scheduler threads that go to sleep soon after their queue empties instead
+/// of spinning: a node shares its cores with training processes, which lose
+/// every cycle another process polls away.
+void enable_quiet_scheduling(caf::actor_system_config& cfg);
+
 } // namespace det

@@ -13,7 +13,7 @@
 #include <map>
 #include <unistd.h>
 
-#include <google/protobuf/util/time_util.h>
+#include "messages/timestamp.hpp"
 
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -212,7 +212,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         e->set_allocation_id(alloc);
         e->set_stream(stream);
         e->set_text(std::move(line));
-        *e->mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+        *e->mutable_time() = det::now();
         if (st.pending_logs.entries_size() >= max_log_batch) {
           flush_logs(self);
         } else if (!st.flush_scheduled) {
@@ -302,6 +302,7 @@ int run_agent(const agent_options& opts) {
   cfg.load<caf::io::middleman>();
   register_message_types(cfg);
   enable_heartbeats(cfg);
+  enable_quiet_scheduling(cfg);
   caf::actor_system sys{cfg};
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, self_executable());
   auto sig = wait_for_stop_signal();

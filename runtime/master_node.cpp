@@ -71,6 +71,7 @@ int run_master(const master_options& opts) {
   cfg.load<caf::io::middleman>();
   register_message_types(cfg);
   enable_heartbeats(cfg);
+  enable_quiet_scheduling(cfg);
   caf::actor_system sys{cfg};
 
   master_handles handles;

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <unistd.h>
 
-#include <google/protobuf/util/time_util.h>
+#include "messages/timestamp.hpp"
 
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
@@ -62,7 +62,7 @@ private:
       (*r->mutable_metrics())[k] = v;
     (*r->mutable_metrics())["batches"] = static_cast<double>(p.batches);
     (*r->mutable_metrics())["epochs"] = p.epochs;
-    *r->mutable_time() = google::protobuf::util::TimeUtil::GetCurrentTime();
+    *r->mutable_time() = det::now();
     std::string failure;
     self_->request(trial_, report_timeout, std::move(batch))
         .receive([](int64_t) {},
@@ -120,6 +120,7 @@ int run_worker(const worker_options& opts) {
   cfg.load<caf::io::middleman>();
   register_message_types(cfg);
   enable_heartbeats(cfg);
+  enable_quiet_scheduling(cfg);
   caf::actor_system sys{cfg};
   caf::expected<master_actor> master{caf::sec::invalid_argument};
   for (int i = 0; i < connect_attempts; ++i) {

@@ -118,6 +118,7 @@ int run_repl(int argc, char** argv) {
   cfg.load<caf::io::middleman>();
   register_message_types(cfg);
   enable_heartbeats(cfg);
+  enable_quiet_scheduling(cfg);
   caf::actor_system sys{cfg};
   auto master = sys.middleman().remote_actor<master_actor>(host, info.actor_port());
   if (!master) {

@@ -16,13 +16,13 @@ import urllib.request
 BIN = os.environ.get("DET_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
 
 
-def wait_for(predicate, timeout, what):
+def wait_for(predicate, timeout, what, interval=0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
-        time.sleep(0.1)
+        time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
@@ -153,9 +153,11 @@ class Cluster:
     def experiment(self, exp_id):
         return self.get(f"/api/v1/experiments/{exp_id}")
 
-    def wait_experiment(self, exp_id, states, timeout=300):
-        return wait_for(lambda: self.experiment(exp_id)["experiment"]["state"] in states and
-                        self.experiment(exp_id), timeout, f"experiment {exp_id} to reach {states}")
+    def wait_experiment(self, exp_id, states, timeout=300, interval=0.1):
+        def reached():
+            exp = self.experiment(exp_id)
+            return exp if exp["experiment"]["state"] in states else None
+        return wait_for(reached, timeout, f"experiment {exp_id} to reach {states}", interval)
 
     def trial_logs(self, trial_id):
         return [l["text"] for l in self.get(f"/api/v1/trials/{trial_id}/logs?limit=10000")["logs"]]
