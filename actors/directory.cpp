@@ -22,6 +22,51 @@ struct directory_state {
 using self_ptr = directory_actor::stateful_pointer<directory_state>;
 
 constexpr auto inspect_timeout = std::chrono::seconds(2);
+// CAF 0.17 slows down sharply with many pending requests per actor.
+constexpr std::size_t max_in_flight = 32;
+
+/// One `actors` listing in progress.
+struct actor_survey {
+  caf::typed_response_promise<std::string> rp;
+  std::vector<std::pair<key, caf::actor>> todo;
+  std::size_t next = 0;
+  std::size_t answered = 0;
+  std::map<key, std::string> mailbox;
+
+  void finish() {
+    std::ostringstream os;
+    os << "KIND         ID                 MAILBOX\n";
+    for (auto& [k, size] : mailbox)
+      os << pad(k.first, 13) << pad(k.second, 19) << size << "\n";
+    os << mailbox.size() << " live actors\n";
+    rp.deliver(os.str());
+  }
+
+  static std::string pad(const std::string& s, std::size_t width) {
+    return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
+  }
+};
+
+// The first line of every inspect answer is "mailbox: N".
+std::string mailbox_line(const std::string& text) {
+  auto line = text.substr(0, text.find('\n'));
+  auto colon = line.find(": ");
+  return colon == std::string::npos ? "?" : line.substr(colon + 2);
+}
+
+void ask_next(self_ptr self, std::shared_ptr<actor_survey> survey) {
+  auto [k, handle] = survey->todo[survey->next++];
+  auto done = [self, survey, k = k](std::string size) {
+    survey->mailbox[k] = std::move(size);
+    if (++survey->answered == survey->todo.size())
+      survey->finish();
+    else if (survey->next < survey->todo.size())
+      ask_next(self, survey);
+  };
+  self->request(handle, inspect_timeout, inspect_atom::value)
+      .then([=](const std::string& text) { done(mailbox_line(text)); },
+            [=](caf::error&) { done("(no answer)"); });
+}
 
 directory_actor::behavior_type directory_impl(self_ptr self) {
   self->set_down_handler([=](const caf::down_msg& dm) {
@@ -42,44 +87,20 @@ directory_actor::behavior_type directory_impl(self_ptr self) {
         return it == self->state.entries.end() ? caf::actor{} : it->second;
       },
       // Every actor reports its own mailbox length: the mailbox may only be read
-      // by the thread running the actor, so ask each one and gather the answers.
+      // by the thread running the actor, so ask each one, at most
+      // `max_in_flight` at a time, and gather the answers.
       [=](actors_atom) -> caf::result<std::string> {
-        auto rp = self->make_response_promise<std::string>();
-        auto rows = std::make_shared<std::map<key, std::string>>();
-        auto pending = std::make_shared<std::size_t>(self->state.entries.size());
-        auto finish = [rp, rows]() mutable {
-          std::ostringstream os;
-          os << "KIND         ID                 MAILBOX\n";
-          for (auto& [k, mailbox] : *rows) {
-            os << k.first << std::string(k.first.size() < 13 ? 13 - k.first.size() : 1, ' ')
-               << k.second << std::string(k.second.size() < 19 ? 19 - k.second.size() : 1, ' ')
-               << mailbox << "\n";
-          }
-          os << rows->size() << " live actors\n";
-          rp.deliver(os.str());
-        };
-        if (*pending == 0) {
-          finish();
-          return rp;
+        auto survey = std::make_shared<actor_survey>();
+        survey->rp = self->make_response_promise<std::string>();
+        for (auto& [k, handle] : self->state.entries)
+          survey->todo.emplace_back(k, handle);
+        if (survey->todo.empty()) {
+          survey->finish();
+          return survey->rp;
         }
-        for (auto& [k, handle] : self->state.entries) {
-          auto entry = k;
-          auto done = [=](std::string mailbox) mutable {
-            (*rows)[entry] = std::move(mailbox);
-            if (--*pending == 0)
-              finish();
-          };
-          self->request(handle, inspect_timeout, inspect_atom::value)
-              .then(
-                  [=](const std::string& text) mutable {
-                    auto pos = text.find('\n');
-                    auto line = text.substr(0, pos);
-                    auto colon = line.find(": ");
-                    done(colon == std::string::npos ? "?" : line.substr(colon + 2));
-                  },
-                  [=](caf::error&) mutable { done("(no answer)"); });
-        }
-        return rp;
+        for (std::size_t i = 0; i < max_in_flight && survey->next < survey->todo.size(); ++i)
+          ask_next(self, survey);
+        return survey->rp;
       },
       [=](inspect_atom, const std::string& kind, const std::string& id) -> caf::result<std::string> {
         auto it = self->state.entries.find({kind, id});

@@ -145,13 +145,7 @@ void check_length_units(const toml::table& root, diagnostics& diag, const experi
 
 experiment_config parse_experiment_config(std::string_view toml_text, std::string_view source_path) {
   diagnostics diag(source_path);
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, source_path);
-  } catch (const toml::parse_error& e) {
-    diag.add(e.source().begin, "", "TOML syntax error: " + std::string(e.description()));
-    diag.throw_if_any();
-  }
+  toml::table root = parse_document(toml_text, source_path, diag);
 
   table_reader reader(root, "", diag);
   experiment_config config;

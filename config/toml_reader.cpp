@@ -216,4 +216,14 @@ std::optional<length> read_length(table_reader& reader, std::string_view key, in
   return result;
 }
 
+toml::table parse_document(std::string_view toml_text, std::string_view source_path, diagnostics& diag) {
+  try {
+    return toml::parse(toml_text, source_path);
+  } catch (const toml::parse_error& e) {
+    diag.add(e.source().begin, "", "TOML syntax error: " + std::string(e.description()));
+    diag.throw_if_any();
+  }
+  return {};
+}
+
 } // namespace det::config::detail

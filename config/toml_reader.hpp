@@ -37,6 +37,9 @@ class diagnostics {
   std::vector<entry> entries_;
 };
 
+/// Parses a whole TOML document; a syntax error becomes a config_error at its position.
+toml::table parse_document(std::string_view toml_text, std::string_view source_path, diagnostics& diag);
+
 /// How an error names the kind of a value it found: "an integer", "a string", ...
 std::string describe(const toml::node& node);
 

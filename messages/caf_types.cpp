@@ -3,9 +3,17 @@
 #include <chrono>
 
 #include "caf/actor_system_config.hpp"
+#include "caf/io/middleman.hpp"
 #include "messages/interfaces.hpp"
 
 namespace det {
+
+void configure_node(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  register_message_types(cfg);
+  enable_heartbeats(cfg);
+  enable_quiet_scheduling(cfg);
+}
 
 void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<pb::AgentHello>("det.pb.AgentHello")

@@ -7,6 +7,10 @@ class actor_system_config;
 
 namespace det {
 
+/// Everything a det node's actor system needs: the network layer, the
+/// registered types, heartbeats and quiet scheduling. Call it on every node.
+void configure_node(caf::actor_system_config& cfg);
+
 /// Adds the protobuf messages and typed actor handles of messages/interfaces.hpp
 /// to `cfg`; call it before constructing the actor system on every node.
 void register_message_types(caf::actor_system_config& cfg);

@@ -299,10 +299,7 @@ int run_agent(const agent_options& opts) {
   auto [host, port] = split_host_port(opts.master, "--master");
   auto info = describe_machine(opts);
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
-  register_message_types(cfg);
-  enable_heartbeats(cfg);
-  enable_quiet_scheduling(cfg);
+  configure_node(cfg);
   caf::actor_system sys{cfg};
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, self_executable());
   auto sig = wait_for_stop_signal();

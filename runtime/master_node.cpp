@@ -68,10 +68,7 @@ int run_master(const master_options& opts) {
               << std::endl;
 
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
-  register_message_types(cfg);
-  enable_heartbeats(cfg);
-  enable_quiet_scheduling(cfg);
+  configure_node(cfg);
   caf::actor_system sys{cfg};
 
   master_handles handles;

@@ -117,10 +117,7 @@ int run_worker(const worker_options& opts) {
   std::signal(SIGTERM, on_stop_signal);
   auto [host, port] = split_host_port(opts.master, "--master");
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
-  register_message_types(cfg);
-  enable_heartbeats(cfg);
-  enable_quiet_scheduling(cfg);
+  configure_node(cfg);
   caf::actor_system sys{cfg};
   caf::expected<master_actor> master{caf::sec::invalid_argument};
   for (int i = 0; i < connect_attempts; ++i) {

@@ -115,10 +115,7 @@ int run_repl(int argc, char** argv) {
   auto host = host_of(url);
 
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
-  register_message_types(cfg);
-  enable_heartbeats(cfg);
-  enable_quiet_scheduling(cfg);
+  configure_node(cfg);
   caf::actor_system sys{cfg};
   auto master = sys.middleman().remote_actor<master_actor>(host, info.actor_port());
   if (!master) {
