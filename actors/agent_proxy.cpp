@@ -25,7 +25,25 @@ struct agent_proxy_state {
   pb::Agent info;
   agent_actor remote;
   master_handles handles;
+  caf::actor_addr self_address;
   std::map<std::string, container> containers;  // by allocation id
+
+  // Runs when the proxy exits (CAF destroys the state before attached
+  // functors run): the agent is gone, and so is every container on it.
+  ~agent_proxy_state() {
+    if (!handles.persistence)
+      return;
+    info.set_connected(false);
+    caf::anon_send(handles.persistence, update_atom::value, info);
+    caf::anon_send(handles.pool(info.resource_pool()), remove_atom::value, info.id(), self_address);
+    for (auto& [id, c] : containers) {
+      pb::ContainerExited lost;
+      lost.set_allocation_id(id);
+      lost.set_exit_code(-1);
+      lost.set_message("agent " + info.id() + " was lost while the container was running");
+      caf::anon_send(c.allocation, std::move(lost));
+    }
+  }
 };
 
 using self_ptr = agent_proxy_actor::stateful_pointer<agent_proxy_state>;
@@ -50,6 +68,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
   *st.info.mutable_registered_time() = det::now();
   st.remote = std::move(remote);
   st.handles = std::move(handles);
+  st.self_address = self->address();
   self->monitor(st.remote);
   self->send(st.handles.persistence, update_atom::value, st.info);
   std::vector<int32_t> slots;
@@ -61,19 +80,6 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
     if (dm.source != self->state.remote.address())
       return;
     self->quit(dm.reason);
-  });
-  self->attach_functor([=] {
-    auto& st = self->state;
-    st.info.set_connected(false);
-    caf::anon_send(st.handles.persistence, update_atom::value, st.info);
-    caf::anon_send(st.handles.pool(st.info.resource_pool()), remove_atom::value, st.info.id());
-    for (auto& [id, c] : st.containers) {
-      pb::ContainerExited lost;
-      lost.set_allocation_id(id);
-      lost.set_exit_code(-1);
-      lost.set_message("agent " + st.info.id() + " was lost while the container was running");
-      caf::anon_send(c.allocation, std::move(lost));
-    }
   });
   return {
       [=](launch_atom, pb::StartContainer& start, caf::actor allocation) {

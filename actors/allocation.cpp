@@ -25,7 +25,7 @@ struct allocation_state {
   std::string agent_id;
   std::vector<int32_t> slot_ids;
   std::string phase = "requested";
-  int32_t pending_kill = 0;  // signal to send once the container exists
+  int32_t pending_kill = 0;  // killed while still waiting for slots
 };
 
 using self_ptr = allocation_actor::stateful_pointer<allocation_state>;
@@ -40,6 +40,15 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
                                                 int32_t slots, caf::actor trial_handle,
                                                 resource_pool_actor pool) {
   auto& st = self->state;
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    if (dm.source != self->state.agent.address())
+      return;
+    pb::ContainerExited lost;
+    lost.set_allocation_id(self->state.id);
+    lost.set_exit_code(-1);
+    lost.set_message("agent " + self->state.agent_id + " was lost");
+    finish(self, std::move(lost));
+  });
   st.id = std::move(id);
   st.trial = std::move(trial);
   st.slots = slots;
@@ -52,6 +61,16 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
           [=](const std::string& agent_id, const std::vector<int32_t>& slot_ids,
               agent_proxy_actor agent) {
             auto& st = self->state;
+            if (st.pending_kill != 0) {  // killed while the placement was on its way
+              pb::ContainerExited exited;
+              exited.set_allocation_id(st.id);
+              exited.set_exit_code(-1);
+              exited.set_message("the allocation was killed before its container started");
+              finish(self, std::move(exited));
+              return;
+            }
+            // Until the proxy knows our container, only its death can tell us it is gone.
+            self->monitor(agent);
             st.agent_id = agent_id;
             st.slot_ids = slot_ids;
             st.agent = agent;
@@ -64,12 +83,6 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
               start.add_slot_ids(s);
             self->send(agent, launch_atom::value, std::move(start),
                        caf::actor_cast<caf::actor>(self));
-            if (st.pending_kill != 0) {
-              pb::KillContainer kill;
-              kill.set_allocation_id(st.id);
-              kill.set_signal(st.pending_kill);
-              self->send(agent, std::move(kill));
-            }
           },
           [=](caf::error&) {
             pb::ContainerExited exited;

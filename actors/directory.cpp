@@ -17,6 +17,15 @@ struct directory_state {
   static inline const char* name = "directory";
   std::map<key, caf::actor> entries;
   std::map<caf::actor_addr, key> by_address;
+
+  // The directory exits last but one (before persistence) when the master
+  // stops: it takes every experiment, trial, allocation and agent with it,
+  // or the actor system would wait for them forever.
+  ~directory_state() {
+    for (auto& [k, handle] : entries)
+      if (k.first != "persistence")
+        caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
+  }
 };
 
 using self_ptr = directory_actor::stateful_pointer<directory_state>;
@@ -73,7 +82,10 @@ directory_actor::behavior_type directory_impl(self_ptr self) {
     auto it = self->state.by_address.find(dm.source);
     if (it == self->state.by_address.end())
       return;
-    self->state.entries.erase(it->second);
+    // A re-registered agent's new proxy may already hold the name.
+    auto entry = self->state.entries.find(it->second);
+    if (entry != self->state.entries.end() && entry->second.address() == dm.source)
+      self->state.entries.erase(entry);
     self->state.by_address.erase(it);
   });
   return {

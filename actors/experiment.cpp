@@ -88,6 +88,12 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
             auto& st = self->state;
             auto& entry = st.trials[c.request_id];
             if (id == 0 || st.killed) {
+              if (id != 0) {  // the row exists: it must not stay QUEUED
+                t.set_id(id);
+                t.set_state(pb::STATE_CANCELED);
+                *t.mutable_end_time() = det::now();
+                self->send(st.handles.persistence, update_atom::value, t);
+              }
               entry.exited = true;
               close_failed(self, c.request_id);
               return;

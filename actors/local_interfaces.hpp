@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "caf/actor.hpp"
+#include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
 #include "messages/interfaces.hpp"
 
@@ -83,7 +84,7 @@ using resource_pool_actor = caf::typed_actor<
                                                                    agent_proxy_actor>,
     caf::reacts_to<release_atom, std::string>,
     caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor>,
-    caf::reacts_to<remove_atom, std::string>,
+    caf::reacts_to<remove_atom, std::string, caf::actor_addr>,  // agent id, its proxy
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// Knows every agent that registered; spawns their master-side proxies.

@@ -25,6 +25,11 @@ caf::error failure(std::string sentence) {
   return caf::make_error(caf::sec::runtime_error, std::move(sentence));
 }
 
+/// The user's input is wrong (the gateway answers 400 rather than 500).
+caf::error rejection(std::string sentence) {
+  return caf::make_error(caf::sec::invalid_argument, std::move(sentence));
+}
+
 master_front_actor::behavior_type front_impl(self_ptr self, master_handles handles,
                                              directory_actor directory) {
   self->state.handles = std::move(handles);
@@ -61,7 +66,7 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         try {
           plan = make_experiment_plan(req.config(), req.config_path());
         } catch (const std::exception& e) {
-          return failure(e.what());
+          return rejection(e.what());
         }
         auto& cfg = *plan.config;
         pb::Experiment exp;

@@ -27,6 +27,38 @@ struct persistence_state {
   int64_t log_lines_written = 0;
   int64_t failures = 0;
   bool tick_scheduled = false;
+
+  // A failed write is reported and dropped rather than retried forever: the
+  // actor must keep serving the cluster even when one batch is rejected.
+  template <class F>
+  void guarded(const char* what, F&& f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      ++failures;
+      std::cerr << "persistence: " << what << " failed: " << e.what() << std::endl;
+    }
+  }
+
+  void flush() {
+    if (!metrics.empty()) {
+      guarded("writing metrics", [&] { db->write_metrics(metrics); });
+      metric_reports_written += static_cast<int64_t>(metrics.size());
+      metrics.clear();
+    }
+    if (!logs.empty()) {
+      guarded("writing logs", [&] { db->write_logs(logs); });
+      log_lines_written += static_cast<int64_t>(logs.size());
+      logs.clear();
+    }
+  }
+
+  // CAF destroys the state when the actor exits (before attached functors
+  // run), so the last rows are written here.
+  ~persistence_state() {
+    if (db)
+      flush();
+  }
 };
 
 using self_ptr = persistence_actor::stateful_pointer<persistence_state>;
@@ -35,36 +67,10 @@ bool is_terminal(pb::State s) {
   return s == pb::STATE_COMPLETED || s == pb::STATE_CANCELED || s == pb::STATE_ERROR;
 }
 
-// A failed write is reported and dropped rather than retried forever: the
-// actor must keep serving the cluster even when one batch is rejected.
-template <class F>
-void guarded(self_ptr self, const char* what, F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    ++self->state.failures;
-    std::cerr << "persistence: " << what << " failed: " << e.what() << std::endl;
-  }
-}
-
-void flush(self_ptr self) {
-  auto& st = self->state;
-  if (!st.metrics.empty()) {
-    guarded(self, "writing metrics", [&] { st.db->write_metrics(st.metrics); });
-    st.metric_reports_written += static_cast<int64_t>(st.metrics.size());
-    st.metrics.clear();
-  }
-  if (!st.logs.empty()) {
-    guarded(self, "writing logs", [&] { st.db->write_logs(st.logs); });
-    st.log_lines_written += static_cast<int64_t>(st.logs.size());
-    st.logs.clear();
-  }
-}
-
 void schedule_flush(self_ptr self) {
   auto& st = self->state;
   if (st.metrics.size() + st.logs.size() >= flush_threshold) {
-    flush(self);
+    st.flush();
     return;
   }
   if (!st.tick_scheduled) {
@@ -76,34 +82,33 @@ void schedule_flush(self_ptr self) {
 persistence_actor::behavior_type persistence_impl(self_ptr self,
                                                   std::shared_ptr<storage::database> db) {
   self->state.db = std::move(db);
-  self->attach_functor([self] { flush(self); });
   return {
       [=](create_atom, pb::Experiment& e) -> int64_t {
         int64_t id = 0;
-        guarded(self, "creating an experiment", [&] { id = self->state.db->insert_experiment(e); });
+        self->state.guarded("creating an experiment", [&] { id = self->state.db->insert_experiment(e); });
         return id;
       },
       [=](create_atom, pb::Trial& t) -> int64_t {
         int64_t id = 0;
-        guarded(self, "creating a trial", [&] { id = self->state.db->insert_trial(t); });
+        self->state.guarded("creating a trial", [&] { id = self->state.db->insert_trial(t); });
         return id;
       },
       [=](update_atom, pb::Experiment& e) {
-        guarded(self, "updating an experiment", [&] {
+        self->state.guarded("updating an experiment", [&] {
           self->state.db->set_experiment_state(e.id(), e.state(), is_terminal(e.state()));
         });
       },
       [=](update_atom, pb::Trial& t) {
         // Metrics of a trial must land before its final state does.
-        flush(self);
-        guarded(self, "updating a trial", [&] {
+        self->state.flush();
+        self->state.guarded("updating a trial", [&] {
           self->state.db->set_trial_state(t.id(), t.state(), is_terminal(t.state()),
                                           t.exit_reason());
           self->state.db->set_trial_restarts(t.id(), t.restarts());
         });
       },
       [=](update_atom, pb::Agent& a) {
-        guarded(self, "saving an agent", [&] { self->state.db->upsert_agent(a); });
+        self->state.guarded("saving an agent", [&] { self->state.db->upsert_agent(a); });
       },
       [=](pb::MetricBatch& batch) -> int64_t {
         auto n = static_cast<int64_t>(batch.reports_size());
@@ -118,16 +123,16 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         schedule_flush(self);
       },
       [=](flush_atom) -> int64_t {
-        flush(self);
+        self->state.flush();
         return self->state.metric_reports_written;
       },
       [=](tick_atom) {
         self->state.tick_scheduled = false;
-        flush(self);
+        self->state.flush();
       },
       [=](list_atom) -> pb::GetExperimentsResponse {
         pb::GetExperimentsResponse out;
-        guarded(self, "listing experiments", [&] {
+        self->state.guarded("listing experiments", [&] {
           for (auto& e : self->state.db->list_experiments())
             *out.add_experiments() = std::move(e);
         });
@@ -135,7 +140,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
       },
       [=](get_atom, experiment_id id) -> pb::GetExperimentResponse {
         pb::GetExperimentResponse out;
-        guarded(self, "reading an experiment", [&] {
+        self->state.guarded("reading an experiment", [&] {
           if (auto e = self->state.db->get_experiment(id.value)) {
             *out.mutable_experiment() = std::move(*e);
             for (auto& t : self->state.db->trials_of(id.value))
@@ -146,25 +151,25 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
       },
       [=](get_atom, trial_id id) -> pb::GetTrialResponse {
         pb::GetTrialResponse out;
-        guarded(self, "reading a trial", [&] {
+        self->state.guarded("reading a trial", [&] {
           if (auto t = self->state.db->get_trial(id.value))
             *out.mutable_trial() = std::move(*t);
         });
         return out;
       },
       [=](metrics_atom, trial_id id, const std::string& group) -> pb::GetTrialMetricsResponse {
-        flush(self);
+        self->state.flush();
         pb::GetTrialMetricsResponse out;
-        guarded(self, "reading metrics", [&] {
+        self->state.guarded("reading metrics", [&] {
           for (auto& m : self->state.db->trial_metrics(id.value, group))
             *out.add_metrics() = std::move(m);
         });
         return out;
       },
       [=](logs_atom, trial_id id, int64_t after, int32_t limit) -> pb::TrialLogsResponse {
-        flush(self);
+        self->state.flush();
         pb::TrialLogsResponse out;
-        guarded(self, "reading logs", [&] {
+        self->state.guarded("reading logs", [&] {
           for (auto& l : self->state.db->trial_logs(id.value, after, limit))
             *out.add_logs() = std::move(l);
         });

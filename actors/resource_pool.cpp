@@ -62,7 +62,11 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, std::string name) {
         self->state.agents[agent_id] = std::move(proxy);
         schedule(self);
       },
-      [=](remove_atom, const std::string& agent_id) {
+      [=](remove_atom, const std::string& agent_id, const caf::actor_addr& proxy) {
+        // A proxy replaced by a re-registration must not remove its successor.
+        auto it = self->state.agents.find(agent_id);
+        if (it == self->state.agents.end() || it->second.address() != proxy)
+          return;
         // The proxy tells each of the agent's allocations that it was lost.
         self->state.policy.remove_agent(agent_id);
         self->state.agents.erase(agent_id);

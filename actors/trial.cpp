@@ -166,7 +166,8 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](pb::ContainerStarted& started) {
         log_line(self, "container started on allocation " + started.allocation_id() + " (pid " +
                            std::to_string(started.pid()) + ")");
-        set_state(self, pb::STATE_STARTING);
+        if (trial(self).state() == pb::STATE_QUEUED)  // the worker's hello may come first
+          set_state(self, pb::STATE_STARTING);
       },
       [=](pb::ContainerExited& e) { on_container_exit(self, e); },
       [=](update_atom, const std::string& unit, int64_t length) {

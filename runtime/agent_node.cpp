@@ -65,6 +65,15 @@ struct agent_process_state {
   pb::LogBatch pending_logs;
   bool flush_scheduled = false;
   bool announced_wait = false;
+
+  void kill_all_containers() const {
+    for (auto& [id, c] : containers)
+      c.process->signal(SIGKILL);
+  }
+
+  // Runs when the agent stops (CAF destroys the state before attached
+  // functors run): no worker outlives its agent.
+  ~agent_process_state() { kill_all_containers(); }
 };
 
 using self_ptr = agent_process_actor::stateful_pointer<agent_process_state>;
@@ -80,6 +89,10 @@ void flush_logs(self_ptr self) {
 
 void connect(self_ptr self) {
   auto& st = self->state;
+  if (!st.containers.empty()) {  // workers of the lost master are still exiting
+    self->delayed_send(self, retry_delay / 10, connect_atom::value);
+    return;
+  }
   // remote_actor blocks; this actor is detached, so only it waits.
   auto master = self->system().middleman().remote_actor<master_actor>(st.master_host, st.master_port);
   if (!master) {
@@ -177,14 +190,14 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
     if (dm.source != st.master.address())
       return;
     std::cerr << "agent " << st.info.id() << ": lost the master ("
-              << self->system().render(dm.reason) << "); reconnecting" << std::endl;
+              << self->system().render(dm.reason) << "); stopping " << st.containers.size()
+              << " workers and reconnecting" << std::endl;
+    // The master has given up on these workers; their slots must be free
+    // before this agent offers them again.
+    st.kill_all_containers();
     st.master = nullptr;
     st.endpoint = nullptr;
     self->delayed_send(self, retry_delay, connect_atom::value);
-  });
-  self->attach_functor([=] {
-    for (auto& [id, c] : self->state.containers)
-      c.process->signal(SIGKILL);
   });
   self->send(self, connect_atom::value);
   return {

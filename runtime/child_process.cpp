@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <thread>
@@ -65,44 +66,79 @@ void pump(int out_fd, int err_fd, const child_process::line_handler& on_line) {
 std::shared_ptr<child_process> child_process::start(const std::vector<std::string>& argv,
                                                     const std::map<std::string, std::string>& env,
                                                     line_handler on_line, exit_handler on_exit) {
-  int out[2], err[2], status[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
-      ::pipe2(status, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("cannot create pipes for a worker: ") +
-                             std::strerror(errno));
+  // Everything the child needs is built before fork: after it, a child of a
+  // multithreaded process may only make async-signal-safe calls.
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv{*e};
+    auto eq = kv.find('=');
+    if (eq != std::string::npos)
+      merged[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (auto& [k, v] : env)
+    merged[k] = v;
+  std::vector<std::string> env_strings;
+  for (auto& [k, v] : merged)
+    env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& kv : env_strings)
+    envp.push_back(const_cast<char*>(kv.c_str()));
+  envp.push_back(nullptr);
   std::vector<char*> args;
   for (auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+
+  int fds[6] = {-1, -1, -1, -1, -1, -1};  // stdout, stderr, exec status: read/write ends
+  auto close_all = [&] {
+    for (int& fd : fds)
+      close_fd(fd);
+  };
+  if (::pipe2(fds, O_CLOEXEC) != 0 || ::pipe2(fds + 2, O_CLOEXEC) != 0 ||
+      ::pipe2(fds + 4, O_CLOEXEC) != 0) {
+    auto e = errno;
+    close_all();
+    throw std::runtime_error(std::string("cannot create pipes for a worker: ") + std::strerror(e));
+  }
+  int* out = fds;
+  int* err = fds + 2;
+  int* status = fds + 4;
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0)
-    throw std::runtime_error(std::string("cannot fork a worker: ") + std::strerror(errno));
+  if (pid < 0) {
+    auto e = errno;
+    close_all();
+    throw std::runtime_error(std::string("cannot fork a worker: ") + std::strerror(e));
+  }
   if (pid == 0) {
     // Agents block SIGTERM for their own sigwait; the worker must receive it.
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // A worker never outlives the agent thread that started it, even when the
+    // agent is killed with SIGKILL.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(127);
     ::setpgid(0, 0);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
-    for (auto& [k, v] : env)
-      ::setenv(k.c_str(), v.c_str(), 1);
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     int e = errno;
     auto ignored = ::write(status[1], &e, sizeof e);
     (void)ignored;
     ::_exit(127);
   }
-  ::close(out[1]);
-  ::close(err[1]);
-  ::close(status[1]);
+  close_fd(out[1]);
+  close_fd(err[1]);
+  close_fd(status[1]);
   int exec_errno = 0;
   auto n = ::read(status[0], &exec_errno, sizeof exec_errno);
-  ::close(status[0]);
+  close_fd(status[0]);
   if (n == sizeof exec_errno) {
     ::waitpid(pid, nullptr, 0);
-    ::close(out[0]);
-    ::close(err[0]);
+    close_fd(out[0]);
+    close_fd(err[0]);
     throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(exec_errno));
   }
   std::thread([pid, out_fd = out[0], err_fd = err[0], on_line = std::move(on_line),

@@ -1,6 +1,8 @@
 #include "runtime/http_gateway.hpp"
 
+#include <charconv>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -34,6 +36,19 @@ std::string sentence_of(caf::actor_system& sys, const caf::error& e) {
   if (ctx.match_elements<std::string>())
     return ctx.get_as<std::string>(0);
   return "the master could not answer: " + sys.render(e);
+}
+
+int status_of(const caf::error& e) {
+  return e == caf::sec::invalid_argument ? 400 : 500;
+}
+
+/// Ids in paths are matched by \d+; one too large for int64 names nothing.
+std::optional<int64_t> parse_id(const std::string& text) {
+  int64_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    return std::nullopt;
+  return id;
 }
 
 } // namespace
@@ -100,7 +115,7 @@ struct http_gateway::impl {
     caf::scoped_actor self{sys};
     self->request(front, actor_timeout, std::move(body))
         .receive([&](pb::CreateExperimentResponse& r) { reply_json(res, r); },
-                 [&](caf::error& e) { reply_error(res, 400, sentence_of(sys, e)); });
+                 [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
   }
 
   void kill_experiment(int64_t id, httplib::Response& res) {
@@ -139,32 +154,35 @@ struct http_gateway::impl {
     });
     server.Get(R"(/api/v1/experiments/(\d+))",
                [this](const httplib::Request& req, httplib::Response& res) {
-                 auto id = std::stoll(req.matches[1]);
+                 auto id = parse_id(req.matches[1]).value_or(0);
                  ask_found<pb::GetExperimentResponse>(
                      res, [](auto& r) { return r.experiment().id() != 0; },
-                     "experiment " + std::to_string(id) + " not found", handles.persistence,
+                     "experiment " + req.matches[1].str() + " not found", handles.persistence,
                      get_atom::value, experiment_id{id});
                });
     server.Post(R"(/api/v1/experiments/(\d+)/kill)",
                 [this](const httplib::Request& req, httplib::Response& res) {
-                  kill_experiment(std::stoll(req.matches[1]), res);
+                  if (auto id = parse_id(req.matches[1]))
+                    kill_experiment(*id, res);
+                  else
+                    reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
                 });
     server.Get(R"(/api/v1/trials/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
-      auto id = std::stoll(req.matches[1]);
+      auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(
-          res, [](auto& r) { return r.trial().id() != 0; }, "trial " + std::to_string(id) + " not found",
+          res, [](auto& r) { return r.trial().id() != 0; }, "trial " + req.matches[1].str() + " not found",
           handles.persistence, get_atom::value, trial_id{id});
     });
     server.Get(R"(/api/v1/trials/(\d+)/metrics)",
                [this](const httplib::Request& req, httplib::Response& res) {
-                 auto id = std::stoll(req.matches[1]);
+                 auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
                  ask<pb::GetTrialMetricsResponse>(res, handles.persistence, metrics_atom::value,
                                                   trial_id{id}, group);
                });
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
                [this](const httplib::Request& req, httplib::Response& res) {
-                 auto id = std::stoll(req.matches[1]);
+                 auto id = parse_id(req.matches[1]).value_or(0);
                  int64_t after = 0;
                  int32_t limit = 1000;
                  try {
@@ -181,6 +199,17 @@ struct http_gateway::impl {
     server.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
       ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
     });
+    server.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "unknown error";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          reply_error(res, 500, "the master failed to answer: " + what);
+        });
     server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (res.status == 404 && res.body.empty())
         reply_error(res, 404, "no such route: " + req.method + " " + req.path);

@@ -103,8 +103,18 @@ int run_master(const master_options& opts) {
   caf::anon_send_exit(handles.registry, caf::exit_reason::user_shutdown);
   for (auto& [name, pool] : handles.pools)
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  // The directory takes every experiment, trial, allocation and agent proxy
+  // with it; persistence goes last, after writing what it buffered.
   caf::anon_send_exit(directory, caf::exit_reason::user_shutdown);
-  // Persistence goes last and flushes what it buffered on its way out.
+  {
+    caf::scoped_actor self{sys};
+    self->request(handles.persistence, std::chrono::seconds(30), flush_atom::value)
+        .receive([](int64_t) {},
+                 [&](caf::error& e) {
+                   std::cerr << "master: the last metrics may be lost: " << sys.render(e)
+                             << std::endl;
+                 });
+  }
   caf::anon_send_exit(handles.persistence, caf::exit_reason::user_shutdown);
   return 0;
 }
