@@ -8,7 +8,7 @@
                      p95 over N runs, and p50 / the bare loop's process start to
                      its first trained batch.
 
-Usage: bench/cluster_bench.py [--batches 3000] [--rounds 3] [--runs 20]
+Usage: bench/cluster_bench.py [--batches 3000] [--rounds 7] [--runs 20]
 (DET_BIN_DIR defaults to build/bin.)
 """
 
@@ -76,13 +76,17 @@ def det_samples_per_second(c, batches):
 
 
 def harness_overhead(c, batches, rounds):
+    # Each det run is bracketed by a bare run before and after it, so that
+    # the drift of a shared machine's speed hits both sides of a ratio alike.
     ratios = []
     for r in range(rounds):
-        bare = bare_samples_per_second(batches)
+        before = bare_samples_per_second(batches)
         inside = det_samples_per_second(c, batches)
+        after = bare_samples_per_second(batches)
+        bare = (before + after) / 2
         ratios.append(inside / bare)
-        print(f"  round {r + 1}: bare {bare:.0f} samples/s, inside det {inside:.0f} samples/s, "
-              f"ratio {inside / bare:.3f}", flush=True)
+        print(f"  round {r + 1}: bare {before:.0f} / {after:.0f} samples/s, inside det "
+              f"{inside:.0f} samples/s, ratio {inside / bare:.3f}", flush=True)
     return statistics.median(ratios)
 
 
@@ -117,7 +121,7 @@ def percentile(values, p):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batches", type=int, default=3000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
     c = Cluster(agents=1).start()

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 #include "messages/timestamp.hpp"
@@ -32,8 +33,10 @@ extern "C" void on_stop_signal(int) {
   stop_requested = true;
 }
 
-/// Sends each report to the trial actor and waits for its acknowledgement, so
-/// a worker never runs ahead of what the master has taken in.
+/// Sends each report to the trial actor without stopping training: at most
+/// one report is in flight, and its acknowledgement is collected before the
+/// next one goes out, so a worker never runs more than one report ahead of
+/// what the master has taken in.
 class actor_reporter final : public harness::reporter {
 public:
   actor_reporter(caf::scoped_actor& self, trial_endpoint trial, int64_t trial_id)
@@ -49,8 +52,24 @@ public:
   void log(const std::string& line) override { std::cout << line << std::endl; }
   bool should_stop() override { return stop_requested.load(std::memory_order_relaxed); }
 
+  /// Waits for the report still in flight, if any; throws if the master refused it.
+  void drain() {
+    if (!pending_)
+      return;
+    std::string failure;
+    pending_->receive([](int64_t) {}, [&](caf::error& e) { failure = self_->system().render(e); });
+    pending_.reset();
+    if (!failure.empty())
+      throw std::runtime_error("the master did not take the " + pending_group_ +
+                               " metrics: " + failure);
+  }
+
 private:
+  using pending_request = decltype(std::declval<caf::scoped_actor&>()->request(
+      std::declval<const trial_endpoint&>(), report_timeout, std::declval<pb::MetricBatch>()));
+
   void send(const char* group, const harness::progress& p, const std::map<std::string, double>& m) {
+    drain();
     pb::MetricBatch batch;
     auto* r = batch.add_reports();
     r->set_trial_id(trial_id_);
@@ -63,18 +82,15 @@ private:
     (*r->mutable_metrics())["batches"] = static_cast<double>(p.batches);
     (*r->mutable_metrics())["epochs"] = p.epochs;
     *r->mutable_time() = det::now();
-    std::string failure;
-    self_->request(trial_, report_timeout, std::move(batch))
-        .receive([](int64_t) {},
-                 [&](caf::error& e) { failure = self_->system().render(e); });
-    if (!failure.empty())
-      throw std::runtime_error("the master did not take the " + std::string(group) +
-                               " metrics: " + failure);
+    pending_group_ = group;
+    pending_.emplace(self_->request(trial_, report_timeout, std::move(batch)));
   }
 
   caf::scoped_actor& self_;
   trial_endpoint trial_;
   int64_t trial_id_;
+  std::optional<pending_request> pending_;
+  std::string pending_group_;
 };
 
 harness::unit to_harness(config::length_unit u) {
@@ -160,6 +176,7 @@ int run_worker(const worker_options& opts) {
               << spec.hparams() << std::endl;
     actor_reporter reporter{self, trial, spec.trial_id()};
     harness::run_trial(plan, reporter);
+    reporter.drain();
     exit.set_success(true);
     std::cout << "trial " << spec.trial_id()
               << (stop_requested ? ": stopped on request" : ": finished training") << std::endl;
