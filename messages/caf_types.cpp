@@ -2,11 +2,21 @@
 
 #include <chrono>
 
+#include "caf/actor_system.hpp"
 #include "caf/actor_system_config.hpp"
+#include "caf/error.hpp"
+#include "caf/message.hpp"
 #include "caf/io/middleman.hpp"
 #include "messages/interfaces.hpp"
 
 namespace det {
+
+std::string error_sentence(caf::actor_system& sys, const caf::error& e) {
+  auto& ctx = e.context();
+  if (ctx.match_elements<std::string>())
+    return ctx.get_as<std::string>(0);
+  return sys.render(e);
+}
 
 void configure_node(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();

@@ -1,8 +1,12 @@
 #pragma once
 // One place registers every type that crosses a process boundary with CAF.
 
+#include <string>
+
 namespace caf {
+class actor_system;
 class actor_system_config;
+class error;
 }
 
 namespace det {
@@ -24,5 +28,9 @@ void enable_heartbeats(caf::actor_system_config& cfg);
 /// of spinning: a node shares its cores with training processes, which lose
 /// every cycle another process polls away.
 void enable_quiet_scheduling(caf::actor_system_config& cfg);
+
+/// The sentence an actor put into an error it answered with, or CAF's
+/// rendering of the error when it carries none.
+std::string error_sentence(caf::actor_system& sys, const caf::error& e);
 
 } // namespace det

@@ -7,6 +7,7 @@
 //
 // Reconnecting re-sends the hello, so an agent rejoins a restarted master.
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -43,6 +44,9 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<force_atom, std::string>>;
 
 constexpr auto retry_delay = std::chrono::seconds(1);
+
+/// Set when the master refused the registration; the agent then exits with 1.
+std::atomic<bool> refused{false};
 constexpr auto hello_timeout = std::chrono::seconds(10);
 constexpr auto log_flush_delay = std::chrono::milliseconds(50);
 constexpr auto kill_grace = std::chrono::seconds(30);
@@ -122,8 +126,16 @@ void connect(self_ptr self) {
                       << std::endl;
           },
           [=](caf::error& err) {
-            std::cerr << "agent: the master did not accept the registration: "
-                      << self->system().render(err) << "; retrying" << std::endl;
+            if (err == caf::sec::invalid_argument) {
+              // A refusal: this agent's settings are wrong, retrying cannot help.
+              std::cerr << "agent: the master refused this agent: "
+                        << error_sentence(self->system(), err) << std::endl;
+              refused = true;
+              ::kill(::getpid(), SIGTERM);
+              return;
+            }
+            std::cerr << "agent: the master did not answer the registration ("
+                      << error_sentence(self->system(), err) << "); retrying" << std::endl;
             self->state.master = nullptr;
             self->delayed_send(self, retry_delay, connect_atom::value);
           });
@@ -316,9 +328,10 @@ int run_agent(const agent_options& opts) {
   caf::actor_system sys{cfg};
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, self_executable());
   auto sig = wait_for_stop_signal();
-  std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;
+  if (!refused)
+    std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;
   caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
-  return 0;
+  return refused ? 1 : 0;
 }
 
 } // namespace det::runtime

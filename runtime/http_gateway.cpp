@@ -10,6 +10,7 @@
 
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
+#include "messages/caf_types.hpp"
 #include "messages/json.hpp"
 #include "messages/version.hpp"
 
@@ -34,7 +35,7 @@ void reply_error(httplib::Response& res, int status, const std::string& sentence
 std::string sentence_of(caf::actor_system& sys, const caf::error& e) {
   auto& ctx = e.context();
   if (ctx.match_elements<std::string>())
-    return ctx.get_as<std::string>(0);
+    return error_sentence(sys, e);
   return "the master could not answer: " + sys.render(e);
 }
 

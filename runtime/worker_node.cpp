@@ -57,7 +57,8 @@ public:
     if (!pending_)
       return;
     std::string failure;
-    pending_->receive([](int64_t) {}, [&](caf::error& e) { failure = self_->system().render(e); });
+    pending_->receive([](int64_t) {},
+                      [&](caf::error& e) { failure = error_sentence(self_->system(), e); });
     pending_.reset();
     if (!failure.empty())
       throw std::runtime_error("the master did not take the " + pending_group_ +
@@ -161,7 +162,7 @@ int run_worker(const worker_options& opts) {
             spec = std::move(s);
             trial = std::move(t);
           },
-          [&](caf::error& e) { failure = sys.render(e); });
+          [&](caf::error& e) { failure = error_sentence(sys, e); });
   if (!failure.empty()) {
     std::cerr << "worker: the master did not hand out trial " << opts.trial_id << ": " << failure
               << std::endl;

@@ -5,12 +5,13 @@ the det CLI and the REST API."""
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, synthetic_config, wait_for  # noqa: E402
+from cluster import BIN, Cluster, synthetic_config, wait_for  # noqa: E402
 
 
 class ClusterTest(unittest.TestCase):
@@ -113,6 +114,15 @@ class ClusterTest(unittest.TestCase):
         self.assertIn("hostname:", out.stdout)
         agents = c.det("agent", "list")
         self.assertIn("agent-0", agents.stdout)
+
+    def test_5b_agent_for_an_unknown_pool_is_refused(self):
+        c = self.cluster
+        out = subprocess.run([os.path.join(BIN, "det-node"), "--role=agent",
+                              f"--master=127.0.0.1:{c.port}", "--pool=nope", "--id=stray"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn('resource pool "nope"', out.stderr)
+        self.assertEqual([a["id"] for a in c.connected_agents()], ["agent-0"])
 
     def test_6_master_restart_keeps_history_and_agents_return(self):
         c = self.cluster
