@@ -67,6 +67,15 @@ void start_run(self_ptr self) {
   set_state(self, pb::STATE_QUEUED);
 }
 
+// How far a report says the trial trained, in the unit the searcher set.
+int64_t length_in(const std::string& unit, const pb::MetricReport& r) {
+  if (unit == "records")
+    return r.total_records();
+  if (unit == "epochs")
+    return static_cast<int64_t>(r.total_epochs() + 1e-9);
+  return r.total_batches();
+}
+
 std::string describe_exit(const pb::ContainerExited& e) {
   if (!e.message().empty())
     return e.message();
@@ -151,7 +160,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
             auto it = r.metrics().find(st.setup.searcher_metric);
             if (it != r.metrics().end())
               caf::anon_send(st.setup.experiment, validated_atom::value, t.request_id(), it->second,
-                         r.total_batches());
+                             length_in(st.length_unit, r));
           }
         }
         return self->delegate(st.setup.handles.persistence, std::move(batch));

@@ -1,4 +1,4 @@
-#include "gpu/harness.hpp"
+#include "gpu/builtin_trials.hpp"
 
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
@@ -54,12 +54,7 @@ class training_period {
 
 }  // namespace
 
-reporter::~reporter() = default;
-
-void run_trial(const training_plan& plan, reporter& out) {
-  if (plan.trial_name != "mlp")
-    throw std::runtime_error("There is no built-in trial 'builtin:" + plan.trial_name +
-                             "'; the only one is 'builtin:mlp'.");
+void run_mlp_trial(const training_plan& plan, reporter& out) {
   const mlp_hparams hparams = parse_mlp_hparams(plan.hparams_json);
   const data_settings data_spec = parse_data_settings(plan.data_json);
   if (plan.threads > 0) at::set_num_threads(plan.threads);

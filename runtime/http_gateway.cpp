@@ -12,6 +12,8 @@
 #include "config/experiment_config.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/json.hpp"
+#include "messages/preview_json.hpp"
+#include "searcher/preview.hpp"
 #include "messages/version.hpp"
 
 namespace det::runtime {
@@ -119,6 +121,28 @@ struct http_gateway::impl {
                  [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
   }
 
+  void preview_search(const httplib::Request& req, httplib::Response& res) {
+    pb::PreviewSearchRequest body;
+    std::string error;
+    if (!from_json(req.body, body, error))
+      return reply_error(res, 400, error);
+    auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
+    pb::PreviewSearchResponse plan;
+    try {
+      auto cfg = config::parse_experiment_config(body.config(), path);
+      plan.set_searcher(cfg.searcher.name);
+      for (auto& b : searcher::preview(cfg)) {
+        auto* t = plan.add_trials();
+        t->set_count(b.count);
+        t->set_length(b.length);
+        t->set_unit(config::to_string(b.unit));
+      }
+    } catch (const config::config_error& e) {
+      return reply_error(res, 400, e.what());
+    }
+    res.set_content(preview_to_json(plan), "application/json");
+  }
+
   void kill_experiment(int64_t id, httplib::Response& res) {
     caf::scoped_actor self{sys};
     bool live = false;
@@ -150,6 +174,8 @@ struct http_gateway::impl {
     server.Post("/api/v1/experiments", [this](const httplib::Request& req, httplib::Response& res) {
       create_experiment(req, res);
     });
+    server.Post("/api/v1/preview-hp-search",
+                [this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); });
     server.Get("/api/v1/experiments", [this](const httplib::Request&, httplib::Response& res) {
       ask<pb::GetExperimentsResponse>(res, handles.persistence, list_atom::value);
     });

@@ -26,15 +26,6 @@ std::string experiment_path(std::int64_t id) {
   return "/api/v1/experiments/" + std::to_string(id);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in)
-    throw std::runtime_error("cannot read " + path + ".");
-  return text.str();
-}
-
 // The trial the progress line follows: the first one training, else the first
 // one not yet ended, else the last one.
 const pb::Trial* shown_trial(const pb::GetExperimentResponse& exp) {
@@ -78,6 +69,37 @@ std::string progress_text(const pb::GetExperimentResponse& exp) {
   return line;
 }
 
+// The trial whose latest validation of the searcher's metric is best, with
+// its hyperparameters: what a search was run to find.
+void print_best_trial(const pb::GetExperimentResponse& exp) {
+  if (exp.trials_size() < 2)
+    return;
+  config::experiment_config cfg;
+  try {
+    cfg = config::parse_experiment_config(exp.experiment().config(), "experiment config");
+  } catch (const config::config_error&) {
+    return;
+  }
+  const auto& metric = cfg.searcher.metric;
+  const pb::Trial* best = nullptr;
+  for (const auto& t : exp.trials()) {
+    auto it = t.latest_validation().find(metric);
+    if (it == t.latest_validation().end())
+      continue;
+    if (!best) {
+      best = &t;
+      continue;
+    }
+    double b = best->latest_validation().at(metric);
+    if (cfg.searcher.smaller_is_better ? it->second < b : it->second > b)
+      best = &t;
+  }
+  if (best)
+    std::cout << "Best trial " << best->id() << ": " << metric << " "
+              << best->latest_validation().at(metric) << " with hyperparameters "
+              << best->hparams() << '\n';
+}
+
 int follow_experiment(rest_client& master, std::int64_t id) {
   master.retry_unreachable_for(master_restart_window);
   auto progress = progress_line::for_stdout();
@@ -96,6 +118,7 @@ int follow_experiment(rest_client& master, std::int64_t id) {
           std::cout << " (" << trial.exit_reason() << ")";
         std::cout << '\n';
       }
+      print_best_trial(exp);
       return exp.experiment().state() == pb::STATE_COMPLETED ? 0 : 1;
     }
     progress.show(progress_text(exp));

@@ -1,5 +1,9 @@
 #include "tools/cli_format.hpp"
 
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -122,6 +126,15 @@ std::string format_batches(const pb::Trial& trial) {
   if (trial.target_batches() > 0)
     out += "/" + std::to_string(trial.target_batches());
   return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in)
+    throw std::runtime_error("cannot read " + path + ".");
+  return text.str();
 }
 
 } // namespace det::tools

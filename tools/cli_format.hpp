@@ -27,6 +27,9 @@ private:
 /// "COMPLETED" for STATE_COMPLETED: the prefix is noise in a table.
 std::string state_name(pb::State state);
 
+/// The whole file at `path`; throws std::runtime_error naming it if it cannot be read.
+std::string read_file(const std::string& path);
+
 /// Whether an experiment or trial in `state` will never change again.
 bool is_terminal(pb::State state);
 

@@ -12,6 +12,7 @@
 #include "tools/admin_repl.hpp"
 #include "tools/cli_cluster.hpp"
 #include "tools/cli_experiment.hpp"
+#include "tools/cli_preview.hpp"
 #include "tools/cli_trial.hpp"
 #include "tools/rest_client.hpp"
 
@@ -177,6 +178,13 @@ int main(int argc, char** argv) {
   app.fallthrough(); // -m is accepted after the subcommand too
 
   add_experiment_create(app.add_subcommand("submit", "Same as `det experiment create`."), cl);
+  auto* preview = app.add_subcommand(
+      "preview-search", "Show how many trials a search would train to which length, without training.");
+  preview->add_option("config", cl.config_path, "Experiment config file (TOML).")->required();
+  add_json_flag(preview, cl);
+  cl.on_master(preview, [&cl](rest_client& m) {
+    return det::tools::preview_search(m, cl.config_path, cl.json);
+  });
   add_experiment(app, cl);
   add_trial(app, cl);
   add_cluster(app, cl);

@@ -120,14 +120,14 @@ TEST_CASE("the experiment seed decides the trial's seed and hyperparameters") {
 
 TEST_CASE("searchers det does not implement yet are refused by name") {
   auto config = config::parse_experiment_config(
-      "entrypoint = \"x\"\n[searcher]\nname = \"random\"\nmetric = \"loss\"\nmax_trials = 2\n"
+      "entrypoint = \"x\"\n[searcher]\nname = \"tpe\"\nmetric = \"loss\"\nmax_trials = 2\n"
       "max_length = { batches = 5 }\n",
-      "random.toml");
+      "tpe.toml");
   std::string message;
   try {
     searcher::make_search_method(config);
   } catch (const config::config_error& e) {
     message = e.what();
   }
-  CHECK(message == "searcher.name: random is not implemented yet");
+  CHECK(message == "searcher.name: tpe is not implemented yet");
 }

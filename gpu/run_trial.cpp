@@ -1,0 +1,19 @@
+#include <stdexcept>
+
+#include "gpu/builtin_trials.hpp"
+#include "gpu/simulated_trial.hpp"
+
+namespace det::harness {
+
+reporter::~reporter() = default;
+
+void run_trial(const training_plan& plan, reporter& out) {
+  if (plan.trial_name == "mlp")
+    return run_mlp_trial(plan, out);
+  if (plan.trial_name == "simulate")
+    return run_simulated_trial(plan, out);
+  throw std::runtime_error("There is no built-in trial 'builtin:" + plan.trial_name +
+                           "'; the built-in trials are builtin:mlp and builtin:simulate.");
+}
+
+} // namespace det::harness

@@ -1,0 +1,106 @@
+#include "searcher/asha_stopping_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace det::searcher {
+
+asha_stopping_search::asha_stopping_search(asha_settings settings, std::shared_ptr<trial_factory> trials)
+    : settings_(settings),
+      trials_(std::move(trials)),
+      rungs_(make_rungs(settings.num_rungs, settings.divisor, settings.max_length.value)) {}
+
+create_action asha_stopping_search::next_trial() {
+  ++requested_;
+  return trials_->next();
+}
+
+bool asha_stopping_search::trials_remain() const {
+  return requested_ - invalid_ < settings_.max_trials;
+}
+
+std::vector<action> asha_stopping_search::initial_trials() {
+  int64_t count = settings_.max_concurrent_trials;
+  if (count > 0) {
+    count = std::min(count, settings_.max_trials);
+  } else {
+    // Enough trials that one of them can reach the top rung.
+    double needed = std::pow(settings_.divisor, static_cast<double>(settings_.num_rungs - 1));
+    auto most = static_cast<double>(std::max<int64_t>(settings_.max_trials, 1));
+    count = static_cast<int64_t>(std::clamp(needed, 1.0, most));
+  }
+  std::vector<action> actions;
+  for (int64_t i = 0; i < count; ++i) actions.push_back(next_trial());
+  return actions;
+}
+
+std::vector<action> asha_stopping_search::trial_created(int64_t request_id) {
+  trial_states_.emplace(request_id, trial_state{});
+  return {validate_after_action{request_id, settings_.max_length}};
+}
+
+std::vector<action> asha_stopping_search::validation_completed(int64_t request_id, double metric,
+                                                               int64_t length_trained) {
+  auto it = trial_states_.find(request_id);
+  if (it == trial_states_.end() || it->second.done) return {};
+  auto& trial = it->second;
+  double ranked = ranked_metric(metric, settings_.smaller_is_better);
+
+  // Validations are not scheduled by the search, so one report may pass several rungs.
+  for (size_t r = trial.rung; r < rungs_.size(); ++r) {
+    trial.rung = r;
+    auto& current = rungs_[r];
+    if (length_trained < current.units_needed) return {};
+    auto index = current.insert(request_id, ranked);
+    bool top = r + 1 == rungs_.size();
+    auto keep = std::max<int64_t>(
+        static_cast<int64_t>(static_cast<double>(current.metrics.size()) / settings_.divisor), 1);
+    if (top || static_cast<int64_t>(index) >= keep) {
+      trial.done = true;
+      std::vector<action> actions{stop_action{request_id}};
+      if (trials_remain()) actions.push_back(next_trial());
+      return actions;
+    }
+  }
+  return {};
+}
+
+std::vector<action> asha_stopping_search::trial_exited(int64_t) {
+  ++completed_;
+  return {};
+}
+
+std::vector<action> asha_stopping_search::trial_exited_early(int64_t request_id, exit_reason reason) {
+  // A trial whose creation failed was never created: it exits at rung 0.
+  auto& trial = trial_states_[request_id];
+  if (trial.done) return {};
+  trial.done = true;
+  if (reason == exit_reason::invalid_hp) {
+    ++invalid_;
+    for (size_t r = 0; r <= trial.rung && r < rungs_.size(); ++r) rungs_[r].remove(request_id);
+    std::vector<action> actions{stop_action{request_id}};
+    actions.push_back(next_trial());
+    return actions;
+  }
+  if (trial.rung < rungs_.size()) rungs_[trial.rung].insert(request_id, exited_trial_metric);
+  if (trials_remain()) return {next_trial()};
+  return {};
+}
+
+double asha_stopping_search::progress() const {
+  if (rungs_.empty() || settings_.max_trials <= 0) return 0.0;
+  auto max_trials = static_cast<double>(settings_.max_trials);
+  auto ranked = rungs_.front().metrics.size();
+  // Determined's 20 % headroom: rung 0 fills up well before the last trials finish.
+  double progress = static_cast<double>(ranked) / (1.2 * max_trials);
+  if (static_cast<int64_t>(ranked) == settings_.max_trials)
+    progress = std::max(progress, static_cast<double>(completed_ - invalid_) / max_trials);
+  return std::clamp(progress, 0.0, 1.0);
+}
+
+size_t asha_stopping_search::rung_of(int64_t request_id) const {
+  auto it = trial_states_.find(request_id);
+  return it == trial_states_.end() ? 0 : it->second.rung;
+}
+
+} // namespace det::searcher

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "config/hyperparameter.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace det::searcher {
+
+/// Every point of the grid over `hparams`, each a JSON object text, in Determined's order:
+/// one axis per hyperparameter in name order (a nested table contributes one axis per entry,
+/// recursively; an empty one is the single value {}), the first axis varying slowest.
+/// Axis values: const its value; categorical every value; int `count` points clamped to the
+/// integers in range, round(min + i·(max-min)/(count-1)), or round((min+max)/2) for one; double
+/// min + i·(max-min)/(count-1), or the midpoint for one; log base raised to those exponents.
+/// With no hyperparameters the grid is one empty point. Throws config::config_error naming the
+/// hyperparameter when an int, double or log one has no count.
+std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams);
+
+/// The number of points hyperparameter_grid returns, without building them.
+int64_t hyperparameter_grid_size(const config::hyperparameters& hparams);
+
+} // namespace det::searcher

@@ -1,0 +1,57 @@
+#include "searcher/random_search.hpp"
+
+#include <algorithm>
+
+namespace det::searcher {
+
+random_search::random_search(int64_t max_trials, int64_t max_concurrent_trials, config::length max_length,
+                             trial_factory trials)
+    : max_trials_(max_trials),
+      max_concurrent_trials_(max_concurrent_trials),
+      max_length_(max_length),
+      trials_(std::move(trials)) {}
+
+std::vector<action> random_search::initial_trials() {
+  auto count = max_concurrent_trials_ > 0 ? std::min(max_trials_, max_concurrent_trials_) : max_trials_;
+  std::vector<action> actions;
+  for (; counted_ < count; ++counted_) actions.push_back(trials_.next());
+  return actions;
+}
+
+std::vector<action> random_search::trial_created(int64_t request_id) {
+  trial_progress_.emplace(request_id, 0.0);
+  return {validate_after_action{request_id, max_length_}};
+}
+
+std::vector<action> random_search::validation_completed(int64_t request_id, double, int64_t length_trained) {
+  auto it = trial_progress_.find(request_id);
+  if (it != trial_progress_.end() && max_length_.value > 0)
+    it->second = std::max(it->second, std::clamp(static_cast<double>(length_trained) /
+                                                     static_cast<double>(max_length_.value), 0.0, 1.0));
+  return {};
+}
+
+std::vector<action> random_search::trial_exited(int64_t request_id) {
+  if (!invalid_.count(request_id)) trial_progress_[request_id] = 1.0;
+  if (counted_ >= max_trials_) return {};
+  ++counted_;
+  return {trials_.next()};
+}
+
+std::vector<action> random_search::trial_exited_early(int64_t request_id, exit_reason reason) {
+  if (reason == exit_reason::invalid_hp && invalid_.insert(request_id).second) {
+    // Its replacement is created when the trial exits, as any trial's successor is.
+    --counted_;
+    trial_progress_.erase(request_id);
+  }
+  return {};
+}
+
+double random_search::progress() const {
+  if (max_trials_ <= 0) return 0.0;
+  double sum = 0;
+  for (const auto& [id, share] : trial_progress_) sum += share;
+  return std::clamp(sum / static_cast<double>(max_trials_), 0.0, 1.0);
+}
+
+} // namespace det::searcher

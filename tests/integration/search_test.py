@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""A hyperparameter search on a real cluster: adaptive_asha over builtin:simulate
+trials on 2 agents x 2 CPU slots, and its preview through the CLI."""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster  # noqa: E402
+
+ADAPTIVE = """
+name = "simulated-adaptive"
+entrypoint = "builtin:simulate"
+max_restarts = 0
+min_validation_period = { batches = 10 }
+
+[hyperparameters]
+learning_rate = { type = "log", minval = -4.0, maxval = -1.0 }
+layers = { type = "int", minval = 1, maxval = 8 }
+dropout = { type = "double", minval = 0.0, maxval = 0.5 }
+
+[searcher]
+name = "adaptive_asha"
+metric = "validation_loss"
+smaller_is_better = true
+max_trials = 8
+max_concurrent_trials = 4
+time_metric = "batches"
+max_time = 160
+
+[data]
+seconds_per_batch = 0.005
+
+[reproducibility]
+experiment_seed = 42
+"""
+
+
+class SearchTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=2, slots="cpu:2").start()
+        cls.config = os.path.join(cls.cluster.root, "adaptive.toml")
+        with open(cls.config, "w") as f:
+            f.write(ADAPTIVE)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_preview_plans_every_trial(self):
+        out = self.cluster.det("preview-search", self.config, "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        plan = json.loads(out.stdout)
+        self.assertEqual(plan["searcher"], "adaptive_asha")
+        self.assertEqual(sum(b["count"] for b in plan["trials"]), 8)
+        lengths = [b["length"] for b in plan["trials"]]
+        self.assertEqual(lengths, sorted(lengths))
+        self.assertEqual(lengths[-1], 160)
+        self.assertTrue(all(b["unit"] == "batches" for b in plan["trials"]))
+        table = self.cluster.det("preview-search", self.config)
+        self.assertIn("Total: 8 trials", table.stdout)
+
+    def test_adaptive_asha_search_completes_and_stops_trials_early(self):
+        c = self.cluster
+        exp_id = c.submit(ADAPTIVE, "adaptive.toml")
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                timeout=300)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+        trials = exp["trials"]
+        self.assertEqual(len(trials), 8)
+        self.assertTrue(all(t["state"] == "STATE_COMPLETED" for t in trials),
+                        [(t["id"], t["state"], t["exit_reason"]) for t in trials])
+        trained = sorted(int(t["total_batches"]) for t in trials)
+        self.assertEqual(trained[-1], 160)
+        self.assertLess(trained[0], 160, "the searcher stopped no trial early")
+        # Each trial's hyperparameters were sampled within their ranges.
+        for t in trials:
+            hp = json.loads(t["hparams"])
+            self.assertTrue(1 <= hp["layers"] <= 8)
+            self.assertTrue(1e-4 <= hp["learning_rate"] <= 1e-1)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,88 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <vector>
+
+#include "gpu/harness.hpp"
+#include "gpu/simulated_trial.hpp"
+
+using namespace det::harness;
+
+namespace {
+
+struct recorder final : reporter {
+  std::vector<std::pair<int64_t, double>> validations;  // batches, validation_loss
+  std::vector<int64_t> training_at;
+  int64_t stop_after = -1;
+  int64_t seen = 0;
+  void training_metrics(const progress& p, const std::map<std::string, double>& m) override {
+    training_at.push_back(p.batches);
+    seen = p.batches;
+    CHECK(m.count("loss") == 1);
+  }
+  void validation_metrics(const progress& p, const std::map<std::string, double>& m) override {
+    validations.emplace_back(p.batches, m.at("validation_loss"));
+    CHECK(m.at("validation_accuracy") == doctest::Approx(1 - m.at("validation_loss")));
+  }
+  void log(const std::string&) override {}
+  bool should_stop() override { return stop_after >= 0 && seen >= stop_after; }
+};
+
+training_plan plan(const std::string& hparams, const std::string& data, int64_t length) {
+  training_plan p;
+  p.trial_name = "simulate";
+  p.hparams_json = hparams;
+  p.data_json = data;
+  p.length = length;
+  p.seed = 7;
+  p.min_validation_period_batches = 100;
+  p.report_every_batches = 50;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("the simulated loss floor depends on the hyperparameters alone") {
+  auto a = simulated_loss_floor(R"({"lr": 0.01, "layers": 3})");
+  CHECK(a == simulated_loss_floor(R"({"layers": 3, "lr": 0.01})"));
+  CHECK(a != simulated_loss_floor(R"({"lr": 0.02, "layers": 3})"));
+  for (double lr : {1e-5, 0.001, 0.5, 3.0, 400.0, -2.0}) {
+    auto f = simulated_loss_floor(R"({"lr": )" + std::to_string(lr) + "}");
+    CHECK(f >= 0.05);
+    CHECK(f < 1.0);
+  }
+}
+
+TEST_CASE("builtin:simulate validates on schedule and its loss falls toward the floor") {
+  recorder r;
+  run_trial(plan(R"({"x": 2.5})", "{}", 300), r);
+  REQUIRE(r.validations.size() == 3);
+  CHECK(r.validations[0].first == 100);
+  CHECK(r.validations[2].first == 300);
+  CHECK(r.validations[0].second > r.validations[1].second);
+  CHECK(r.validations[1].second > r.validations[2].second);
+  CHECK(r.validations[2].second > simulated_loss_floor(R"({"x": 2.5})"));
+  CHECK(r.training_at == std::vector<int64_t>{50, 100, 150, 200, 250, 300});
+}
+
+TEST_CASE("builtin:simulate takes the configured time and honours a stop") {
+  recorder r;
+  auto start = std::chrono::steady_clock::now();
+  run_trial(plan("{}", R"({"seconds_per_batch": 0.001})", 200), r);
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(200));
+
+  recorder stopped;
+  stopped.stop_after = 100;
+  run_trial(plan("{}", "{}", 1000), stopped);
+  CHECK(stopped.seen == 100);
+  CHECK(stopped.validations.size() == 1);
+}
+
+TEST_CASE("builtin:simulate names a bad setting") {
+  recorder r;
+  CHECK_THROWS_WITH_AS(run_trial(plan("{}", R"({"noise": "lots"})", 10), r),
+                       "data.noise of builtin:simulate must be a number.", std::runtime_error);
+  CHECK_THROWS_WITH_AS(run_trial(plan("{}", "{}", 0), r),
+                       "The trial's length must be positive, not 0.", std::runtime_error);
+}

@@ -1,0 +1,45 @@
+#include "tools/cli_preview.hpp"
+
+#include <iostream>
+
+#include "config/experiment_config.hpp"
+#include "messages/api.pb.h"
+#include "messages/preview_json.hpp"
+#include "tools/cli_format.hpp"
+#include "tools/rest_client.hpp"
+
+namespace det::tools {
+
+int preview_search(rest_client& master, const std::string& config_path, bool json) {
+  try {
+    config::load_experiment_config(config_path);
+  } catch (const config::config_error& e) {
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+  pb::PreviewSearchRequest request;
+  request.set_config(read_file(config_path));
+  request.set_config_path(config_path);
+  pb::PreviewSearchResponse plan;
+  master.post("/api/v1/preview-hp-search", request, plan);
+  if (json) {
+    std::cout << preview_to_json(plan) << '\n';
+    return 0;
+  }
+  std::cout << "Using search method " << plan.searcher() << "\n";
+  table out({"Trials", "Training length"});
+  int64_t trials = 0;
+  int64_t total = 0;
+  std::string unit;
+  for (const auto& b : plan.trials()) {
+    out.add_row({std::to_string(b.count()), std::to_string(b.length()) + " " + b.unit()});
+    trials += b.count();
+    total += b.count() * b.length();
+    unit = b.unit();
+  }
+  out.print(std::cout);
+  std::cout << "Total: " << trials << " trials, " << total << " " << unit << " of training\n";
+  return 0;
+}
+
+} // namespace det::tools
