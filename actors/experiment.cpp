@@ -39,6 +39,8 @@ struct experiment_state {
   master_handles handles;
   directory_actor directory;
   bool killed = false;
+  bool paused = false;
+  std::vector<searcher::create_action> deferred;  // trials the searcher asked for while paused
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -127,7 +129,9 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
   auto& st = self->state;
   for (auto& a : actions) {
     if (auto* c = std::get_if<searcher::create_action>(&a)) {
-      if (!st.killed)
+      if (st.paused)
+        st.deferred.push_back(*c);
+      else if (!st.killed)
         create_trial(self, *c);
     } else if (auto* v = std::get_if<searcher::validate_after_action>(&a)) {
       auto& entry = st.trials[v->request_id];
@@ -183,10 +187,36 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         actions.insert(actions.end(), closing.begin(), closing.end());
         process(self, std::move(actions));
       },
+      [=](pause_atom) {
+        auto& st = self->state;
+        if (st.killed || st.paused)
+          return;
+        st.paused = true;
+        set_state(self, pb::STATE_PAUSED);
+        for (auto& [rid, t] : st.trials)
+          if (t.handle && !t.exited)
+            self->send(t.handle, pause_atom::value);
+      },
+      [=](activate_atom) {
+        auto& st = self->state;
+        if (st.killed || !st.paused)
+          return;
+        st.paused = false;
+        set_state(self, pb::STATE_ACTIVE);
+        for (auto& [rid, t] : st.trials)
+          if (t.handle && !t.exited)
+            self->send(t.handle, activate_atom::value);
+        auto deferred = std::move(st.deferred);
+        st.deferred.clear();
+        for (auto& c : deferred)
+          create_trial(self, c);
+      },
       [=](kill_atom) {
         auto& st = self->state;
         if (st.killed)
           return;
+        st.paused = false;  // killing a paused experiment cancels its paused trials
+        st.deferred.clear();
         st.killed = true;
         set_state(self, pb::STATE_STOPPING_KILLED);
         for (auto& [rid, t] : st.trials)

@@ -16,6 +16,7 @@
 
 namespace det {
 
+using activate_atom = caf::atom_constant<caf::atom("activate")>;
 using add_atom = caf::atom_constant<caf::atom("add")>;
 using allocate_atom = caf::atom_constant<caf::atom("allocate")>;
 using create_atom = caf::atom_constant<caf::atom("create")>;
@@ -27,6 +28,7 @@ using launch_atom = caf::atom_constant<caf::atom("launch")>;
 using list_atom = caf::atom_constant<caf::atom("list")>;
 using logs_atom = caf::atom_constant<caf::atom("logs")>;
 using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
+using pause_atom = caf::atom_constant<caf::atom("pause")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
@@ -107,6 +109,8 @@ using trial_actor = trial_endpoint::extend<
     caf::reacts_to<update_atom, std::string, int64_t>,  // searcher: train to this length
     caf::reacts_to<stop_atom>,
     caf::reacts_to<kill_atom>,
+    caf::reacts_to<pause_atom>,
+    caf::reacts_to<activate_atom>,
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// An experiment: owns its searcher, spawns its trials.
@@ -114,6 +118,8 @@ using experiment_actor = caf::typed_actor<
     caf::reacts_to<validated_atom, int64_t, double, int64_t>,
     caf::reacts_to<exited_atom, int64_t, pb::State>,
     caf::reacts_to<kill_atom>,
+    caf::reacts_to<pause_atom>,
+    caf::reacts_to<activate_atom>,
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// The master's front door as the master process itself sees it: the
@@ -121,6 +127,8 @@ using experiment_actor = caf::typed_actor<
 using master_front_actor = master_actor::extend<
     caf::replies_to<pb::CreateExperimentRequest>::with<pb::CreateExperimentResponse>,
     caf::replies_to<kill_atom, experiment_id>::with<bool>,
+    caf::replies_to<pause_atom, experiment_id>::with<bool>,
+    caf::replies_to<activate_atom, experiment_id>::with<bool>,
     caf::reacts_to<register_atom, std::string, std::string, caf::actor>>;
 
 /// Handles the master's actors are spawned with.

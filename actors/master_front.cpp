@@ -30,6 +30,23 @@ caf::error rejection(std::string sentence) {
   return caf::make_error(caf::sec::invalid_argument, std::move(sentence));
 }
 
+/// Sends `signal` (kill, pause, activate) to a live experiment; answers
+/// whether there was one.
+template <class Atom>
+caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Atom signal) {
+  auto rp = self->make_response_promise<bool>();
+  self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"experiment"},
+                std::to_string(id.value))
+      .then(
+          [=](caf::actor a) mutable {
+            if (a)
+              self->send(caf::actor_cast<experiment_actor>(a), signal);
+            rp.deliver(static_cast<bool>(a));
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
 master_front_actor::behavior_type front_impl(self_ptr self, master_handles handles,
                                              directory_actor directory) {
   self->state.handles = std::move(handles);
@@ -98,19 +115,9 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
                 [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
         return rp;
       },
-      [=](kill_atom, experiment_id id) -> caf::result<bool> {
-        auto rp = self->make_response_promise<bool>();
-        self->request(self->state.directory, lookup_timeout, get_atom::value,
-                      std::string{"experiment"}, std::to_string(id.value))
-            .then(
-                [=](caf::actor a) mutable {
-                  if (a)
-                    self->send(caf::actor_cast<experiment_actor>(a), kill_atom::value);
-                  rp.deliver(static_cast<bool>(a));
-                },
-                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
-        return rp;
-      },
+      [=](kill_atom a, experiment_id id) { return signal_experiment(self, id, a); },
+      [=](pause_atom a, experiment_id id) { return signal_experiment(self, id, a); },
+      [=](activate_atom a, experiment_id id) { return signal_experiment(self, id, a); },
       [=](register_atom a, const std::string& kind, const std::string& id, caf::actor h) {
         self->send(self->state.directory, a, kind, id, std::move(h));
       },

@@ -28,7 +28,9 @@ struct trial_state {
   allocation_actor allocation;
   int32_t runs = 0;
   bool stopping = false;  // searcher asked for a graceful stop
+  bool pausing = false;   // the experiment is pausing: stop gracefully, keep the trial
   bool killed = false;
+  bool worker_stopped = false;  // the worker stopped on request before its length
   bool worker_failed = false;
   std::string worker_message;
 };
@@ -58,6 +60,7 @@ void start_run(self_ptr self) {
   auto& st = self->state;
   auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
   st.worker_failed = false;
+  st.worker_stopped = false;
   st.worker_message.clear();
   st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
                                    st.setup.slots_per_trial, caf::actor_cast<caf::actor>(self),
@@ -105,7 +108,19 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
     end(self, pb::STATE_CANCELED, "");
     return;
   }
-  if (clean || st.stopping) {
+  if (st.stopping) {
+    end(self, pb::STATE_COMPLETED, "");
+    return;
+  }
+  if (st.pausing) {
+    st.pausing = false;
+    if (!clean || st.worker_stopped) {  // it had not finished: resume it on activate
+      log_line(self, "trial paused");
+      set_state(self, pb::STATE_PAUSED);
+      return;
+    }
+  }
+  if (clean) {
     end(self, pb::STATE_COMPLETED, "");
     return;
   }
@@ -166,6 +181,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         return self->delegate(st.setup.handles.persistence, std::move(batch));
       },
       [=](pb::WorkerExit& e) {
+        self->state.worker_stopped = e.stopped();
         if (!e.success()) {
           self->state.worker_failed = true;
           self->state.worker_message = e.message();
@@ -191,6 +207,17 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         if (st.allocation)
           self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
       },
+      [=](pause_atom) {
+        auto& st = self->state;
+        if (!st.allocation || st.killed || st.stopping)
+          return;
+        st.pausing = true;
+        self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+      },
+      [=](activate_atom) {
+        if (trial(self).state() == pb::STATE_PAUSED)
+          start_run(self);
+      },
       [=](kill_atom) {
         auto& st = self->state;
         st.killed = true;
@@ -215,6 +242,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
                                  std::to_string(st.setup.max_restarts))
             .add("runs", st.runs)
             .add("stopping", st.stopping ? "yes" : "no")
+            .add("pausing", st.pausing ? "yes" : "no")
             .add("killed", st.killed ? "yes" : "no");
         for (auto& [k, v] : t.latest_training())
           text.add("latest " + k, v);

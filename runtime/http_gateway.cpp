@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include <httplib.h>
 
@@ -143,11 +144,14 @@ struct http_gateway::impl {
     res.set_content(preview_to_json(plan), "application/json");
   }
 
-  void kill_experiment(int64_t id, httplib::Response& res) {
+  /// kill, pause or activate: sent to the live experiment; an experiment that
+  /// already ended answers {} for kill and 400 for the others.
+  template <class Atom>
+  void signal_experiment(int64_t id, Atom signal, const char* verb, httplib::Response& res) {
     caf::scoped_actor self{sys};
     bool live = false;
     std::string failure;
-    self->request(front, actor_timeout, kill_atom::value, experiment_id{id})
+    self->request(front, actor_timeout, signal, experiment_id{id})
         .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = sentence_of(sys, e); });
     if (!failure.empty())
       return reply_error(res, 500, failure);
@@ -161,7 +165,13 @@ struct http_gateway::impl {
                  [&](caf::error&) {});
     if (found.experiment().id() == 0)
       return reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
-    res.set_content("{}", "application/json");  // already ended: nothing to kill
+    if (std::is_same_v<Atom, kill_atom>) {
+      res.set_content("{}", "application/json");  // already ended: nothing to kill
+      return;
+    }
+    reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" +
+                              pb::State_Name(found.experiment().state()) + ") and cannot be " +
+                              verb);
   }
 
   void routes() {
@@ -187,12 +197,19 @@ struct http_gateway::impl {
                      "experiment " + req.matches[1].str() + " not found", handles.persistence,
                      get_atom::value, experiment_id{id});
                });
-    server.Post(R"(/api/v1/experiments/(\d+)/kill)",
+    server.Post(R"(/api/v1/experiments/(\d+)/(kill|pause|activate))",
                 [this](const httplib::Request& req, httplib::Response& res) {
-                  if (auto id = parse_id(req.matches[1]))
-                    kill_experiment(*id, res);
+                  auto id = parse_id(req.matches[1]);
+                  if (!id)
+                    return reply_error(res, 404,
+                                       "experiment " + req.matches[1].str() + " not found");
+                  auto verb = req.matches[2].str();
+                  if (verb == "kill")
+                    signal_experiment(*id, kill_atom::value, "killed", res);
+                  else if (verb == "pause")
+                    signal_experiment(*id, pause_atom::value, "paused", res);
                   else
-                    reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
+                    signal_experiment(*id, activate_atom::value, "activated", res);
                 });
     server.Get(R"(/api/v1/trials/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);

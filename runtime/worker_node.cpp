@@ -179,6 +179,7 @@ int run_worker(const worker_options& opts) {
     harness::run_trial(plan, reporter);
     reporter.drain();
     exit.set_success(true);
+    exit.set_stopped(stop_requested);
     std::cout << "trial " << spec.trial_id()
               << (stop_requested ? ": stopped on request" : ": finished training") << std::endl;
   } catch (const std::exception& e) {

@@ -38,7 +38,7 @@ HTTP_PORT=$(sed 's/.*"http_port": \([0-9]*\).*/\1/' "$RUN/ready.json")
 export DET_MASTER="http://127.0.0.1:$HTTP_PORT"
 echo "det: master at $DET_MASTER (log: $RUN/master.log)"
 
-"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" >"$RUN/agent.log" 2>&1 &
+"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 >"$RUN/agent.log" 2>&1 &
 AGENT_PID=$!
 
-"$BIN/det" submit examples/fashion-mnist/const.toml --follow
+"$BIN/det" submit examples/fashion-mnist/adaptive.toml --follow

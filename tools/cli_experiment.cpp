@@ -195,10 +195,12 @@ int describe_experiment(rest_client& master, std::int64_t id, bool json) {
   return 0;
 }
 
-int kill_experiment(rest_client& master, std::int64_t id) {
+/// POSTs an experiment action (kill, pause, activate) and says what happens now.
+int experiment_action(rest_client& master, std::int64_t id, const std::string& action,
+                      const std::string& what_now) {
   google::protobuf::Empty body, reply;
-  master.post(experiment_path(id) + "/kill", body, reply);
-  std::cout << "Experiment " << id << " is being killed.\n";
+  master.post(experiment_path(id) + "/" + action, body, reply);
+  std::cout << "Experiment " << id << " " << what_now << ".\n";
   return 0;
 }
 

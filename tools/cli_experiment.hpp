@@ -19,6 +19,8 @@ int list_experiments(rest_client& master, bool json);
 /// Prints one experiment and its trials, or with `json` the GetExperimentResponse.
 int describe_experiment(rest_client& master, std::int64_t id, bool json);
 
-int kill_experiment(rest_client& master, std::int64_t id);
+/// POST /api/v1/experiments/ID/ACTION (kill, pause or activate); prints "Experiment ID WHAT_NOW.".
+int experiment_action(rest_client& master, std::int64_t id, const std::string& action,
+                      const std::string& what_now);
 
 } // namespace det::tools

@@ -93,9 +93,21 @@ void add_experiment(CLI::App& app, command_line& cl) {
     return det::tools::describe_experiment(m, cl.id, cl.json);
   });
 
-  auto* kill = e->add_subcommand("kill", "Kill an experiment and all its trials.");
-  add_id(kill, "experiment_id", cl);
-  cl.on_master(kill, [&cl](rest_client& m) { return det::tools::kill_experiment(m, cl.id); });
+  struct verb {
+    const char* name;
+    const char* help;
+    const char* what_now;
+  };
+  for (auto v : {verb{"kill", "Kill an experiment and all its trials.", "is being killed"},
+                 verb{"pause", "Pause an experiment: its trials stop and give back their slots.",
+                      "is being paused"},
+                 verb{"activate", "Resume a paused experiment.", "is active again"}}) {
+    auto* cmd = e->add_subcommand(v.name, v.help);
+    add_id(cmd, "experiment_id", cl);
+    cl.on_master(cmd, [&cl, v](rest_client& m) {
+      return det::tools::experiment_action(m, cl.id, v.name, v.what_now);
+    });
+  }
 }
 
 void add_trial(CLI::App& app, command_line& cl) {

@@ -105,6 +105,30 @@ class ClusterTest(unittest.TestCase):
         exp = c.wait_experiment(exp_id, {"STATE_CANCELED"}, timeout=60)
         self.assertEqual(exp["trials"][0]["state"], "STATE_CANCELED")
 
+    def test_4b_pause_releases_slots_and_activate_resumes(self):
+        c = self.cluster
+        config = synthetic_config(name="paused", batches=400).replace(
+            'entrypoint = "builtin:mlp"', 'entrypoint = "builtin:simulate"').replace(
+            '[data]', '[data]\nseconds_per_batch = 0.01')
+        exp_id = c.submit(config)
+        trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
+                                     if t["state"] == "STATE_RUNNING"], 60, "a running trial")[0]
+        self.assertEqual(c.det("experiment", "pause", str(exp_id)).returncode, 0)
+        wait_for(lambda: c.experiment(exp_id)["trials"][0]["state"] == "STATE_PAUSED", 30,
+                 "the trial to pause")
+        self.assertEqual(c.experiment(exp_id)["experiment"]["state"], "STATE_PAUSED")
+        slots = c.get("/api/v1/agents")["agents"][0]["slots"]
+        self.assertTrue(all(not s.get("allocation_id") for s in slots), slots)
+        out = c.det("experiment", "activate", str(exp_id))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=60)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(int(exp["trials"][0]["total_batches"]), 400)
+        self.assertTrue(any("trial paused" in l for l in c.trial_logs(trial_id)))
+        ended = c.det("experiment", "pause", str(exp_id))
+        self.assertEqual(ended.returncode, 1)
+        self.assertIn("cannot be paused", ended.stderr)
+
     def test_5_repl_inspects_live_actors(self):
         c = self.cluster
         out = c.det("repl", "-c", "actors", "-c", "inspect pool default", "-c", "inspect agent agent-0")
