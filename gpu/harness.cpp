@@ -120,3 +120,9 @@ void run_mlp_trial(const training_plan& plan, reporter& out) {
 }
 
 }  // namespace det::harness
+
+// The entry point libdet_torch_trials.so exports for the worker's loader.
+extern "C" void det_run_mlp_trial(const det::harness::training_plan& plan,
+                                  det::harness::reporter& out) {
+  det::harness::run_mlp_trial(plan, out);
+}

@@ -9,7 +9,7 @@ reporter::~reporter() = default;
 
 void run_trial(const training_plan& plan, reporter& out) {
   if (plan.trial_name == "mlp")
-    return run_mlp_trial(plan, out);
+    return run_torch_trial(plan, out);
   if (plan.trial_name == "simulate")
     return run_simulated_trial(plan, out);
   throw std::runtime_error("There is no built-in trial 'builtin:" + plan.trial_name +
