@@ -1,13 +1,14 @@
 // Searcher decisions per second: an adaptive_asha search over many trials, driven in-process
 // through `searcher` by simulated trials that validate at every rung length with a seeded random
-// metric, against the same driver around a method that never stops a trial (the driver's own
-// cost per event).
+// metric, against the same driver around random search, which never stops a trial (the
+// driver's own cost per event, sampling included).
 //
 //   bench_searcher [--trials N] [--seed S]
 
 #include "config/experiment_config.hpp"
 #include "searcher/asha_rungs.hpp"
 #include "searcher/random_draw.hpp"
+#include "searcher/random_search.hpp"
 #include "searcher/searcher.hpp"
 #include "searcher/trial_factory.hpp"
 
@@ -25,37 +26,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using det::searcher::action;
 
-/// The driver's baseline: every trial trains the whole length and nothing is ever stopped.
-class never_stop final : public det::searcher::search_method {
- public:
-  never_stop(int64_t max_trials, int64_t concurrent, det::config::length max_length,
-             det::searcher::trial_factory trials)
-      : max_trials_(max_trials), concurrent_(concurrent), max_length_(max_length), trials_(std::move(trials)) {}
-
-  std::vector<action> initial_trials() override {
-    std::vector<action> actions;
-    for (; created_ < std::min(concurrent_, max_trials_); ++created_) actions.push_back(trials_.next());
-    return actions;
-  }
-  std::vector<action> trial_created(int64_t request_id) override {
-    return {det::searcher::validate_after_action{request_id, max_length_}};
-  }
-  std::vector<action> validation_completed(int64_t, double, int64_t) override { return {}; }
-  std::vector<action> trial_exited(int64_t) override {
-    if (created_ >= max_trials_) return {};
-    ++created_;
-    return {trials_.next()};
-  }
-  std::vector<action> trial_exited_early(int64_t, det::searcher::exit_reason) override { return {}; }
-  double progress() const override { return static_cast<double>(created_) / static_cast<double>(max_trials_); }
-
- private:
-  int64_t max_trials_;
-  int64_t concurrent_;
-  det::config::length max_length_;
-  det::searcher::trial_factory trials_;
-  int64_t created_ = 0;
-};
 
 struct tally {
   int64_t trials = 0;
@@ -171,10 +141,11 @@ int main(int argc, char** argv) {
                                              .size());
   det::searcher::trial_factory factory(config.hparams, config.experiment_seed);
   auto baseline = drive(
-      std::make_unique<never_stop>(trials, concurrent, *config.searcher.training_length(), std::move(factory)),
+      std::make_unique<det::searcher::random_search>(trials, concurrent, *config.searcher.training_length(),
+                                                    std::move(factory)),
       lengths, seed);
   print("adaptive_asha", asha);
-  print("never_stop", baseline);
+  print("random (never stops)", baseline);
   std::printf("adaptive_asha costs %.2fx the driver's baseline per event; %.3f s wall in all\n",
               (asha.searcher_s / static_cast<double>(asha.events)) /
                   (baseline.searcher_s / static_cast<double>(baseline.events)),

@@ -36,6 +36,11 @@ struct searcher_config {
   std::string mode = "standard";
   std::vector<int64_t> bracket_rungs;
 
+  // -- tpe (Optuna's defaults) -----------------------------------------------------------------
+  int64_t n_startup_trials = 10;
+  int64_t n_ei_candidates = 24;
+  double gamma = 0.1;
+
   // -- pbt (Determined 0.17) ---------------------------------------------------------------------
   int64_t population_size = 0;
   int64_t num_rounds = 0;

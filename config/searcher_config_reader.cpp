@@ -41,7 +41,8 @@ const std::vector<searcher_kind>& searcher_kinds() {
        {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function"},
        {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function"},
        false},
-      {"tpe", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials"},
+      {"tpe", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials",
+               "n_startup_trials", "n_ei_candidates", "gamma"},
        {"max_trials"}, true},
   };
   return kinds;
@@ -109,6 +110,14 @@ void read_fields(table_reader& reader, searcher_config& config) {
   if (auto v = reader.read_integer_in("max_trials", 1, no_limit)) config.max_trials = *v;
   if (auto v = reader.read_integer_in("max_concurrent_trials", 0, no_limit)) config.max_concurrent_trials = *v;
   if (auto v = reader.read_integer_in("num_rungs", 1, no_limit)) config.num_rungs = *v;
+  if (auto v = reader.read_integer_in("n_startup_trials", 0, no_limit)) config.n_startup_trials = *v;
+  if (auto v = reader.read_integer_in("n_ei_candidates", 1, no_limit)) config.n_ei_candidates = *v;
+  if (auto v = reader.read_number("gamma")) {
+    if (*v > 0 && *v <= 1)
+      config.gamma = *v;
+    else
+      reader.error("gamma", "must be greater than 0 and at most 1");
+  }
   if (auto v = reader.read_number("divisor")) {
     if (*v > 1)
       config.divisor = *v;

@@ -1,8 +1,12 @@
 #include "searcher/adaptive_asha_search.hpp"
 
+#include "searcher/snapshot_parts.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <stdexcept>
+#include <string>
 
 namespace det::searcher {
 
@@ -69,11 +73,11 @@ std::vector<asha_settings> adaptive_asha_brackets(const config::searcher_config&
   return brackets;
 }
 
-adaptive_asha_search::adaptive_asha_search(const std::vector<asha_settings>& brackets, trial_factory trials) {
-  // One factory for all brackets: request ids stay unique and samples come in one seeded order.
-  auto shared = std::make_shared<trial_factory>(std::move(trials));
+adaptive_asha_search::adaptive_asha_search(const std::vector<asha_settings>& brackets, trial_factory trials)
+    // One factory for all brackets: request ids stay unique and samples come in one seeded order.
+    : trials_(std::make_shared<trial_factory>(std::move(trials))) {
   brackets_.reserve(brackets.size());
-  for (const auto& settings : brackets) brackets_.emplace_back(settings, shared);
+  for (const auto& settings : brackets) brackets_.emplace_back(settings, trials_);
 }
 
 std::vector<action> adaptive_asha_search::claim(size_t bracket, std::vector<action> actions) {
@@ -124,6 +128,37 @@ double adaptive_asha_search::progress() const {
   double sum = 0;
   for (const auto& bracket : brackets_) sum += bracket.progress();
   return sum / static_cast<double>(brackets_.size());
+}
+
+void adaptive_asha_search::snapshot(pb::SearcherSnapshot& snapshot) const {
+  auto& state = *snapshot.mutable_adaptive_asha();
+  trials_->snapshot(*state.mutable_trials());
+  for (const auto& bracket : brackets_) bracket.snapshot_state(*state.add_brackets());
+  for (const auto& [id, bracket] : bracket_of_) (*state.mutable_bracket_of())[id] = static_cast<int64_t>(bracket);
+}
+
+void adaptive_asha_search::restore(const pb::SearcherSnapshot& snapshot) {
+  require_method(snapshot, pb::SearcherSnapshot::kAdaptiveAsha);
+  const auto& state = snapshot.adaptive_asha();
+  auto count = static_cast<int64_t>(brackets_.size());
+  if (state.brackets_size() != count)
+    throw std::runtime_error("cannot restore the adaptive_asha search: the snapshot holds " +
+                             std::to_string(state.brackets_size()) + " brackets where its config gives " +
+                             std::to_string(count));
+  // Restored aside first, so that a throw changes nothing; the copies share trials_.
+  auto brackets = brackets_;
+  for (size_t i = 0; i < brackets.size(); ++i) brackets[i].restore_state(state.brackets(static_cast<int>(i)));
+  std::unordered_map<int64_t, size_t> bracket_of;
+  for (const auto& [id, bracket] : state.bracket_of()) {
+    if (bracket < 0 || bracket >= count)
+      throw std::runtime_error("cannot restore the adaptive_asha search: the snapshot puts trial " +
+                               std::to_string(id) + " in bracket " + std::to_string(bracket) + " of " +
+                               std::to_string(count));
+    bracket_of.emplace(id, static_cast<size_t>(bracket));
+  }
+  trials_->restore(state.trials());
+  brackets_ = std::move(brackets);
+  bracket_of_ = std::move(bracket_of);
 }
 
 } // namespace det::searcher

@@ -40,6 +40,8 @@ class adaptive_asha_search final : public search_method {
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) override;
   /// The mean of the brackets' progress.
   double progress() const override;
+  void snapshot(pb::SearcherSnapshot& snapshot) const override;
+  void restore(const pb::SearcherSnapshot& snapshot) override;
 
   size_t bracket_count() const { return brackets_.size(); }
   const asha_stopping_search& bracket(size_t index) const { return brackets_.at(index); }
@@ -49,6 +51,7 @@ class adaptive_asha_search final : public search_method {
  private:
   std::vector<action> claim(size_t bracket, std::vector<action> actions);
 
+  std::shared_ptr<trial_factory> trials_;
   std::vector<asha_stopping_search> brackets_;
   std::unordered_map<int64_t, size_t> bracket_of_;
 };

@@ -1,7 +1,12 @@
 #include "searcher/asha_stopping_search.hpp"
 
+#include "searcher/snapshot_parts.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
 
 namespace det::searcher {
 
@@ -101,6 +106,68 @@ double asha_stopping_search::progress() const {
 size_t asha_stopping_search::rung_of(int64_t request_id) const {
   auto it = trial_states_.find(request_id);
   return it == trial_states_.end() ? 0 : it->second.rung;
+}
+
+void asha_stopping_search::snapshot(pb::SearcherSnapshot& snapshot) const {
+  auto& state = *snapshot.mutable_async_halving();
+  trials_->snapshot(*state.mutable_trials());
+  snapshot_state(*state.mutable_search());
+}
+
+void asha_stopping_search::restore(const pb::SearcherSnapshot& snapshot) {
+  require_method(snapshot, pb::SearcherSnapshot::kAsyncHalving);
+  const auto& state = snapshot.async_halving();
+  // Restored aside first, so that a throw changes nothing.
+  auto restored = *this;
+  restored.restore_state(state.search());
+  trials_->restore(state.trials());
+  *this = std::move(restored);
+}
+
+void asha_stopping_search::snapshot_state(pb::AshaState& state) const {
+  for (const auto& r : rungs_) {
+    auto& rung = *state.add_rungs();
+    for (const auto& [id, metric] : r.metrics) {
+      auto& entry = *rung.add_metrics();
+      entry.set_request_id(id);
+      entry.set_metric(metric);
+    }
+  }
+  std::map<int64_t, trial_state> trials(trial_states_.begin(), trial_states_.end());
+  for (const auto& [id, trial] : trials) {
+    auto& entry = *state.add_trials();
+    entry.set_request_id(id);
+    entry.set_rung(static_cast<int64_t>(trial.rung));
+    entry.set_done(trial.done);
+  }
+  state.set_requested(requested_);
+  state.set_invalid_hp(invalid_);
+  state.set_completed(completed_);
+}
+
+void asha_stopping_search::restore_state(const pb::AshaState& state) {
+  auto rung_count = static_cast<int64_t>(rungs_.size());
+  if (state.rungs_size() != rung_count)
+    throw std::runtime_error("cannot restore the successive-halving search: the snapshot holds " +
+                             std::to_string(state.rungs_size()) + " rungs where its config gives " +
+                             std::to_string(rung_count));
+  std::unordered_map<int64_t, trial_state> trials;
+  for (const auto& entry : state.trials()) {
+    if (entry.rung() < 0 || entry.rung() >= rung_count)
+      throw std::runtime_error("cannot restore the successive-halving search: the snapshot puts trial " +
+                               std::to_string(entry.request_id()) + " in rung " + std::to_string(entry.rung()) +
+                               " of " + std::to_string(rung_count));
+    trials[entry.request_id()] = trial_state{static_cast<size_t>(entry.rung()), entry.done()};
+  }
+  for (size_t r = 0; r < rungs_.size(); ++r) {
+    rungs_[r].metrics.clear();
+    for (const auto& entry : state.rungs(static_cast<int>(r)).metrics())
+      rungs_[r].metrics.emplace_back(entry.request_id(), entry.metric());
+  }
+  trial_states_ = std::move(trials);
+  requested_ = state.requested();
+  invalid_ = state.invalid_hp();
+  completed_ = state.completed();
 }
 
 } // namespace det::searcher

@@ -8,6 +8,10 @@
 #include <memory>
 #include <unordered_map>
 
+namespace det::pb {
+class AshaState;
+}
+
 namespace det::searcher {
 
 /// What one asynchronous successive-halving search needs to know.
@@ -46,11 +50,18 @@ class asha_stopping_search final : public search_method {
   /// Ranked trials in rung 0 over 1.2 × max_trials; once rung 0 holds max_trials, at least the
   /// share of max_trials that exited with valid hyperparameters.
   double progress() const override;
+  void snapshot(pb::SearcherSnapshot& snapshot) const override;
+  void restore(const pb::SearcherSnapshot& snapshot) override;
 
   const asha_settings& settings() const { return settings_; }
   const std::vector<rung>& rungs() const { return rungs_; }
   /// The rung the trial is to be ranked in next, or was last ranked in; 0 for an unknown trial.
   size_t rung_of(int64_t request_id) const;
+
+  /// Its state without the trial factory, which the brackets of adaptive_asha share.
+  void snapshot_state(pb::AshaState& state) const;
+  /// Throws std::runtime_error, changing nothing, when `state` has another number of rungs.
+  void restore_state(const pb::AshaState& state);
 
  private:
   struct trial_state {

@@ -1,6 +1,7 @@
 #include "searcher/grid_search.hpp"
 
 #include "searcher/random_draw.hpp"
+#include "searcher/snapshot_parts.hpp"
 
 #include <algorithm>
 
@@ -58,6 +59,23 @@ double grid_search::progress() const {
   double sum = 0;
   for (const auto& [id, share] : trial_progress_) sum += share;
   return std::clamp(sum / static_cast<double>(grid_size_), 0.0, 1.0);
+}
+
+void grid_search::snapshot(pb::SearcherSnapshot& snapshot) const {
+  auto& state = *snapshot.mutable_grid();
+  state.mutable_trials()->set_rng(rng_text(rng_));
+  state.mutable_trials()->set_next_request_id(next_request_id_);
+  for (const auto& point : remaining_) state.add_remaining_points(point);
+  write_progress(trial_progress_, *state.mutable_trial_progress());
+}
+
+void grid_search::restore(const pb::SearcherSnapshot& snapshot) {
+  require_method(snapshot, pb::SearcherSnapshot::kGrid);
+  const auto& state = snapshot.grid();
+  rng_ = rng_from_text(state.trials().rng());
+  next_request_id_ = state.trials().next_request_id();
+  remaining_.assign(state.remaining_points().begin(), state.remaining_points().end());
+  trial_progress_ = read_progress(state.trial_progress());
 }
 
 } // namespace det::searcher

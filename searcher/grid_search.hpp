@@ -27,6 +27,8 @@ class grid_search final : public search_method {
   /// Each point counts 1 once its trial exited, else the trial's reported share of max_length;
   /// the sum is divided by the number of points.
   double progress() const override;
+  void snapshot(pb::SearcherSnapshot& snapshot) const override;
+  void restore(const pb::SearcherSnapshot& snapshot) override;
 
  private:
   create_action next_point();

@@ -29,7 +29,7 @@ std::vector<preview_bucket> preview(const config::experiment_config& config) {
   const auto& searcher = config.searcher;
   const auto& name = searcher.name;
   if (name != "single" && name != "random" && name != "grid" && name != "async_halving" &&
-      name != "adaptive_asha")
+      name != "adaptive_asha" && name != "tpe")
     throw config::config_error("searcher.name: the " + name + " searcher cannot be previewed");
   auto length = searcher.training_length();
   if (!length)
@@ -38,7 +38,7 @@ std::vector<preview_bucket> preview(const config::experiment_config& config) {
   std::map<int64_t, int64_t> stopped_at;
   if (name == "single") {
     stopped_at[length->value] = 1;
-  } else if (name == "random") {
+  } else if (name == "random" || name == "tpe") {
     stopped_at[length->value] = searcher.max_trials;
   } else if (name == "grid") {
     stopped_at[length->value] = hyperparameter_grid_size(config.hparams);

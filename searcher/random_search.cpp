@@ -1,6 +1,9 @@
 #include "searcher/random_search.hpp"
 
+#include "searcher/snapshot_parts.hpp"
+
 #include <algorithm>
+#include <set>
 
 namespace det::searcher {
 
@@ -52,6 +55,24 @@ double random_search::progress() const {
   double sum = 0;
   for (const auto& [id, share] : trial_progress_) sum += share;
   return std::clamp(sum / static_cast<double>(max_trials_), 0.0, 1.0);
+}
+
+void random_search::snapshot(pb::SearcherSnapshot& snapshot) const {
+  auto& state = *snapshot.mutable_random();
+  trials_.snapshot(*state.mutable_trials());
+  state.set_counted(counted_);
+  write_progress(trial_progress_, *state.mutable_trial_progress());
+  std::set<int64_t> invalid(invalid_.begin(), invalid_.end());
+  for (auto id : invalid) state.add_invalid_hp(id);
+}
+
+void random_search::restore(const pb::SearcherSnapshot& snapshot) {
+  require_method(snapshot, pb::SearcherSnapshot::kRandom);
+  const auto& state = snapshot.random();
+  trials_.restore(state.trials());
+  counted_ = state.counted();
+  trial_progress_ = read_progress(state.trial_progress());
+  invalid_ = {state.invalid_hp().begin(), state.invalid_hp().end()};
 }
 
 } // namespace det::searcher

@@ -25,6 +25,8 @@ class random_search final : public search_method {
   /// Each valid trial counts 1 once exited, else its reported share of max_length; the sum is
   /// divided by max_trials.
   double progress() const override;
+  void snapshot(pb::SearcherSnapshot& snapshot) const override;
+  void restore(const pb::SearcherSnapshot& snapshot) override;
 
  private:
   int64_t max_trials_;

@@ -6,6 +6,7 @@
 #include "searcher/hyperparameter_grid.hpp"
 #include "searcher/random_search.hpp"
 #include "searcher/single_search.hpp"
+#include "searcher/tpe_search.hpp"
 
 namespace det::searcher {
 
@@ -60,6 +61,11 @@ std::unique_ptr<search_method> make_search_method(const config::experiment_confi
     require_trials(searcher);
     return std::make_unique<adaptive_asha_search>(adaptive_asha_brackets(searcher, required_length(searcher)),
                                                   trials());
+  }
+  if (name == "tpe") {
+    require_trials(searcher);
+    return std::make_unique<tpe_search>(tpe_settings_for(searcher, required_length(searcher)),
+                                        config.hparams, config.experiment_seed);
   }
   throw config::config_error("searcher.name: " + name + " is not implemented yet");
 }

@@ -7,6 +7,10 @@
 #include <memory>
 #include <vector>
 
+namespace det::pb {
+class SearcherSnapshot;
+}
+
 namespace det::searcher {
 
 /// A search algorithm (Determined's SearchMethod): events about trials in, decisions out. Pure
@@ -30,6 +34,12 @@ class search_method {
   virtual std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) = 0;
   /// How far the whole search is, from 0 to 1.
   virtual double progress() const = 0;
+  /// Writes the method's state into its field of `snapshot` (messages/searcher.proto).
+  virtual void snapshot(pb::SearcherSnapshot& snapshot) const = 0;
+  /// Takes the state `snapshot` holds, into a method built from the config it was taken under.
+  /// Throws std::runtime_error, changing nothing, when it holds another method's state or one that
+  /// does not fit this method's config.
+  virtual void restore(const pb::SearcherSnapshot& snapshot) = 0;
 };
 
 /// The search method `config.searcher.name` names, seeded with `config.experiment_seed`.

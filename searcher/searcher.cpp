@@ -1,5 +1,10 @@
 #include "searcher/searcher.hpp"
 
+#include "messages/searcher.pb.h"
+
+#include <stdexcept>
+#include <string>
+
 namespace det::searcher {
 
 searcher::searcher(std::unique_ptr<search_method> method) : method_(std::move(method)) {}
@@ -51,6 +56,49 @@ std::vector<action> searcher::trial_exited(int64_t request_id) {
 
 double searcher::progress() const {
   return method_->progress();
+}
+
+namespace {
+
+void write_ids(const std::set<int64_t>& ids, google::protobuf::RepeatedField<int64_t>& into) {
+  for (auto id : ids) into.Add(id);
+}
+
+std::set<int64_t> read_ids(const google::protobuf::RepeatedField<int64_t>& ids) {
+  return {ids.begin(), ids.end()};
+}
+
+} // namespace
+
+pb::SearcherSnapshot searcher::snapshot() const {
+  pb::SearcherSnapshot snapshot;
+  snapshot.set_version(searcher_snapshot_version);
+  auto& state = *snapshot.mutable_searcher();
+  write_ids(requested_, *state.mutable_trials_requested());
+  write_ids(created_, *state.mutable_trials_created());
+  write_ids(closed_, *state.mutable_trials_closed());
+  write_ids(exited_early_, *state.mutable_exited_early());
+  write_ids(canceled_, *state.mutable_canceled());
+  write_ids(failed_, *state.mutable_failed());
+  state.set_shut_down(shut_down_);
+  method_->snapshot(snapshot);
+  return snapshot;
+}
+
+void searcher::restore(const pb::SearcherSnapshot& snapshot) {
+  if (snapshot.version() != searcher_snapshot_version)
+    throw std::runtime_error("cannot restore a searcher snapshot of version " +
+                             std::to_string(snapshot.version()) + ": this master reads version " +
+                             std::to_string(searcher_snapshot_version));
+  method_->restore(snapshot);
+  const auto& state = snapshot.searcher();
+  requested_ = read_ids(state.trials_requested());
+  created_ = read_ids(state.trials_created());
+  closed_ = read_ids(state.trials_closed());
+  exited_early_ = read_ids(state.exited_early());
+  canceled_ = read_ids(state.canceled());
+  failed_ = read_ids(state.failed());
+  shut_down_ = state.shut_down();
 }
 
 } // namespace det::searcher

@@ -9,6 +9,9 @@
 
 namespace det::searcher {
 
+/// The layout of pb::SearcherSnapshot that snapshot() writes and restore() reads.
+inline constexpr uint32_t searcher_snapshot_version = 1;
+
 /// Wraps a search_method with the bookkeeping every search shares (Determined's Searcher): which
 /// trials were requested, created and closed, and which exited early, were canceled or failed.
 /// When every requested trial has closed it adds shutdown_action{cancel, failure}: cancel when
@@ -32,6 +35,14 @@ class searcher {
   int64_t trials_closed() const { return static_cast<int64_t>(closed_.size()); }
   /// Whether a shutdown_action has been handed out.
   bool shut_down() const { return shut_down_; }
+
+  /// Everything the search has decided and been told (messages/searcher.proto), for a restarted
+  /// master to continue it exactly.
+  pb::SearcherSnapshot snapshot() const;
+  /// Takes the state of `snapshot` into a searcher built by make_search_method from the config it
+  /// was taken under. Throws std::runtime_error, changing nothing, for another version, another
+  /// search method, or a state that does not fit this searcher's config.
+  void restore(const pb::SearcherSnapshot& snapshot);
 
  private:
   std::vector<action> record(std::vector<action> actions);

@@ -1,5 +1,7 @@
 #include "searcher/single_search.hpp"
 
+#include "searcher/snapshot_parts.hpp"
+
 #include <algorithm>
 
 namespace det::searcher {
@@ -36,6 +38,23 @@ double single_search::progress() const {
   if (exited_) return 1.0;
   if (max_length_.value <= 0) return 0.0;
   return std::clamp(static_cast<double>(length_trained_) / static_cast<double>(max_length_.value), 0.0, 1.0);
+}
+
+void single_search::snapshot(pb::SearcherSnapshot& snapshot) const {
+  auto& state = *snapshot.mutable_single();
+  trials_.snapshot(*state.mutable_trials());
+  state.set_request_id(request_id_);
+  state.set_length_trained(length_trained_);
+  state.set_exited(exited_);
+}
+
+void single_search::restore(const pb::SearcherSnapshot& snapshot) {
+  require_method(snapshot, pb::SearcherSnapshot::kSingle);
+  const auto& state = snapshot.single();
+  trials_.restore(state.trials());
+  request_id_ = state.request_id();
+  length_trained_ = state.length_trained();
+  exited_ = state.exited();
 }
 
 } // namespace det::searcher

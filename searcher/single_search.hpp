@@ -19,6 +19,8 @@ class single_search final : public search_method {
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) override;
   /// The trial's reported training over its length; 1 once it exited.
   double progress() const override;
+  void snapshot(pb::SearcherSnapshot& snapshot) const override;
+  void restore(const pb::SearcherSnapshot& snapshot) override;
 
  private:
   config::length max_length_;

@@ -2,6 +2,7 @@
 
 #include "searcher/hyperparameter_sampling.hpp"
 #include "searcher/random_draw.hpp"
+#include "searcher/snapshot_parts.hpp"
 
 namespace det::searcher {
 
@@ -14,6 +15,16 @@ create_action trial_factory::next() {
   create.hparams_json = sample_hyperparameters(hparams_, rng_);
   create.trial_seed = static_cast<uint32_t>(draw_below(rng_, uint64_t{1} << 31));
   return create;
+}
+
+void trial_factory::snapshot(pb::TrialSourceState& state) const {
+  state.set_rng(rng_text(rng_));
+  state.set_next_request_id(next_request_id_);
+}
+
+void trial_factory::restore(const pb::TrialSourceState& state) {
+  rng_ = rng_from_text(state.rng());
+  next_request_id_ = state.next_request_id();
 }
 
 } // namespace det::searcher

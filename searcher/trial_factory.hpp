@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <random>
 
+namespace det::pb {
+class TrialSourceState;
+}
+
 namespace det::searcher {
 
 /// Makes the create_action of each new trial: the next request id, a trial seed and a sample of
@@ -16,6 +20,10 @@ class trial_factory {
 
   /// Request ids count from 1; the seed is in [0, 2^31), as Determined's.
   create_action next();
+
+  void snapshot(pb::TrialSourceState& state) const;
+  /// Throws std::runtime_error, changing nothing, when `state` holds no valid RNG state.
+  void restore(const pb::TrialSourceState& state);
 
  private:
   config::hyperparameters hparams_;

@@ -72,12 +72,12 @@ TEST_CASE("async_halving is planned as one bracket") {
 }
 
 TEST_CASE("searchers that decide as they go cannot be previewed") {
-  auto config = preview_config("name = \"tpe\"\nmax_trials = 4\nmax_length = { batches = 10 }\n");
+  auto config = preview_config("name = \"pbt\"\npopulation_size = 4\nnum_rounds = 2\nlength_per_round = { batches = 10 }\nreplace_function = { truncate_fraction = 0.25 }\nexplore_function = { resample_probability = 0.2, perturb_factor = 0.2 }\n");
   std::string message;
   try {
     searcher::preview(config);
   } catch (const config::config_error& e) {
     message = e.what();
   }
-  CHECK(message == "searcher.name: the tpe searcher cannot be previewed");
+  CHECK(message == "searcher.name: the pbt searcher cannot be previewed");
 }

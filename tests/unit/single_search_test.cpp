@@ -120,14 +120,13 @@ TEST_CASE("the experiment seed decides the trial's seed and hyperparameters") {
 
 TEST_CASE("searchers det does not implement yet are refused by name") {
   auto config = config::parse_experiment_config(
-      "entrypoint = \"x\"\n[searcher]\nname = \"tpe\"\nmetric = \"loss\"\nmax_trials = 2\n"
-      "max_length = { batches = 5 }\n",
-      "tpe.toml");
+      "entrypoint = \"x\"\n[searcher]\nmetric = \"loss\"\nname = \"pbt\"\npopulation_size = 4\nnum_rounds = 2\nlength_per_round = { batches = 10 }\nreplace_function = { truncate_fraction = 0.25 }\nexplore_function = { resample_probability = 0.2, perturb_factor = 0.2 }\n",
+      "pbt.toml");
   std::string message;
   try {
     searcher::make_search_method(config);
   } catch (const config::config_error& e) {
     message = e.what();
   }
-  CHECK(message == "searcher.name: tpe is not implemented yet");
+  CHECK(message == "searcher.name: pbt is not implemented yet");
 }

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Control-plane overhead, after Ray Tune's bookkeeping test scaled to this machine.
+
+A random search of N builtin:simulate trials of S seconds each runs on A agents
+x C CPU slots. Ideal = N * S / (A * C). Reported: the search's wall time (submit
+to COMPLETED), its overhead over the ideal, and the same over a baseline measured
+in this script: a plain pool of A*C processes running N one-trial-long `sleep`s,
+i.e. what starting N processes costs this machine without det.
+
+Usage: bench/control_plane_bench.py [--trials 2000] [--seconds 1] [--agents 4] [--slots 4]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
+os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
+from cluster import Cluster  # noqa: E402
+
+BATCHES = 100
+
+
+def search_config(trials, seconds, slots):
+    return f"""
+name = "control-plane"
+entrypoint = "builtin:simulate"
+max_restarts = 0
+[hyperparameters]
+x = {{ type = "double", minval = -5.0, maxval = 5.0 }}
+[searcher]
+name = "random"
+metric = "validation_loss"
+max_trials = {trials}
+max_concurrent_trials = {slots}
+max_length = {{ batches = {BATCHES} }}
+[data]
+seconds_per_batch = {seconds / BATCHES}
+[reproducibility]
+experiment_seed = 3
+"""
+
+
+def process_pool_seconds(trials, seconds, width):
+    start = time.monotonic()
+    with ThreadPoolExecutor(width) as pool:
+        list(pool.map(lambda _: subprocess.run(["sleep", str(seconds)], check=True), range(trials)))
+    return time.monotonic() - start
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trials", type=int, default=2000)
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--agents", type=int, default=4)
+    ap.add_argument("--slots", type=int, default=4)
+    args = ap.parse_args()
+    width = args.agents * args.slots
+    ideal = args.trials * args.seconds / width
+
+    baseline = process_pool_seconds(args.trials, args.seconds, width)
+    print(f"baseline process pool: {baseline:.1f} s ({(baseline / ideal - 1) * 100:+.1f} % over "
+          f"ideal {ideal:.1f} s)", flush=True)
+
+    c = Cluster(agents=args.agents, slots=f"cpu:{args.slots}").start()
+    try:
+        start = time.monotonic()
+        exp_id = c.submit(search_config(args.trials, args.seconds, width))
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                timeout=args.trials * args.seconds * 4 + 120, interval=1)
+        wall = time.monotonic() - start
+        states = {}
+        for t in exp["trials"]:
+            states[t["state"]] = states.get(t["state"], 0) + 1
+        print(f"det: experiment {exp['experiment']['state']}, trials {states}", flush=True)
+    finally:
+        c.stop()
+    print(f"trials={args.trials} slots={width} ideal_s={ideal:.1f} det_wall_s={wall:.1f} "
+          f"overhead_vs_ideal={(wall / ideal - 1) * 100:+.1f}% "
+          f"baseline_s={baseline:.1f} overhead_vs_baseline={(wall / baseline - 1) * 100:+.1f}%")
+
+
+if __name__ == "__main__":
+    main()
