@@ -5,7 +5,9 @@
 //     |
 //     +--(kill)--> STOPPING_KILLED --(every trial exited)--> CANCELED
 
+#include <iostream>
 #include <map>
+#include <optional>
 #include <variant>
 
 #include "messages/timestamp.hpp"
@@ -14,6 +16,7 @@
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
+#include "messages/searcher.pb.h"
 #include "searcher/searcher.hpp"
 
 namespace det {
@@ -40,7 +43,7 @@ struct experiment_state {
   directory_actor directory;
   bool killed = false;
   bool paused = false;
-  std::vector<searcher::create_action> deferred;  // trials the searcher asked for while paused
+  std::optional<std::vector<pb::Trial>> restored_trials;  // until the restore has run
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -63,6 +66,30 @@ bool all_trials_exited(self_ptr self) {
     if (!t.exited)
       return false;
   return true;
+}
+
+// Spawns the actor of a trial whose row exists, with what the searcher said
+// about its length so far.
+void start_trial(self_ptr self, const pb::Trial& t) {
+  auto& st = self->state;
+  auto& entry = st.trials[t.request_id()];
+  trial_setup setup;
+  setup.trial = t;
+  setup.config = st.exp.config();
+  setup.searcher_metric = st.cfg.searcher.metric;
+  setup.slots_per_trial = st.cfg.resources.slots_per_trial;
+  setup.resource_pool = st.cfg.resources.resource_pool;
+  setup.max_restarts = st.cfg.max_restarts;
+  setup.start_paused = st.paused;
+  setup.experiment = caf::actor_cast<caf::actor>(self);
+  setup.handles = st.handles;
+  setup.directory = st.directory;
+  entry.trial_id = t.id();
+  entry.handle = spawn_trial(self->system(), std::move(setup));
+  self->send(st.directory, register_atom::value, std::string{"trial"}, std::to_string(t.id()),
+             caf::actor_cast<caf::actor>(entry.handle));
+  if (entry.length > 0)
+    self->send(entry.handle, update_atom::value, entry.unit, entry.length);
 }
 
 // A trial that could not even be created counts as failed.
@@ -101,22 +128,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
               return;
             }
             t.set_id(id);
-            trial_setup setup;
-            setup.trial = t;
-            setup.config = st.exp.config();
-            setup.searcher_metric = st.cfg.searcher.metric;
-            setup.slots_per_trial = st.cfg.resources.slots_per_trial;
-            setup.resource_pool = st.cfg.resources.resource_pool;
-            setup.max_restarts = st.cfg.max_restarts;
-            setup.experiment = caf::actor_cast<caf::actor>(self);
-            setup.handles = st.handles;
-            setup.directory = st.directory;
-            entry.trial_id = id;
-            entry.handle = spawn_trial(self->system(), std::move(setup));
-            self->send(st.directory, register_atom::value, std::string{"trial"},
-                       std::to_string(id), caf::actor_cast<caf::actor>(entry.handle));
-            if (entry.length > 0)
-              self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+            start_trial(self, t);
             process(self, st.search->trial_created(c.request_id));
           },
           [=](caf::error&) {
@@ -125,13 +137,21 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
           });
 }
 
+// After every batch of actions, so that a restarted master continues the
+// search exactly where it was. Persistence writes it after the trial rows the
+// batch created (one sender, one mailbox: in order).
+void save_snapshot(self_ptr self) {
+  std::string bytes;
+  self->state.search->snapshot().SerializeToString(&bytes);
+  self->send(self->state.handles.persistence, update_atom::value,
+             experiment_id{self->state.exp.id()}, std::move(bytes));
+}
+
 void process(self_ptr self, std::vector<searcher::action> actions) {
   auto& st = self->state;
   for (auto& a : actions) {
     if (auto* c = std::get_if<searcher::create_action>(&a)) {
-      if (st.paused)
-        st.deferred.push_back(*c);
-      else if (!st.killed)
+      if (!st.killed)
         create_trial(self, *c);
     } else if (auto* v = std::get_if<searcher::validate_after_action>(&a)) {
       auto& entry = st.trials[v->request_id];
@@ -144,14 +164,79 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
       if (entry.handle && !entry.exited)
         self->send(entry.handle, stop_atom::value);
     } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
+      save_snapshot(self);
       finish(self, st.killed || d->cancel ? pb::STATE_CANCELED
                    : d->failure           ? pb::STATE_ERROR
                                           : pb::STATE_COMPLETED);
       return;
     }
   }
-  if (st.killed && all_trials_exited(self))
+  if (st.killed && all_trials_exited(self)) {
     finish(self, pb::STATE_CANCELED);
+    return;
+  }
+  save_snapshot(self);
+}
+
+bool is_terminal(pb::State s) {
+  return s == pb::STATE_COMPLETED || s == pb::STATE_CANCELED || s == pb::STATE_ERROR;
+}
+
+// A restarted master continues the search from its last snapshot. Trials that
+// were live start over (no checkpoints yet); what happened after the snapshot
+// is replayed into the searcher from the trial rows.
+void restore(self_ptr self) {
+  auto& st = self->state;
+  auto trials = std::move(*st.restored_trials);
+  st.restored_trials.reset();
+  auto length = st.cfg.searcher.training_length();
+  std::vector<searcher::action> actions;
+  auto append = [&](std::vector<searcher::action> more) {
+    actions.insert(actions.end(), more.begin(), more.end());
+  };
+  int live = 0;
+  for (auto& t : trials) {
+    auto rid = t.request_id();
+    auto& entry = st.trials[rid];
+    entry.trial_id = t.id();
+    if (length) {
+      entry.unit = config::to_string(length->unit);
+      entry.length = length->value;
+    }
+    if (!st.search->was_requested(rid)) {
+      // Stored after the last snapshot was taken: the restored search never asked for it.
+      entry.exited = true;
+      t.set_state(pb::STATE_ERROR);
+      t.set_exit_reason("the master stopped before the searcher recorded this trial");
+      self->send(st.handles.persistence, update_atom::value, t);
+      continue;
+    }
+    if (is_terminal(t.state())) {
+      entry.exited = true;
+      entry.final_state = t.state();
+      if (!st.search->was_closed(rid)) {  // it ended after the snapshot
+        if (t.state() != pb::STATE_COMPLETED)
+          append(st.search->trial_exited_early(rid, t.state() == pb::STATE_CANCELED
+                                                        ? searcher::exit_reason::user_canceled
+                                                        : searcher::exit_reason::errored));
+        append(st.search->trial_exited(rid));
+      }
+      continue;
+    }
+    start_trial(self, t);
+    ++live;
+    if (!st.search->was_created(rid))
+      append(st.search->trial_created(rid));
+  }
+  std::cout << "master: restored experiment " << st.exp.id() << " with " << live
+            << " trials starting over" << std::endl;
+  if (st.exp.state() == pb::STATE_STOPPING_KILLED) {
+    st.killed = true;
+    for (auto& [rid, t] : st.trials)
+      if (t.handle && !t.exited)
+        self->send(t.handle, kill_atom::value);
+  }
+  process(self, std::move(actions));
 }
 
 experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment exp,
@@ -163,11 +248,16 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.search = std::move(plan.search);
   st.handles = std::move(handles);
   st.directory = std::move(directory);
+  st.restored_trials = std::move(plan.restored_trials);
+  st.paused = st.exp.state() == pb::STATE_PAUSED;
   self->send(self, validated_atom::value, int64_t{-1}, 0.0, int64_t{0});  // starts the search
   return {
       [=](validated_atom, int64_t request_id, double metric, int64_t length) {
         if (request_id < 0) {
-          process(self, self->state.search->initial_trials());
+          if (self->state.restored_trials)
+            restore(self);
+          else
+            process(self, self->state.search->initial_trials());
           return;
         }
         process(self, self->state.search->validation_completed(request_id, metric, length));
@@ -206,17 +296,12 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
             self->send(t.handle, activate_atom::value);
-        auto deferred = std::move(st.deferred);
-        st.deferred.clear();
-        for (auto& c : deferred)
-          create_trial(self, c);
       },
       [=](kill_atom) {
         auto& st = self->state;
         if (st.killed)
           return;
         st.paused = false;  // killing a paused experiment cancels its paused trials
-        st.deferred.clear();
         st.killed = true;
         set_state(self, pb::STATE_STOPPING_KILLED);
         for (auto& [rid, t] : st.trials)
@@ -253,6 +338,20 @@ experiment_plan make_experiment_plan(const std::string& toml, const std::string&
       config::parse_experiment_config(toml, source));
   plan.search =
       std::make_shared<searcher::searcher>(searcher::make_search_method(*plan.config));
+  return plan;
+}
+
+experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
+                                        const std::string& snapshot,
+                                        std::vector<pb::Trial> trials) {
+  auto plan = make_experiment_plan(experiment.config(),
+                                   "experiment " + std::to_string(experiment.id()));
+  pb::SearcherSnapshot stored;
+  if (!stored.ParseFromString(snapshot))
+    throw std::runtime_error("the searcher snapshot of experiment " +
+                             std::to_string(experiment.id()) + " is corrupt");
+  plan.search->restore(stored);
+  plan.restored_trials = std::move(trials);
   return plan;
 }
 

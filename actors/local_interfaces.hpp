@@ -61,6 +61,7 @@ using persistence_actor = caf::typed_actor<
     caf::reacts_to<update_atom, pb::Experiment>,
     caf::reacts_to<update_atom, pb::Trial>,
     caf::reacts_to<update_atom, pb::Agent>,
+    caf::reacts_to<update_atom, experiment_id, std::string>,  // serialized searcher snapshot
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
     caf::reacts_to<pb::LogBatch>,
     caf::replies_to<flush_atom>::with<int64_t>,

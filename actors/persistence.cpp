@@ -107,6 +107,10 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           self->state.db->set_trial_restarts(t.id(), t.restarts());
         });
       },
+      [=](update_atom, experiment_id id, const std::string& snapshot) {
+        self->state.guarded("saving a searcher snapshot",
+                            [&] { self->state.db->save_snapshot(id.value, snapshot); });
+      },
       [=](update_atom, pb::Agent& a) {
         self->state.guarded("saving an agent", [&] { self->state.db->upsert_agent(a); });
       },

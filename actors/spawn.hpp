@@ -3,6 +3,8 @@
 // this header is what the node bootstrap and the other actors include.
 
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "actors/local_interfaces.hpp"
@@ -52,6 +54,7 @@ struct trial_setup {
   int32_t slots_per_trial = 1;
   std::string resource_pool;     // "" = the default pool
   int32_t max_restarts = 5;
+  bool start_paused = false;       // created or restored while its experiment is paused
   caf::actor experiment;           // receives validated/exited
   master_handles handles;
   directory_actor directory;
@@ -68,10 +71,19 @@ allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& all
 struct experiment_plan {
   std::shared_ptr<config::experiment_config> config;
   std::shared_ptr<searcher::searcher> search;
+  /// Set when a restarted master restores the experiment: its trials as stored.
+  std::optional<std::vector<pb::Trial>> restored_trials;
 };
 
 /// Throws config::config_error (or std::runtime_error) with a sentence.
 experiment_plan make_experiment_plan(const std::string& toml, const std::string& source);
+
+/// The plan of a stored experiment: its config, its searcher restored from
+/// `snapshot` (serialized pb::SearcherSnapshot) and its trials. Throws
+/// std::runtime_error with a sentence if the snapshot cannot be restored.
+experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
+                                        const std::string& snapshot,
+                                        std::vector<pb::Trial> trials);
 
 experiment_actor spawn_experiment(caf::actor_system& sys, const pb::Experiment& experiment,
                                   experiment_plan plan, const master_handles& handles,

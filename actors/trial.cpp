@@ -142,7 +142,13 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
   *trial(self).mutable_start_time() = det::now();
-  start_run(self);
+  if (self->state.setup.start_paused) {
+    set_state(self, pb::STATE_PAUSED);
+  } else {
+    if (self->state.setup.trial.state() != pb::STATE_QUEUED)  // restored after a master restart
+      log_line(self, "the master restarted: the trial starts over");
+    start_run(self);
+  }
   return {
       [=](pb::WorkerHello&) -> std::tuple<pb::TrialSpec, trial_endpoint> {
         auto& st = self->state;

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 #include "actors/spawn.hpp"
@@ -66,6 +68,18 @@ int run_master(const master_options& opts) {
   if (auto n = db->fail_unfinished("the master stopped while the trial was running"); n > 0)
     std::cout << "master: " << n << " trials left running by the previous master were marked ERROR"
               << std::endl;
+  // Unfinished experiments with a searcher snapshot continue where they were.
+  std::vector<std::pair<pb::Experiment, experiment_plan>> restored;
+  for (auto& r : db->restorable_experiments()) {
+    try {
+      auto plan = restore_experiment_plan(r.experiment, r.snapshot, std::move(r.trials));
+      restored.emplace_back(r.experiment, std::move(plan));
+    } catch (const std::exception& e) {
+      std::cerr << "master: cannot restore experiment " << r.experiment.id() << ": " << e.what()
+                << "; marking it ERROR" << std::endl;
+      db->set_experiment_state(r.experiment.id(), pb::STATE_ERROR, true);
+    }
+  }
 
   caf::actor_system_config cfg;
   configure_node(cfg);
@@ -84,6 +98,11 @@ int run_master(const master_options& opts) {
   for (auto& [name, pool] : handles.pools)
     caf::anon_send(directory, register_atom::value, std::string{"pool"}, name,
                    caf::actor_cast<caf::actor>(pool));
+  for (auto& [exp, plan] : restored) {
+    auto actor = spawn_experiment(sys, exp, std::move(plan), handles, directory);
+    caf::anon_send(directory, register_atom::value, std::string{"experiment"},
+                   std::to_string(exp.id()), caf::actor_cast<caf::actor>(actor));
+  }
 
   auto bound = sys.middleman().publish(caf::actor_cast<master_actor>(front),
                                        static_cast<uint16_t>(port), opts.listen.c_str(), true);

@@ -32,6 +32,11 @@ class searcher {
   double progress() const;
 
   int64_t trials_requested() const { return static_cast<int64_t>(requested_.size()); }
+  /// Whether the search asked for, saw created, or closed this trial (restore uses these to
+  /// replay what happened after its last snapshot).
+  bool was_requested(int64_t request_id) const { return requested_.count(request_id) > 0; }
+  bool was_created(int64_t request_id) const { return created_.count(request_id) > 0; }
+  bool was_closed(int64_t request_id) const { return closed_.count(request_id) > 0; }
   int64_t trials_closed() const { return static_cast<int64_t>(closed_.size()); }
   /// Whether a shutdown_action has been handed out.
   bool shut_down() const { return shut_down_; }

@@ -61,9 +61,21 @@ class database {
   /// Ordered by id.
   std::vector<pb::Agent> list_agents();
 
-  /// For master start: marks every experiment and trial not in a terminal state (CANCELED, COMPLETED, ERROR) as
-  /// ERROR with end_time = now, and gives those trials exit_reason = reason. Returns how many trials it marked.
+  /// For master start: marks every experiment not in a terminal state (CANCELED, COMPLETED, ERROR) and
+  /// without a searcher snapshot, and its unfinished trials, as ERROR with end_time = now, giving those
+  /// trials exit_reason = reason. Experiments with a snapshot are left for restore. Returns how many
+  /// trials it marked.
   int64_t fail_unfinished(const std::string& reason);
+
+  /// Stores the latest searcher snapshot (serialized bytes) of an experiment.
+  void save_snapshot(int64_t experiment_id, const std::string& snapshot);
+  /// Unfinished experiments that have a snapshot, for the master to restore.
+  struct restorable_experiment {
+    pb::Experiment experiment;
+    std::string snapshot;
+    std::vector<pb::Trial> trials;
+  };
+  std::vector<restorable_experiment> restorable_experiments();
 
   /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
   /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.

@@ -80,6 +80,29 @@ std::vector<pb::Trial> database::trials_of(int64_t experiment_id) {
   });
 }
 
+std::vector<database::restorable_experiment> database::restorable_experiments() {
+  return describing_failure("read the experiments to restore", [&] {
+    std::vector<restorable_experiment> out;
+    {
+      pqxx::read_transaction tx{impl_->connection};
+      const std::string terminal = "('" + state_name(pb::STATE_CANCELED) + "', '" +
+                                   state_name(pb::STATE_COMPLETED) + "', '" +
+                                   state_name(pb::STATE_ERROR) + "')";
+      for (const auto& row : tx.exec(experiment_select + "WHERE e.state NOT IN " + terminal + " ORDER BY e.id")) {
+        restorable_experiment r;
+        r.experiment = experiment_from(row);
+        const auto snap = tx.exec_params("SELECT snapshot FROM experiment_snapshots WHERE experiment_id = $1",
+                                         r.experiment.id());
+        if (snap.empty()) continue;
+        r.snapshot = pqxx::binarystring(snap[0][0]).str();
+        out.push_back(std::move(r));
+      }
+    }
+    for (auto& r : out) r.trials = trials_of(r.experiment.id());
+    return out;
+  });
+}
+
 std::optional<pb::Trial> database::get_trial(int64_t id) {
   return describing_failure("read trial " + std::to_string(id), [&]() -> std::optional<pb::Trial> {
     pqxx::read_transaction tx{impl_->connection};

@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster  # noqa: E402
+from cluster import Cluster, wait_for  # noqa: E402
 
 ADAPTIVE = """
 name = "simulated-adaptive"
@@ -81,6 +81,38 @@ class SearchTest(unittest.TestCase):
             hp = json.loads(t["hparams"])
             self.assertTrue(1 <= hp["layers"] <= 8)
             self.assertTrue(1e-4 <= hp["learning_rate"] <= 1e-1)
+
+
+class SearchRestoreTest(unittest.TestCase):
+    """A master restarted in the middle of a search continues it from its snapshot."""
+
+    def test_restarted_master_continues_the_search(self):
+        c = Cluster(agents=1, slots="cpu:2").start()
+        try:
+            config = ADAPTIVE.replace('name = "adaptive_asha"', 'name = "random"').replace(
+                "max_concurrent_trials = 4", "max_concurrent_trials = 2").replace(
+                "max_trials = 8", "max_trials = 6").replace(
+                "seconds_per_batch = 0.005", "seconds_per_batch = 0.01").replace(
+                'time_metric = "batches"\nmax_time = 160', "max_length = { batches = 160 }")
+            exp_id = c.submit(config, "random.toml")
+            wait_for(lambda: sum(t["state"] == "STATE_COMPLETED"
+                                 for t in c.experiment(exp_id)["trials"]) >= 2 and any(
+                t["state"] == "STATE_RUNNING" for t in c.experiment(exp_id)["trials"]),
+                     60, "two finished trials and a running one")
+            c.stop_master()
+            c.start_master()
+            exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+            self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+            trials = exp["trials"]
+            self.assertEqual(sorted(int(t["request_id"]) for t in trials), [1, 2, 3, 4, 5, 6])
+            self.assertTrue(all(t["state"] == "STATE_COMPLETED" for t in trials),
+                            [(t["id"], t["state"], t["exit_reason"]) for t in trials])
+            self.assertTrue(all(int(t["total_batches"]) == 160 for t in trials))
+            restarted = [t for t in trials if any(
+                "the master restarted" in l for l in c.trial_logs(t["id"]))]
+            self.assertTrue(restarted, "no trial was running when the master stopped")
+        finally:
+            c.stop()
 
 
 if __name__ == "__main__":
