@@ -215,8 +215,10 @@ void restore(self_ptr self) {
       entry.exited = true;
       entry.final_state = t.state();
       if (!st.search->was_closed(rid)) {  // it ended after the snapshot
+        bool invalid = t.exit_reason().rfind("invalid hyperparameters", 0) == 0;
         if (t.state() != pb::STATE_COMPLETED)
-          append(st.search->trial_exited_early(rid, t.state() == pb::STATE_CANCELED
+          append(st.search->trial_exited_early(rid, invalid ? searcher::exit_reason::invalid_hp
+                                                    : t.state() == pb::STATE_CANCELED
                                                         ? searcher::exit_reason::user_canceled
                                                         : searcher::exit_reason::errored));
         append(st.search->trial_exited(rid));
@@ -262,14 +264,16 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         }
         process(self, self->state.search->validation_completed(request_id, metric, length));
       },
-      [=](exited_atom, int64_t request_id, pb::State final_state) {
+      [=](exited_atom, int64_t request_id, pb::State final_state, bool invalid_hparams) {
         auto& entry = self->state.trials[request_id];
         entry.exited = true;
         entry.final_state = final_state;
         auto& search = *self->state.search;
         // An early exit only records why; trial_exited closes the trial.
         std::vector<searcher::action> actions;
-        if (final_state == pb::STATE_CANCELED)
+        if (invalid_hparams)
+          actions = search.trial_exited_early(request_id, searcher::exit_reason::invalid_hp);
+        else if (final_state == pb::STATE_CANCELED)
           actions = search.trial_exited_early(request_id, searcher::exit_reason::user_canceled);
         else if (final_state != pb::STATE_COMPLETED)
           actions = search.trial_exited_early(request_id, searcher::exit_reason::errored);

@@ -117,7 +117,7 @@ using trial_actor = trial_endpoint::extend<
 /// An experiment: owns its searcher, spawns its trials.
 using experiment_actor = caf::typed_actor<
     caf::reacts_to<validated_atom, int64_t, double, int64_t>,
-    caf::reacts_to<exited_atom, int64_t, pb::State>,
+    caf::reacts_to<exited_atom, int64_t, pb::State, bool>,  // request id, end, invalid hparams
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,

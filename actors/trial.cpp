@@ -31,6 +31,7 @@ struct trial_state {
   bool pausing = false;   // the experiment is pausing: stop gracefully, keep the trial
   bool killed = false;
   bool worker_stopped = false;  // the worker stopped on request before its length
+  bool invalid_hparams = false; // the worker rejected its hyperparameters
   bool worker_failed = false;
   std::string worker_message;
 };
@@ -95,7 +96,8 @@ void end(self_ptr self, pb::State final_state, const std::string& reason) {
   t.set_exit_reason(reason);
   *t.mutable_end_time() = det::now();
   set_state(self, final_state);
-  caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state);
+  caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state,
+                 self->state.invalid_hparams);
   self->quit();
 }
 
@@ -129,6 +131,10 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
                     : describe_exit(e);
   log_line(self, "trial failed: " + reason);
   auto& t = trial(self);
+  if (st.invalid_hparams) {  // running it again would fail the same way
+    end(self, pb::STATE_ERROR, reason);
+    return;
+  }
   if (t.restarts() < st.setup.max_restarts) {
     t.set_restarts(t.restarts() + 1);
     log_line(self, "restarting the trial (restart " + std::to_string(t.restarts()) + " of " +
@@ -188,6 +194,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       },
       [=](pb::WorkerExit& e) {
         self->state.worker_stopped = e.stopped();
+        self->state.invalid_hparams = e.invalid_hyperparameters();
         if (!e.success()) {
           self->state.worker_failed = true;
           self->state.worker_message = e.message();

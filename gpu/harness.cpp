@@ -55,7 +55,13 @@ class training_period {
 }  // namespace
 
 void run_mlp_trial(const training_plan& plan, reporter& out) {
-  const mlp_hparams hparams = parse_mlp_hparams(plan.hparams_json);
+  const mlp_hparams hparams = [&] {
+    try {
+      return parse_mlp_hparams(plan.hparams_json);
+    } catch (const std::runtime_error& e) {
+      throw invalid_hyperparameters(e.what());
+    }
+  }();
   const data_settings data_spec = parse_data_settings(plan.data_json);
   if (plan.threads > 0) at::set_num_threads(plan.threads);
 

@@ -3,6 +3,7 @@
 #include "gpu/training_plan.hpp"
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 namespace det::harness {
@@ -11,6 +12,12 @@ struct progress {
   int64_t batches = 0;
   int64_t records = 0;
   double epochs = 0;
+};
+
+/// The trial rejects its hyperparameters. The searcher replaces such a trial
+/// instead of counting it (Determined's InvalidHP early exit).
+struct invalid_hyperparameters : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// Receives what a trial produces; the worker turns it into messages for the master.

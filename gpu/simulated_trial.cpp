@@ -71,7 +71,11 @@ simulation_settings parse_simulation_settings(const std::string& hparams_json,
   s.seconds_per_batch = number(data, "seconds_per_batch", 0, 0);
   s.noise = number(data, "noise", 0, 0);
   s.time_constant = number(data, "time_constant", 100, 1e-9);
-  s.batch_size = static_cast<int64_t>(number(hparams, "global_batch_size", 1, 1));
+  try {
+    s.batch_size = static_cast<int64_t>(number(hparams, "global_batch_size", 1, 1));
+  } catch (const std::runtime_error& e) {
+    throw invalid_hyperparameters(std::string(e.what()).replace(0, 5, "hyperparameters."));
+  }
   return s;
 }
 

@@ -182,6 +182,11 @@ int run_worker(const worker_options& opts) {
     exit.set_stopped(stop_requested);
     std::cout << "trial " << spec.trial_id()
               << (stop_requested ? ": stopped on request" : ": finished training") << std::endl;
+  } catch (const harness::invalid_hyperparameters& e) {
+    std::cerr << "error: invalid hyperparameters: " << e.what() << std::endl;
+    exit.set_success(false);
+    exit.set_invalid_hyperparameters(true);
+    exit.set_message(std::string("invalid hyperparameters: ") + e.what());
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;
     exit.set_success(false);

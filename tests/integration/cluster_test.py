@@ -85,14 +85,14 @@ class ClusterTest(unittest.TestCase):
 
     def test_3b_worker_that_throws_ends_trial_in_error_with_its_message(self):
         c = self.cluster
-        exp_id = c.submit(synthetic_config(name="bad-optimizer").replace(
-            'optimizer = "adam"', 'optimizer = "adamw-9000"'))
+        exp_id = c.submit(synthetic_config(name="bad-dataset").replace(
+            'dataset = "synthetic"', 'dataset = "mnist-9000"'))
         exp = c.wait_experiment(exp_id, {"STATE_ERROR", "STATE_COMPLETED"}, timeout=60)
         self.assertEqual(exp["experiment"]["state"], "STATE_ERROR")
         trial = exp["trials"][0]
-        self.assertIn("adamw-9000", trial["exit_reason"])
+        self.assertIn("mnist-9000", trial["exit_reason"])
         self.assertIn("exited with code 1", trial["exit_reason"])
-        self.assertTrue(any(l.startswith("error:") and "adamw-9000" in l
+        self.assertTrue(any(l.startswith("error:") and "mnist-9000" in l
                             for l in c.trial_logs(trial["id"])))
 
     def test_4_kill_an_experiment(self):

@@ -83,6 +83,36 @@ class SearchTest(unittest.TestCase):
             self.assertTrue(1e-4 <= hp["learning_rate"] <= 1e-1)
 
 
+    def test_trials_with_invalid_hyperparameters_are_replaced(self):
+        c = self.cluster
+        config = """
+name = "invalid-hparams"
+entrypoint = "builtin:simulate"
+[hyperparameters]
+global_batch_size = { type = "int", minval = 0, maxval = 1 }
+x = { type = "double", minval = 0.0, maxval = 1.0 }
+[searcher]
+name = "random"
+metric = "validation_loss"
+max_trials = 4
+max_concurrent_trials = 4
+max_length = { batches = 20 }
+[reproducibility]
+experiment_seed = 5
+"""
+        exp_id = c.submit(config, "invalid.toml")
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        trials = exp["trials"]
+        invalid = [t for t in trials if t["exit_reason"].startswith("invalid hyperparameters")]
+        valid = [t for t in trials if t["state"] == "STATE_COMPLETED"]
+        self.assertTrue(invalid, "seed 5 samples no batch size of 0")
+        self.assertEqual(len(valid), 4)
+        self.assertEqual(len(trials), 4 + len(invalid))
+        self.assertTrue(all(json.loads(t["hparams"])["global_batch_size"] == 0 for t in invalid))
+        self.assertTrue(all(t["restarts"] == 0 for t in invalid))
+
+
 class SearchRestoreTest(unittest.TestCase):
     """A master restarted in the middle of a search continues it from its snapshot."""
 
