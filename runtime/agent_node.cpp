@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <unistd.h>
@@ -330,8 +331,20 @@ int run_agent(const agent_options& opts) {
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;
+  // The agent actor kills its workers as it exits; wait for that, then leave
+  // without tearing the actor system down: CAF 0.17 can wait forever for a
+  // detached actor that its network layer still references (seen after the
+  // master refused a registration).
+  caf::scoped_actor self{sys};
+  self->monitor(agent);
   caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
-  return refused ? 1 : 0;
+  self->receive([](const caf::down_msg&) {},
+                caf::after(std::chrono::seconds(10)) >> [] {
+                  std::cerr << "agent: the agent actor did not stop within 10 s" << std::endl;
+                });
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(refused ? 1 : 0);
 }
 
 } // namespace det::runtime

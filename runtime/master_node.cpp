@@ -125,17 +125,27 @@ int run_master(const master_options& opts) {
   // The directory takes every experiment, trial, allocation and agent proxy
   // with it; persistence goes last, after writing what it buffered.
   caf::anon_send_exit(directory, caf::exit_reason::user_shutdown);
-  {
-    caf::scoped_actor self{sys};
-    self->request(handles.persistence, std::chrono::seconds(30), flush_atom::value)
-        .receive([](int64_t) {},
-                 [&](caf::error& e) {
-                   std::cerr << "master: the last metrics may be lost: " << sys.render(e)
-                             << std::endl;
-                 });
-  }
+  caf::scoped_actor self{sys};
+  self->request(handles.persistence, std::chrono::seconds(30), flush_atom::value)
+      .receive([](int64_t) {},
+               [&](caf::error& e) {
+                 std::cerr << "master: the last metrics may be lost: " << sys.render(e)
+                           << std::endl;
+               });
+  self->monitor(handles.persistence);
   caf::anon_send_exit(handles.persistence, caf::exit_reason::user_shutdown);
-  return 0;
+  self->receive([](const caf::down_msg&) {},
+                caf::after(std::chrono::seconds(10)) >> [] {
+                  std::cerr << "master: persistence did not stop within 10 s" << std::endl;
+                });
+  // Everything is written; leave without tearing the actor system down, which
+  // in CAF 0.17 can wait forever for an actor its network layer still
+  // references, and would keep the embedded PostgreSQL running meanwhile.
+  if (pg)
+    pg->stop();
+  std::cout << "master: stopped" << std::endl;
+  std::cerr.flush();
+  std::_Exit(0);
 }
 
 } // namespace det::runtime

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -86,11 +87,17 @@ class Cluster:
         if proc is None or proc.poll() is not None:
             return
         proc.send_signal(signal.SIGTERM)
+        start = time.monotonic()
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            print(f"cluster: pid {proc.pid} ignored SIGTERM for {timeout}s and was killed",
+                  file=sys.stderr)
+        if time.monotonic() - start > 5:
+            print(f"cluster: pid {proc.pid} took {time.monotonic() - start:.1f}s to stop",
+                  file=sys.stderr)
 
     def stop_master(self):
         self.stop_process(self.master)
