@@ -105,6 +105,8 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           self->state.db->set_trial_state(t.id(), t.state(), is_terminal(t.state()),
                                           t.exit_reason());
           self->state.db->set_trial_restarts(t.id(), t.restarts());
+          if (t.searcher_stopped())
+            self->state.db->set_trial_searcher_stopped(t.id());
         });
       },
       [=](update_atom, experiment_id id, const std::string& snapshot) {

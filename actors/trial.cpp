@@ -25,6 +25,7 @@ struct trial_state {
   trial_setup setup;
   std::string length_unit = "batches";
   int64_t length = 0;
+  int64_t trained = 0;  // in length_unit, as far as the worker reported
   allocation_actor allocation;
   int32_t runs = 0;
   bool stopping = false;  // searcher asked for a graceful stop
@@ -179,6 +180,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           if (!r.has_time())
             *r.mutable_time() = det::now();
           t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
+          st.trained = std::max(st.trained, length_in(st.length_unit, r));
           auto* latest =
               r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
           for (auto& [k, v] : r.metrics())
@@ -217,6 +219,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](stop_atom) {
         auto& st = self->state;
         st.stopping = true;
+        // ASHA also "stops" a trial at its top rung: only a stop short of the
+        // full length is an early stop.
+        if (st.trained < st.length)
+          trial(self).set_searcher_stopped(true);
         if (st.allocation)
           self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
       },

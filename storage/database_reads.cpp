@@ -29,7 +29,8 @@ pb::Experiment experiment_from(const pqxx::row& row) {
 const std::string trial_select =
     "SELECT id, experiment_id, request_id, state, hparams, seed, restarts, " + micros_of("start_time") + ", " +
     micros_of("end_time") +
-    ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason FROM trials ";
+    ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
+    "searcher_stopped FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -47,6 +48,7 @@ pb::Trial trial_from(const pqxx::row& row) {
   metrics_from_json(row[11].as<std::string>(), trial.mutable_latest_training());
   metrics_from_json(row[12].as<std::string>(), trial.mutable_latest_validation());
   trial.set_exit_reason(row[13].as<std::string>());
+  trial.set_searcher_stopped(row[14].as<bool>());
   return trial;
 }
 

@@ -73,6 +73,15 @@ void database::set_trial_state(int64_t id, pb::State state, bool ended, const st
   });
 }
 
+void database::set_trial_searcher_stopped(int64_t id) {
+  describing_failure("record that the searcher stopped trial " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE trials SET searcher_stopped = true WHERE id = $1", id),
+                   "trial " + std::to_string(id));
+    tx.commit();
+  });
+}
+
 void database::set_trial_restarts(int64_t id, int32_t restarts) {
   describing_failure("record the restarts of trial " + std::to_string(id), [&] {
     pqxx::work tx{impl_->connection};

@@ -76,6 +76,11 @@ class SearchTest(unittest.TestCase):
         trained = sorted(int(t["total_batches"]) for t in trials)
         self.assertEqual(trained[-1], 160)
         self.assertLess(trained[0], 160, "the searcher stopped no trial early")
+        for t in trials:  # exactly the trials that did not train the full length were stopped
+            self.assertEqual(t["searcher_stopped"], int(t["total_batches"]) < 160, t)
+        described = c.det("experiment", "describe", str(exp_id))
+        self.assertEqual(described.returncode, 0, described.stderr)
+        self.assertIn("Stopped by searcher", described.stdout)
         # Each trial's hyperparameters were sampled within their ranges.
         for t in trials:
             hp = json.loads(t["hparams"])
