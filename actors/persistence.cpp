@@ -99,15 +99,10 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         });
       },
       [=](update_atom, pb::Trial& t) {
-        // Metrics of a trial must land before its final state does.
-        self->state.flush();
-        self->state.guarded("updating a trial", [&] {
-          self->state.db->set_trial_state(t.id(), t.state(), is_terminal(t.state()),
-                                          t.exit_reason());
-          self->state.db->set_trial_restarts(t.id(), t.restarts());
-          if (t.searcher_stopped())
-            self->state.db->set_trial_searcher_stopped(t.id());
-        });
+        // A trial's metrics must land before its final state does.
+        if (is_terminal(t.state()))
+          self->state.flush();
+        self->state.guarded("updating a trial", [&] { self->state.db->update_trial(t); });
       },
       [=](update_atom, experiment_id id, const std::string& snapshot) {
         self->state.guarded("saving a searcher snapshot",

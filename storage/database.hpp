@@ -35,10 +35,9 @@ class database {
   /// returns the new id.
   int64_t insert_trial(const pb::Trial&);
   /// ended sets end_time = now; an empty exit_reason keeps the one stored.
-  void set_trial_state(int64_t id, pb::State, bool ended, const std::string& exit_reason);
-  void set_trial_restarts(int64_t id, int32_t restarts);
-  /// Records that the searcher stopped the trial before its full length.
-  void set_trial_searcher_stopped(int64_t id);
+  /// Writes a trial's state, restarts and searcher_stopped in one statement; a terminal state sets
+  /// end_time = now; an empty exit_reason keeps the stored one; searcher_stopped is never unset.
+  void update_trial(const pb::Trial& trial);
 
   /// One COPY of all reports, then one UPDATE per distinct trial: latest_training / latest_validation become the
   /// last report of that group in the batch, total_batches the largest seen so far.

@@ -62,34 +62,22 @@ int64_t database::insert_trial(const pb::Trial& trial) {
   });
 }
 
-void database::set_trial_state(int64_t id, pb::State state, bool ended, const std::string& exit_reason) {
+void database::update_trial(const pb::Trial& trial) {
+  const auto id = trial.id();
   describing_failure("record the state of trial " + std::to_string(id), [&] {
+    const bool ended = trial.state() == pb::STATE_COMPLETED || trial.state() == pb::STATE_CANCELED ||
+                       trial.state() == pb::STATE_ERROR;
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE trials SET state = $2, end_time = CASE WHEN $3 THEN now() ELSE end_time "
-                                  "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason) WHERE id = $1",
-                                  id, state_name(state), ended, exit_reason),
+                                  "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason), restarts = $5, "
+                                  "searcher_stopped = searcher_stopped OR $6 WHERE id = $1",
+                                  id, state_name(trial.state()), ended, trial.exit_reason(), trial.restarts(),
+                                  trial.searcher_stopped()),
                    "trial " + std::to_string(id));
     tx.commit();
   });
 }
 
-void database::set_trial_searcher_stopped(int64_t id) {
-  describing_failure("record that the searcher stopped trial " + std::to_string(id), [&] {
-    pqxx::work tx{impl_->connection};
-    expect_one_row(tx.exec_params("UPDATE trials SET searcher_stopped = true WHERE id = $1", id),
-                   "trial " + std::to_string(id));
-    tx.commit();
-  });
-}
-
-void database::set_trial_restarts(int64_t id, int32_t restarts) {
-  describing_failure("record the restarts of trial " + std::to_string(id), [&] {
-    pqxx::work tx{impl_->connection};
-    expect_one_row(tx.exec_params("UPDATE trials SET restarts = $2 WHERE id = $1", id, restarts),
-                   "trial " + std::to_string(id));
-    tx.commit();
-  });
-}
 
 void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
   if (reports.empty()) return;

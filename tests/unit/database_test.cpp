@@ -128,10 +128,19 @@ TEST_CASE("database: experiments and trials round-trip") {
   CHECK(experiments[1].state() == pb::STATE_PAUSED);
   CHECK(experiments[1].num_trials() == 0);
 
-  db.set_trial_state(t1, pb::STATE_RUNNING, false, "");
-  db.set_trial_restarts(t1, 2);
-  db.set_trial_state(t2, pb::STATE_ERROR, true, "the worker exited with status 1");
-  db.set_trial_state(t2, pb::STATE_ERROR, true, "");  // keeps the reason
+  auto update = [&](int64_t trial, pb::State state, int32_t restarts, const std::string& reason,
+                    bool stopped) {
+    pb::Trial t;
+    t.set_id(trial);
+    t.set_state(state);
+    t.set_restarts(restarts);
+    t.set_exit_reason(reason);
+    t.set_searcher_stopped(stopped);
+    db.update_trial(t);
+  };
+  update(t1, pb::STATE_RUNNING, 2, "", false);
+  update(t2, pb::STATE_ERROR, 0, "the worker exited with status 1", true);
+  update(t2, pb::STATE_ERROR, 0, "", false);  // keeps the reason, and searcher_stopped
   const auto trials = db.trials_of(id);
   REQUIRE(trials.size() == 2);
   CHECK(trials[0].id() == t1);
@@ -147,6 +156,8 @@ TEST_CASE("database: experiments and trials round-trip") {
   CHECK_FALSE(trials[0].has_end_time());
   CHECK(trials[1].state() == pb::STATE_ERROR);
   CHECK(trials[1].exit_reason() == "the worker exited with status 1");
+  CHECK(trials[1].searcher_stopped());
+  CHECK_FALSE(trials[0].searcher_stopped());
   CHECK(trials[1].end_time().seconds() >= trials[1].start_time().seconds());
   CHECK(db.trials_of(other).empty());
 
@@ -159,7 +170,7 @@ TEST_CASE("database: experiments and trials round-trip") {
   const auto ended = db.get_experiment(id);
   CHECK(ended->state() == pb::STATE_COMPLETED);
   CHECK(ended->has_end_time());
-  CHECK_THROWS_WITH_AS(db.set_trial_state(t2 + 100, pb::STATE_RUNNING, false, ""), doctest::Contains("does not exist"),
+  CHECK_THROWS_WITH_AS(update(t2 + 100, pb::STATE_RUNNING, 0, "", false), doctest::Contains("does not exist"),
                        std::runtime_error);
 }
 
