@@ -22,9 +22,13 @@ struct directory_state {
   // stops: it takes every experiment, trial, allocation and agent with it,
   // or the actor system would wait for them forever.
   ~directory_state() {
-    for (auto& [k, handle] : entries)
-      if (k.first != "persistence")
-        caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
+    // Trials and experiments first: an agent proxy that goes first tells its
+    // allocations their containers are lost, and a trial that still lived
+    // would count that as a failure.
+    for (const char* kind : {"experiment", "trial", "allocation", "agent", "pool"})
+      for (auto& [k, handle] : entries)
+        if (k.first == kind)
+          caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
   }
 };
 

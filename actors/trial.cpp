@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <utility>
 
 #include "messages/timestamp.hpp"
 
@@ -30,6 +31,7 @@ struct trial_state {
   int32_t runs = 0;
   bool stopping = false;  // searcher asked for a graceful stop
   bool pausing = false;   // the experiment is pausing: stop gracefully, keep the trial
+  bool resume = false;    // activated again before the pause took effect
   bool killed = false;
   bool worker_stopped = false;  // the worker stopped on request before its length
   bool invalid_hparams = false; // the worker rejected its hyperparameters
@@ -119,7 +121,10 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
     st.pausing = false;
     if (!clean || st.worker_stopped) {  // it had not finished: resume it on activate
       log_line(self, "trial paused");
-      set_state(self, pb::STATE_PAUSED);
+      if (std::exchange(st.resume, false))
+        start_run(self);
+      else
+        set_state(self, pb::STATE_PAUSED);
       return;
     }
   }
@@ -223,11 +228,16 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         // full length is an early stop.
         if (st.trained < st.length)
           trial(self).set_searcher_stopped(true);
+        if (!st.allocation && trial(self).state() == pb::STATE_PAUSED) {  // nothing to stop
+          end(self, pb::STATE_COMPLETED, "");
+          return;
+        }
         if (st.allocation)
           self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
       },
       [=](pause_atom) {
         auto& st = self->state;
+        st.resume = false;
         if (!st.allocation || st.killed || st.stopping)
           return;
         st.pausing = true;
@@ -236,6 +246,8 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](activate_atom) {
         if (trial(self).state() == pb::STATE_PAUSED)
           start_run(self);
+        else if (self->state.pausing)  // still stopping: run again once it has
+          self->state.resume = true;
       },
       [=](kill_atom) {
         auto& st = self->state;

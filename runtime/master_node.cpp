@@ -77,6 +77,14 @@ int run_master(const master_options& opts) {
     } catch (const std::exception& e) {
       std::cerr << "master: cannot restore experiment " << r.experiment.id() << ": " << e.what()
                 << "; marking it ERROR" << std::endl;
+      for (auto t : db->trials_of(r.experiment.id())) {
+        if (t.state() == pb::STATE_COMPLETED || t.state() == pb::STATE_CANCELED ||
+            t.state() == pb::STATE_ERROR)
+          continue;
+        t.set_state(pb::STATE_ERROR);
+        t.set_exit_reason(std::string("the master could not restore its experiment: ") + e.what());
+        db->update_trial(t);
+      }
       db->set_experiment_state(r.experiment.id(), pb::STATE_ERROR, true);
     }
   }

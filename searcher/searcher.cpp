@@ -10,11 +10,16 @@ namespace det::searcher {
 searcher::searcher(std::unique_ptr<search_method> method) : method_(std::move(method)) {}
 
 std::vector<action> searcher::record(std::vector<action> actions) {
-  for (const auto& a : actions) {
-    if (const auto* create = std::get_if<create_action>(&a)) requested_.insert(create->request_id);
+  std::vector<action> kept;
+  for (auto& a : actions) {
+    if (const auto* create = std::get_if<create_action>(&a)) {
+      if (giving_up_) continue;  // too many invalid trials: only open ones may finish
+      requested_.insert(create->request_id);
+    }
     if (std::holds_alternative<shutdown_action>(a)) shut_down_ = true;
+    kept.push_back(std::move(a));
   }
-  return actions;
+  return kept;
 }
 
 bool searcher::is_open(int64_t request_id) const {
@@ -39,6 +44,10 @@ std::vector<action> searcher::trial_exited_early(int64_t request_id, exit_reason
   if (!is_open(request_id) || !exited_early_.insert(request_id).second) return {};
   if (reason == exit_reason::user_canceled) canceled_.insert(request_id);
   if (reason == exit_reason::errored) failed_.insert(request_id);
+  if (reason == exit_reason::invalid_hp) invalid_.insert(request_id);
+  // Searches replace trials with invalid hyperparameters; when the space
+  // yields nothing else, give up instead of sampling forever.
+  giving_up_ = invalid_.size() >= max_invalid_trials;
   return record(method_->trial_exited_early(request_id, reason));
 }
 
@@ -47,8 +56,10 @@ std::vector<action> searcher::trial_exited(int64_t request_id) {
   closed_.insert(request_id);
   auto actions = record(method_->trial_exited(request_id));
   if (!shut_down_ && closed_.size() == requested_.size()) {
+    // Determined's rule, plus: a search that gave up on invalid hyperparameters failed.
     auto trials = requested_.size();
-    actions.push_back(shutdown_action{canceled_.size() >= trials, failed_.size() >= trials});
+    actions.push_back(shutdown_action{canceled_.size() >= trials,
+                                      giving_up_ || failed_.size() >= trials});
     shut_down_ = true;
   }
   return actions;
@@ -80,6 +91,7 @@ pb::SearcherSnapshot searcher::snapshot() const {
   write_ids(exited_early_, *state.mutable_exited_early());
   write_ids(canceled_, *state.mutable_canceled());
   write_ids(failed_, *state.mutable_failed());
+  write_ids(invalid_, *state.mutable_invalid());
   state.set_shut_down(shut_down_);
   method_->snapshot(snapshot);
   return snapshot;
@@ -98,6 +110,8 @@ void searcher::restore(const pb::SearcherSnapshot& snapshot) {
   exited_early_ = read_ids(state.exited_early());
   canceled_ = read_ids(state.canceled());
   failed_ = read_ids(state.failed());
+  invalid_ = read_ids(state.invalid());
+  giving_up_ = invalid_.size() >= max_invalid_trials;
   shut_down_ = state.shut_down();
 }
 

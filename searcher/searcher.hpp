@@ -9,6 +9,9 @@
 
 namespace det::searcher {
 
+/// A search stops creating trials after this many had invalid hyperparameters.
+inline constexpr std::size_t max_invalid_trials = 100;
+
 /// The layout of pb::SearcherSnapshot that snapshot() writes and restore() reads.
 inline constexpr uint32_t searcher_snapshot_version = 1;
 
@@ -60,7 +63,9 @@ class searcher {
   std::set<int64_t> exited_early_;
   std::set<int64_t> canceled_;
   std::set<int64_t> failed_;
+  std::set<int64_t> invalid_;
   bool shut_down_ = false;
+  bool giving_up_ = false;  // too many invalid trials: create no more
 };
 
 } // namespace det::searcher

@@ -129,6 +129,20 @@ class ClusterTest(unittest.TestCase):
         self.assertEqual(ended.returncode, 1)
         self.assertIn("cannot be paused", ended.stderr)
 
+    def test_4c_activate_before_the_pause_took_effect_resumes(self):
+        c = self.cluster
+        config = synthetic_config(name="pause-race", batches=200).replace(
+            'entrypoint = "builtin:mlp"', 'entrypoint = "builtin:simulate"').replace(
+            '[data]', '[data]\nseconds_per_batch = 0.01')
+        exp_id = c.submit(config)
+        wait_for(lambda: any(t["state"] == "STATE_RUNNING" for t in c.experiment(exp_id)["trials"]),
+                 60, "a running trial")
+        self.assertEqual(c.det("experiment", "pause", str(exp_id)).returncode, 0)
+        self.assertEqual(c.det("experiment", "activate", str(exp_id)).returncode, 0)
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=60)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(int(exp["trials"][0]["total_batches"]), 200)
+
     def test_5_repl_inspects_live_actors(self):
         c = self.cluster
         out = c.det("repl", "-c", "actors", "-c", "inspect pool default", "-c", "inspect agent agent-0")

@@ -157,3 +157,64 @@ TEST_CASE("the experiment seed decides every random trial, in order") {
   CHECK(all_same);
   CHECK(any_other);
 }
+
+namespace {
+
+/// Drives a search whose trials with `invalid(request_id)` exit with invalid hyperparameters and
+/// whose others complete; returns how many trials it created and how it shut down.
+std::pair<size_t, std::optional<searcher::shutdown_action>> run_invalid(
+    searcher::searcher& s, std::function<bool(int64_t)> invalid) {
+  std::vector<int64_t> open;
+  std::optional<searcher::shutdown_action> shutdown;
+  size_t created = 0;
+  std::function<void(const std::vector<action>&)> apply = [&](const std::vector<action>& actions) {
+    for (const auto& a : actions) {
+      if (const auto* c = std::get_if<searcher::create_action>(&a)) {
+        ++created;
+        open.push_back(c->request_id);
+        apply(s.trial_created(c->request_id));
+      } else if (const auto* d = std::get_if<searcher::shutdown_action>(&a)) {
+        shutdown = *d;
+      }
+    }
+  };
+  apply(s.initial_trials());
+  while (!open.empty()) {
+    auto id = open.front();
+    open.erase(open.begin());
+    if (invalid(id))
+      apply(s.trial_exited_early(id, searcher::exit_reason::invalid_hp));
+    else
+      apply(s.validation_completed(id, 0.25, 100));
+    apply(s.trial_exited(id));
+  }
+  return {created, shutdown};
+}
+
+} // namespace
+
+TEST_CASE("random: a trial with invalid hyperparameters is replaced and not counted") {
+  auto s = start(random_config("name = \"random\"\nmax_trials = 2\nmax_concurrent_trials = 2\n"));
+  auto [created, shutdown] = run_invalid(s, [](int64_t id) { return id == 1; });
+  CHECK(created == 3);
+  REQUIRE(shutdown);
+  CHECK_FALSE(shutdown->failure);
+  CHECK_FALSE(shutdown->cancel);
+}
+
+TEST_CASE("a search whose every trial has invalid hyperparameters gives up and fails") {
+  auto s = start(random_config("name = \"random\"\nmax_trials = 3\nmax_concurrent_trials = 2\n"));
+  auto [created, shutdown] = run_invalid(s, [](int64_t) { return true; });
+  CHECK(created >= searcher::max_invalid_trials);
+  CHECK(created <= searcher::max_invalid_trials + 2);
+  REQUIRE(shutdown);
+  CHECK(shutdown->failure);
+  CHECK_FALSE(shutdown->cancel);
+
+  // single never replaces its trial; as in Determined, an invalid trial is not a failure.
+  auto single = start(random_config("name = \"single\"\n"));
+  auto [one, ended] = run_invalid(single, [](int64_t) { return true; });
+  CHECK(one == 1);
+  REQUIRE(ended);
+  CHECK_FALSE(ended->failure);
+}
