@@ -144,7 +144,9 @@ int run_master(const master_options& opts) {
   caf::anon_send_exit(handles.persistence, caf::exit_reason::user_shutdown);
   self->receive([](const caf::down_msg&) {},
                 caf::after(std::chrono::seconds(10)) >> [] {
-                  std::cerr << "master: persistence did not stop within 10 s" << std::endl;
+                  std::cerr << "master: persistence did not stop within 10 s; the metrics and "
+                               "logs it had not written yet are lost"
+                            << std::endl;
                 });
   // Everything is written; leave without tearing the actor system down, which
   // in CAF 0.17 can wait forever for an actor its network layer still

@@ -50,7 +50,15 @@ public:
     send("validation", p, m);
   }
   void log(const std::string& line) override { std::cout << line << std::endl; }
-  bool should_stop() override { return stop_requested.load(std::memory_order_relaxed); }
+  bool should_stop() override {
+    if (!stop_requested.load(std::memory_order_relaxed))
+      return false;
+    stopped_early_ = true;  // the harness ends its loop the first time it sees this
+    return true;
+  }
+
+  /// Whether training ended because a stop was requested (not merely asked for afterwards).
+  bool stopped_early() const { return stopped_early_; }
 
   /// Waits for the report still in flight, if any; throws if the master refused it.
   void drain() {
@@ -92,6 +100,7 @@ private:
   int64_t trial_id_;
   std::optional<pending_request> pending_;
   std::string pending_group_;
+  bool stopped_early_ = false;
 };
 
 harness::unit to_harness(config::length_unit u) {
@@ -179,9 +188,10 @@ int run_worker(const worker_options& opts) {
     harness::run_trial(plan, reporter);
     reporter.drain();
     exit.set_success(true);
-    exit.set_stopped(stop_requested);
+    exit.set_stopped(reporter.stopped_early());
     std::cout << "trial " << spec.trial_id()
-              << (stop_requested ? ": stopped on request" : ": finished training") << std::endl;
+              << (reporter.stopped_early() ? ": stopped on request" : ": finished training")
+              << std::endl;
   } catch (const harness::invalid_hyperparameters& e) {
     std::cerr << "error: invalid hyperparameters: " << e.what() << std::endl;
     exit.set_success(false);
