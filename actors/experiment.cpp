@@ -44,6 +44,9 @@ struct experiment_state {
   bool killed = false;
   bool paused = false;
   std::optional<std::vector<pb::Trial>> restored_trials;  // until the restore has run
+  // Rows stored after the snapshot the search was restored from: the search
+  // asks for them again (it is deterministic) and then adopts them.
+  std::map<int64_t, pb::Trial> unclaimed_rows;  // by request id
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -56,6 +59,12 @@ void set_state(self_ptr self, pb::State s) {
 }
 
 void finish(self_ptr self, pb::State final_state) {
+  for (auto& [rid, t] : self->state.unclaimed_rows) {
+    t.set_state(pb::STATE_ERROR);
+    t.set_exit_reason("the master stopped before the searcher recorded this trial");
+    self->send(self->state.handles.persistence, update_atom::value, t);
+  }
+  self->state.unclaimed_rows.clear();
   *self->state.exp.mutable_end_time() = det::now();
   set_state(self, final_state);
   self->quit();
@@ -101,8 +110,28 @@ void close_failed(self_ptr self, int64_t request_id) {
   process(self, std::move(actions));
 }
 
+bool is_terminal(pb::State s);
+void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action>& actions);
+
 void create_trial(self_ptr self, const searcher::create_action& c) {
   auto& st = self->state;
+  st.trials[c.request_id] = trial_entry{};
+  if (auto row = st.unclaimed_rows.find(c.request_id); row != st.unclaimed_rows.end()) {
+    auto t = std::move(row->second);
+    st.unclaimed_rows.erase(row);
+    auto& entry = st.trials[c.request_id];
+    entry.trial_id = t.id();
+    auto actions = st.search->trial_created(c.request_id);
+    if (is_terminal(t.state())) {
+      entry.exited = true;
+      entry.final_state = t.state();
+      replay_exit(self, t, actions);
+    } else {
+      start_trial(self, t);
+    }
+    process(self, std::move(actions));
+    return;
+  }
   pb::Trial t;
   t.set_experiment_id(st.exp.id());
   t.set_request_id(c.request_id);
@@ -110,7 +139,6 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
   t.set_seed(c.trial_seed);
   t.set_state(pb::STATE_QUEUED);
   t.set_target_batches(st.cfg.target_batches());
-  st.trials[c.request_id];
   self->request(st.handles.persistence, db_timeout, create_atom::value, t)
       .then(
           [=](int64_t id) mutable {
@@ -182,6 +210,22 @@ bool is_terminal(pb::State s) {
   return s == pb::STATE_COMPLETED || s == pb::STATE_CANCELED || s == pb::STATE_ERROR;
 }
 
+// Tells the search how a stored trial ended, as the live trial would have.
+void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action>& actions) {
+  auto& search = *self->state.search;
+  auto append = [&](std::vector<searcher::action> more) {
+    actions.insert(actions.end(), more.begin(), more.end());
+  };
+  auto rid = t.request_id();
+  bool invalid = t.exit_reason().rfind("invalid hyperparameters", 0) == 0;
+  if (t.state() != pb::STATE_COMPLETED)
+    append(search.trial_exited_early(rid, invalid ? searcher::exit_reason::invalid_hp
+                                       : t.state() == pb::STATE_CANCELED
+                                           ? searcher::exit_reason::user_canceled
+                                           : searcher::exit_reason::errored));
+  append(search.trial_exited(rid));
+}
+
 // A restarted master continues the search from its last snapshot. Trials that
 // were live start over (no checkpoints yet); what happened after the snapshot
 // is replayed into the searcher from the trial rows.
@@ -204,25 +248,16 @@ void restore(self_ptr self) {
       entry.length = length->value;
     }
     if (!st.search->was_requested(rid)) {
-      // Stored after the last snapshot was taken: the restored search never asked for it.
-      entry.exited = true;
-      t.set_state(pb::STATE_ERROR);
-      t.set_exit_reason("the master stopped before the searcher recorded this trial");
-      self->send(st.handles.persistence, update_atom::value, t);
+      // Stored after the snapshot was taken: adopted when the search asks again.
+      st.trials.erase(rid);
+      st.unclaimed_rows.emplace(rid, t);
       continue;
     }
     if (is_terminal(t.state())) {
       entry.exited = true;
       entry.final_state = t.state();
-      if (!st.search->was_closed(rid)) {  // it ended after the snapshot
-        bool invalid = t.exit_reason().rfind("invalid hyperparameters", 0) == 0;
-        if (t.state() != pb::STATE_COMPLETED)
-          append(st.search->trial_exited_early(rid, invalid ? searcher::exit_reason::invalid_hp
-                                                    : t.state() == pb::STATE_CANCELED
-                                                        ? searcher::exit_reason::user_canceled
-                                                        : searcher::exit_reason::errored));
-        append(st.search->trial_exited(rid));
-      }
+      if (!st.search->was_closed(rid))  // it ended after the snapshot
+        replay_exit(self, t, actions);
       continue;
     }
     start_trial(self, t);

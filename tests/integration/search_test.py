@@ -4,6 +4,7 @@ trials on 2 agents x 2 CPU slots, and its preview through the CLI."""
 
 import json
 import os
+import signal
 import sys
 import unittest
 
@@ -118,23 +119,35 @@ experiment_seed = 5
         self.assertTrue(all(t["restarts"] == 0 for t in invalid))
 
 
+RANDOM = ADAPTIVE.replace('name = "adaptive_asha"', 'name = "random"').replace(
+    "max_concurrent_trials = 4", "max_concurrent_trials = 2").replace(
+    "max_trials = 8", "max_trials = 6").replace(
+    "seconds_per_batch = 0.005", "seconds_per_batch = 0.01").replace(
+    'time_metric = "batches"\nmax_time = 160', "max_length = { batches = 160 }")
+
+
 class SearchRestoreTest(unittest.TestCase):
     """A master restarted in the middle of a search continues it from its snapshot."""
 
     def test_restarted_master_continues_the_search(self):
+        self.restart_mid_search(crash=False)
+
+    def test_master_killed_with_sigkill_continues_the_search(self):
+        self.restart_mid_search(crash=True)
+
+    def restart_mid_search(self, crash):
         c = Cluster(agents=1, slots="cpu:2").start()
         try:
-            config = ADAPTIVE.replace('name = "adaptive_asha"', 'name = "random"').replace(
-                "max_concurrent_trials = 4", "max_concurrent_trials = 2").replace(
-                "max_trials = 8", "max_trials = 6").replace(
-                "seconds_per_batch = 0.005", "seconds_per_batch = 0.01").replace(
-                'time_metric = "batches"\nmax_time = 160', "max_length = { batches = 160 }")
-            exp_id = c.submit(config, "random.toml")
+            exp_id = c.submit(RANDOM, "random.toml")
             wait_for(lambda: sum(t["state"] == "STATE_COMPLETED"
                                  for t in c.experiment(exp_id)["trials"]) >= 2 and any(
                 t["state"] == "STATE_RUNNING" for t in c.experiment(exp_id)["trials"]),
                      60, "two finished trials and a running one")
-            c.stop_master()
+            if crash:
+                os.kill(c.master.pid, signal.SIGKILL)
+                c.master.wait()
+            else:
+                c.stop_master()
             c.start_master()
             exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
             self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
