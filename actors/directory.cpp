@@ -41,7 +41,7 @@ constexpr std::size_t max_in_flight = 32;
 /// One `actors` listing in progress.
 struct actor_survey {
   caf::typed_response_promise<std::string> rp;
-  std::vector<std::pair<key, caf::actor>> todo;
+  std::vector<std::pair<key, caf::actor>> to_ask;  // every live actor, asked in order
   std::size_t next = 0;
   std::size_t answered = 0;
   std::map<key, std::string> mailbox;
@@ -68,12 +68,12 @@ std::string mailbox_line(const std::string& text) {
 }
 
 void ask_next(self_ptr self, std::shared_ptr<actor_survey> survey) {
-  auto [k, handle] = survey->todo[survey->next++];
+  auto [k, handle] = survey->to_ask[survey->next++];
   auto done = [self, survey, k = k](std::string size) {
     survey->mailbox[k] = std::move(size);
-    if (++survey->answered == survey->todo.size())
+    if (++survey->answered == survey->to_ask.size())
       survey->finish();
-    else if (survey->next < survey->todo.size())
+    else if (survey->next < survey->to_ask.size())
       ask_next(self, survey);
   };
   self->request(handle, inspect_timeout, inspect_atom::value)
@@ -109,12 +109,12 @@ directory_actor::behavior_type directory_impl(self_ptr self) {
         auto survey = std::make_shared<actor_survey>();
         survey->rp = self->make_response_promise<std::string>();
         for (auto& [k, handle] : self->state.entries)
-          survey->todo.emplace_back(k, handle);
-        if (survey->todo.empty()) {
+          survey->to_ask.emplace_back(k, handle);
+        if (survey->to_ask.empty()) {
           survey->finish();
           return survey->rp;
         }
-        for (std::size_t i = 0; i < max_in_flight && survey->next < survey->todo.size(); ++i)
+        for (std::size_t i = 0; i < max_in_flight && survey->next < survey->to_ask.size(); ++i)
           ask_next(self, survey);
         return survey->rp;
       },

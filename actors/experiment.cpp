@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "messages/timestamp.hpp"
+#include "messages/states.hpp"
 
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -110,7 +111,6 @@ void close_failed(self_ptr self, int64_t request_id) {
   process(self, std::move(actions));
 }
 
-bool is_terminal(pb::State s);
 void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action>& actions);
 
 void create_trial(self_ptr self, const searcher::create_action& c) {
@@ -166,8 +166,9 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
 }
 
 // After every batch of actions, so that a restarted master continues the
-// search exactly where it was. Persistence writes it after the trial rows the
-// batch created (one sender, one mailbox: in order).
+// search exactly where it was. Persistence keeps the latest one and writes it
+// on its next flush, after the trial rows the batch created; a restore from an
+// older snapshot adopts rows stored after it.
 void save_snapshot(self_ptr self) {
   std::string bytes;
   self->state.search->snapshot().SerializeToString(&bytes);
@@ -204,10 +205,6 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
     return;
   }
   save_snapshot(self);
-}
-
-bool is_terminal(pb::State s) {
-  return s == pb::STATE_COMPLETED || s == pb::STATE_CANCELED || s == pb::STATE_ERROR;
 }
 
 // Tells the search how a stored trial ended, as the live trial would have.

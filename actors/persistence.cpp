@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "actors/spawn.hpp"
+#include "messages/states.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
@@ -23,6 +25,9 @@ struct persistence_state {
   std::shared_ptr<storage::database> db;
   std::vector<pb::MetricReport> metrics;
   std::vector<pb::LogEntry> logs;
+  // Only the latest searcher snapshot of each experiment matters: an experiment
+  // sends one per decision, and writing each would cost a commit per event.
+  std::map<int64_t, std::string> snapshots;  // by experiment id
   int64_t metric_reports_written = 0;
   int64_t log_lines_written = 0;
   int64_t failures = 0;
@@ -51,6 +56,11 @@ struct persistence_state {
       log_lines_written += static_cast<int64_t>(logs.size());
       logs.clear();
     }
+    // After the trial rows, which are written as they arrive: a snapshot never
+    // names a trial whose row is missing.
+    for (auto& [id, bytes] : snapshots)
+      guarded("saving a searcher snapshot", [&, id = id] { db->save_snapshot(id, bytes); });
+    snapshots.clear();
   }
 
   // CAF destroys the state when the actor exits (before attached functors
@@ -62,10 +72,6 @@ struct persistence_state {
 };
 
 using self_ptr = persistence_actor::stateful_pointer<persistence_state>;
-
-bool is_terminal(pb::State s) {
-  return s == pb::STATE_COMPLETED || s == pb::STATE_CANCELED || s == pb::STATE_ERROR;
-}
 
 void schedule_flush(self_ptr self) {
   auto& st = self->state;
@@ -104,9 +110,9 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           self->state.flush();
         self->state.guarded("updating a trial", [&] { self->state.db->update_trial(t); });
       },
-      [=](update_atom, experiment_id id, const std::string& snapshot) {
-        self->state.guarded("saving a searcher snapshot",
-                            [&] { self->state.db->save_snapshot(id.value, snapshot); });
+      [=](update_atom, experiment_id id, std::string& snapshot) {
+        self->state.snapshots[id.value] = std::move(snapshot);
+        schedule_flush(self);
       },
       [=](update_atom, pb::Agent& a) {
         self->state.guarded("saving an agent", [&] { self->state.db->upsert_agent(a); });
@@ -181,6 +187,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         return state_text{self}
             .add("buffered metric reports", st.metrics.size())
             .add("buffered log lines", st.logs.size())
+            .add("buffered searcher snapshots", st.snapshots.size())
             .add("metric reports written", st.metric_reports_written)
             .add("log lines written", st.log_lines_written)
             .add("failed writes", st.failures)

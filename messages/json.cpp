@@ -5,14 +5,17 @@
 
 namespace det {
 
-std::string to_json(const google::protobuf::Message& msg) {
+std::string to_json(const google::protobuf::Message& msg, bool indented) {
   google::protobuf::util::JsonPrintOptions opts;
   opts.preserve_proto_field_names = true;
   opts.always_print_primitive_fields = true;
+  opts.add_whitespace = indented;
   std::string out;
-  auto status = google::protobuf::util::MessageToJsonString(msg, &out, opts);
-  if (!status.ok())
+  // Printing a well-formed message cannot fail; an empty object is the safe answer if it did.
+  if (!google::protobuf::util::MessageToJsonString(msg, &out, opts).ok())
     return "{}";
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
   return out;
 }
 

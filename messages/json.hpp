@@ -10,7 +10,8 @@ class Message;
 
 namespace det {
 
-std::string to_json(const google::protobuf::Message& msg);
+/// Compact for the wire; `indented` for people (no trailing newline either way).
+std::string to_json(const google::protobuf::Message& msg, bool indented = false);
 
 /// Fills `msg` from `json`, ignoring unknown fields; on failure returns false
 /// and sets `error` to a sentence.

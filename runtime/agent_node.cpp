@@ -163,7 +163,6 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
                                 "--allocation=" + start.allocation_id(),
                                 "--trial=" + std::to_string(start.trial_id())};
   auto alloc = start.allocation_id();
-  caf::actor_system& sys = self->system();
   auto me = caf::actor_cast<agent_process_actor>(self);
   try {
     auto proc = child_process::start(
@@ -188,7 +187,6 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     if (st.endpoint)
       self->send(st.endpoint, std::move(exited));
   }
-  (void)sys;
 }
 
 agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host,

@@ -72,10 +72,7 @@ struct http_gateway::impl {
   /// carrying the error's sentence.
   template <class Reply, class Handle, class... Ts>
   void ask(httplib::Response& res, const Handle& dest, Ts&&... xs) {
-    caf::scoped_actor self{sys};
-    self->request(dest, actor_timeout, std::forward<Ts>(xs)...)
-        .receive([&](Reply& reply) { reply_json(res, reply); },
-                 [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+    ask_found<Reply>(res, [](const Reply&) { return true; }, "", dest, std::forward<Ts>(xs)...);
   }
 
   /// As ask(), but answers 404 with `missing` when `found(reply)` is false.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "actors/spawn.hpp"
+#include "messages/states.hpp"
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
 #include "config/master_config.hpp"
@@ -78,8 +79,7 @@ int run_master(const master_options& opts) {
       std::cerr << "master: cannot restore experiment " << r.experiment.id() << ": " << e.what()
                 << "; marking it ERROR" << std::endl;
       for (auto t : db->trials_of(r.experiment.id())) {
-        if (t.state() == pb::STATE_COMPLETED || t.state() == pb::STATE_CANCELED ||
-            t.state() == pb::STATE_ERROR)
+        if (is_terminal(t.state()))
           continue;
         t.set_state(pb::STATE_ERROR);
         t.set_exit_reason(std::string("the master could not restore its experiment: ") + e.what());

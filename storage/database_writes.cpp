@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "storage/database_impl.hpp"
+#include "messages/states.hpp"
 #include "storage/json_maps.hpp"
 #include "storage/sql_values.hpp"
 
@@ -65,8 +66,7 @@ int64_t database::insert_trial(const pb::Trial& trial) {
 void database::update_trial(const pb::Trial& trial) {
   const auto id = trial.id();
   describing_failure("record the state of trial " + std::to_string(id), [&] {
-    const bool ended = trial.state() == pb::STATE_COMPLETED || trial.state() == pb::STATE_CANCELED ||
-                       trial.state() == pb::STATE_ERROR;
+    const bool ended = is_terminal(trial.state());
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE trials SET state = $2, end_time = CASE WHEN $3 THEN now() ELSE end_time "
                                   "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason), restarts = $5, "

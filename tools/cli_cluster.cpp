@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "messages/api.pb.h"
+#include "messages/json.hpp"
 #include "tools/cli_format.hpp"
 #include "tools/rest_client.hpp"
 
@@ -28,7 +29,7 @@ std::string yes_no(bool b) { return b ? "yes" : "no"; }
 int list_agents(rest_client& master, bool json) {
   auto reply = master.get<pb::GetAgentsResponse>("/api/v1/agents");
   if (json) {
-    std::cout << to_json(reply) << '\n';
+    std::cout << det::to_json(reply, true) << '\n';
     return 0;
   }
   table out({"ID", "Hostname", "Pool", "Slots", "Connected", "Registered"});
@@ -50,7 +51,7 @@ int list_slots(rest_client& master, bool json) {
       *view->mutable_slot() = slot;
     }
   if (json) {
-    std::cout << to_json(slots) << '\n';
+    std::cout << det::to_json(slots, true) << '\n';
     return 0;
   }
   table out({"Agent", "Slot", "Type", "Device", "Enabled", "Allocation"});
@@ -67,7 +68,7 @@ int list_slots(rest_client& master, bool json) {
 int print_master_info(rest_client& master, bool json) {
   auto info = master.get<pb::MasterInfo>("/api/v1/master");
   if (json) {
-    std::cout << to_json(info) << '\n';
+    std::cout << det::to_json(info, true) << '\n';
     return 0;
   }
   std::cout << "Master:     " << master.master_url() << '\n'

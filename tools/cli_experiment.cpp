@@ -10,6 +10,7 @@
 
 #include "config/experiment_config.hpp"
 #include "messages/api.pb.h"
+#include "messages/json.hpp"
 #include "tools/cli_format.hpp"
 #include "tools/progress_line.hpp"
 #include "tools/rest_client.hpp"
@@ -147,7 +148,7 @@ int create_experiment(rest_client& master, const std::string& config_path, bool 
 int list_experiments(rest_client& master, bool json) {
   auto list = master.get<pb::GetExperimentsResponse>("/api/v1/experiments");
   if (json) {
-    std::cout << to_json(list) << '\n';
+    std::cout << det::to_json(list, true) << '\n';
     return 0;
   }
   table out({"ID", "Name", "State", "Trials", "Searcher", "Start Time"});
@@ -161,7 +162,7 @@ int list_experiments(rest_client& master, bool json) {
 int describe_experiment(rest_client& master, std::int64_t id, bool json) {
   auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id));
   if (json) {
-    std::cout << to_json(exp) << '\n';
+    std::cout << det::to_json(exp, true) << '\n';
     return 0;
   }
   const auto& e = exp.experiment();

@@ -58,9 +58,6 @@ std::string state_name(pb::State state) {
   return name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
 }
 
-bool is_terminal(pb::State state) {
-  return state == pb::STATE_COMPLETED || state == pb::STATE_CANCELED || state == pb::STATE_ERROR;
-}
 
 std::string format_time(const google::protobuf::Timestamp& time) {
   if (time.seconds() == 0 && time.nanos() == 0)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "messages/common.pb.h"
+#include "messages/states.hpp"
 
 namespace det::tools {
 
@@ -29,9 +30,6 @@ std::string state_name(pb::State state);
 
 /// The whole file at `path`; throws std::runtime_error naming it if it cannot be read.
 std::string read_file(const std::string& path);
-
-/// Whether an experiment or trial in `state` will never change again.
-bool is_terminal(pb::State state);
 
 /// UTC "YYYY-MM-DD HH:MM:SS", or "" for an unset timestamp.
 std::string format_time(const google::protobuf::Timestamp& time);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "messages/api.pb.h"
+#include "messages/json.hpp"
 #include "tools/cli_format.hpp"
 #include "tools/rest_client.hpp"
 
@@ -92,7 +93,7 @@ std::int64_t drain_logs(rest_client& master, std::int64_t trial, std::int64_t af
 int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics) {
   auto reply = master.get<pb::GetTrialResponse>(trial_path(id));
   if (json) {
-    std::cout << to_json(reply) << '\n';
+    std::cout << det::to_json(reply, true) << '\n';
     return 0;
   }
   const auto& t = reply.trial();

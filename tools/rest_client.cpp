@@ -1,5 +1,7 @@
 #include "tools/rest_client.hpp"
 
+#include "messages/json.hpp"
+
 #include <iostream>
 #include <regex>
 #include <thread>
@@ -73,26 +75,21 @@ struct rest_client::impl {
 
   void parse_reply(const std::string& method, const std::string& path,
                    const httplib::Response& res, google::protobuf::Message& reply) const {
+    std::string parse_error;
     if (res.status >= 400) {
       pb::ErrorResponse error;
-      google::protobuf::util::JsonParseOptions opts;
-      opts.ignore_unknown_fields = true;
-      if (google::protobuf::util::JsonStringToMessage(res.body, &error, opts).ok() &&
-          !error.error().empty())
+      if (from_json(res.body, error, parse_error) && !error.error().empty())
         throw rest_error(rest_error::kind::http, res.status, error.error());
       throw rest_error(rest_error::kind::http, res.status,
                        "the master answered " + method + " " + path + " with HTTP " +
                            std::to_string(res.status) +
                            (res.body.empty() ? std::string(".") : ": " + res.body));
     }
-    google::protobuf::util::JsonParseOptions opts;
-    opts.ignore_unknown_fields = true; // a newer master may add fields
-    auto st = google::protobuf::util::JsonStringToMessage(res.body.empty() ? "{}" : res.body,
-                                                          &reply, opts);
-    if (!st.ok())
+    // Unknown fields are ignored: a newer master may add some.
+    if (!from_json(res.body.empty() ? "{}" : res.body, reply, parse_error))
       throw rest_error(rest_error::kind::bad_reply, 0,
-                       "the master's reply to " + method + " " + path + " is not a valid " +
-                           reply.GetDescriptor()->name() + ": " + st.ToString());
+                       "the master's reply to " + method + " " + path + " is not valid: " +
+                           parse_error);
   }
 };
 
@@ -143,19 +140,5 @@ void rest_client::post(const std::string& path, const google::protobuf::Message&
   impl_->parse_reply("POST", path, *res, reply);
 }
 
-std::string to_json(const google::protobuf::Message& msg) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  opts.always_print_primitive_fields = true;
-  opts.add_whitespace = true;
-  auto st = google::protobuf::util::MessageToJsonString(msg, &json, opts);
-  if (!st.ok())
-    throw std::runtime_error("cannot print a " + msg.GetDescriptor()->name() +
-                             " as JSON: " + st.ToString());
-  while (!json.empty() && json.back() == '\n')
-    json.pop_back(); // callers end the line themselves, as with every other output
-  return json;
-}
 
 } // namespace det::tools

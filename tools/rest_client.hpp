@@ -67,7 +67,4 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
-/// `msg` as the master prints it (proto field names, zero values included), indented.
-std::string to_json(const google::protobuf::Message& msg);
-
 } // namespace det::tools

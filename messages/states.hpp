@@ -1,0 +1,12 @@
+#pragma once
+
+#include "messages/common.pb.h"
+
+namespace det {
+
+/// COMPLETED, CANCELED and ERROR: an experiment or trial in one of these has ended for good.
+inline bool is_terminal(pb::State s) {
+  return s == pb::STATE_COMPLETED || s == pb::STATE_CANCELED || s == pb::STATE_ERROR;
+}
+
+} // namespace det
