@@ -32,6 +32,7 @@ struct trial_entry {
   pb::State final_state = pb::STATE_UNSPECIFIED;
   std::string unit;
   int64_t length = 0;
+  int32_t rung = -1;  // as last told to the trial
 };
 
 struct experiment_state {
@@ -80,10 +81,13 @@ bool all_trials_exited(self_ptr self) {
 
 // Spawns the actor of a trial whose row exists, with what the searcher said
 // about its length so far.
-void start_trial(self_ptr self, const pb::Trial& t) {
+void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool waiting = false) {
   auto& st = self->state;
   auto& entry = st.trials[t.request_id()];
   trial_setup setup;
+  setup.waits_at_length = st.search->trials_wait_at_length();
+  setup.start_waiting = waiting;
+  setup.start_note = std::move(note);
   setup.trial = t;
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;
@@ -100,6 +104,17 @@ void start_trial(self_ptr self, const pb::Trial& t) {
              caf::actor_cast<caf::actor>(entry.handle));
   if (entry.length > 0)
     self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+}
+
+// Tells the trial its rung when the search moved it.
+void sync_rung(self_ptr self, int64_t request_id) {
+  auto rung = self->state.search->rung_of(request_id);
+  auto it = self->state.trials.find(request_id);
+  if (rung < 0 || it == self->state.trials.end() || !it->second.handle || it->second.exited ||
+      it->second.rung == rung)
+    return;
+  it->second.rung = static_cast<int32_t>(rung);
+  self->send(it->second.handle, update_atom::value, static_cast<int32_t>(rung));
 }
 
 // A trial that could not even be created counts as failed.
@@ -139,6 +154,15 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
   t.set_seed(c.trial_seed);
   t.set_state(pb::STATE_QUEUED);
   t.set_target_batches(st.cfg.target_batches());
+  std::string note;
+  if (c.parent_request_id != 0) {
+    auto parent = st.trials.find(c.parent_request_id);
+    if (parent != st.trials.end() && parent->second.trial_id != 0) {
+      t.set_parent_trial_id(parent->second.trial_id);
+      note = "copied by PBT from trial " + std::to_string(parent->second.trial_id) +
+             " with explored hyperparameters; checkpoints do not exist yet, so it starts from scratch";
+    }
+  }
   self->request(st.handles.persistence, db_timeout, create_atom::value, t)
       .then(
           [=](int64_t id) mutable {
@@ -156,7 +180,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
               return;
             }
             t.set_id(id);
-            start_trial(self, t);
+            start_trial(self, t, note);
             process(self, st.search->trial_created(c.request_id));
           },
           [=](caf::error&) {
@@ -188,10 +212,12 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
       entry.length = v->length.value;
       if (entry.handle)
         self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+      sync_rung(self, v->request_id);
     } else if (auto* s = std::get_if<searcher::stop_action>(&a)) {
       auto& entry = st.trials[s->request_id];
+      sync_rung(self, s->request_id);
       if (entry.handle && !entry.exited)
-        self->send(entry.handle, stop_atom::value);
+        self->send(entry.handle, stop_atom::value, s->early);
     } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
       save_snapshot(self);
       finish(self, st.killed || d->cancel ? pb::STATE_CANCELED
@@ -240,9 +266,9 @@ void restore(self_ptr self) {
     auto rid = t.request_id();
     auto& entry = st.trials[rid];
     entry.trial_id = t.id();
-    if (length) {
-      entry.unit = config::to_string(length->unit);
-      entry.length = length->value;
+    if (auto target = st.search->trials_wait_at_length() ? st.search->training_target(rid) : length) {
+      entry.unit = config::to_string(target->unit);
+      entry.length = target->value;
     }
     if (!st.search->was_requested(rid)) {
       // Stored after the snapshot was taken: adopted when the search asks again.
@@ -257,8 +283,11 @@ void restore(self_ptr self) {
         replay_exit(self, t, actions);
       continue;
     }
-    start_trial(self, t);
-    ++live;
+    bool waiting = st.search->trials_wait_at_length() && st.search->was_created(rid) &&
+                   !st.search->training_target(rid);
+    start_trial(self, t, {}, waiting);
+    if (!waiting)
+      ++live;
     if (!st.search->was_created(rid))
       append(st.search->trial_created(rid));
   }
@@ -295,6 +324,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
           return;
         }
         process(self, self->state.search->validation_completed(request_id, metric, length));
+        sync_rung(self, request_id);
       },
       [=](exited_atom, int64_t request_id, pb::State final_state, bool invalid_hparams) {
         auto& entry = self->state.trials[request_id];

@@ -108,7 +108,8 @@ using trial_actor = trial_endpoint::extend<
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<update_atom, std::string, int64_t>,  // searcher: train to this length
-    caf::reacts_to<stop_atom>,
+    caf::reacts_to<update_atom, int32_t>,               // searcher: its rung
+    caf::reacts_to<stop_atom, bool>,                    // searcher: close it; cut short or not
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,

@@ -55,6 +55,9 @@ struct trial_setup {
   std::string resource_pool;     // "" = the default pool
   int32_t max_restarts = 5;
   bool start_paused = false;       // created or restored while its experiment is paused
+  bool waits_at_length = false;    // promotion-based search: at its length it waits, not ends
+  bool start_waiting = false;      // restored while waiting for its searcher
+  std::string start_note;          // logged when it first starts (e.g. where a PBT copy comes from)
   caf::actor experiment;           // receives validated/exited
   master_handles handles;
   directory_actor directory;

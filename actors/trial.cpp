@@ -7,6 +7,10 @@
 //     +---- restart (failure, restarts < max_restarts) <-----------+
 //                                                                  |
 //          COMPLETED (exit 0) | ERROR (failure, no restarts left) | CANCELED (killed)
+//
+// Under a promotion-based search (asha, pbt) a trial that reached its length
+// releases its slots and waits (ACTIVE) until the searcher asks for more
+// (a new run) or closes it (COMPLETED).
 
 #include <csignal>
 #include <cstring>
@@ -27,6 +31,9 @@ struct trial_state {
   std::string length_unit = "batches";
   int64_t length = 0;
   int64_t trained = 0;  // in length_unit, as far as the worker reported
+  int64_t trained_at_run_start = 0;
+  bool waiting = false;   // at its length, no allocation: the searcher decides what follows
+  bool paused = false;    // its experiment is paused
   allocation_actor allocation;
   int32_t runs = 0;
   bool stopping = false;  // searcher asked for a graceful stop
@@ -65,6 +72,8 @@ void start_run(self_ptr self) {
   auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
   st.worker_failed = false;
   st.worker_stopped = false;
+  st.waiting = false;
+  st.trained_at_run_start = st.trained;
   st.worker_message.clear();
   st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
                                    st.setup.slots_per_trial, caf::actor_cast<caf::actor>(self),
@@ -104,6 +113,13 @@ void end(self_ptr self, pb::State final_state, const std::string& reason) {
   self->quit();
 }
 
+void wait_for_searcher(self_ptr self) {
+  self->state.waiting = true;
+  log_line(self, "trained " + std::to_string(self->state.trained) + " " + self->state.length_unit +
+                     ": the slots are free while the searcher decides what follows");
+  set_state(self, pb::STATE_ACTIVE);
+}
+
 void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   auto& st = self->state;
   st.allocation = nullptr;
@@ -127,6 +143,17 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
         set_state(self, pb::STATE_PAUSED);
       return;
     }
+  }
+  if (clean && st.setup.waits_at_length && !st.worker_stopped) {
+    if (st.length > st.trained && st.trained > st.trained_at_run_start) {  // promoted as it trained
+      start_run(self);
+    } else if (st.length > st.trained) {
+      end(self, pb::STATE_ERROR, "the worker exited without training towards " + std::to_string(st.length) +
+                                     " " + st.length_unit);
+    } else {
+      wait_for_searcher(self);
+    }
+    return;
   }
   if (clean) {
     end(self, pb::STATE_COMPLETED, "");
@@ -154,7 +181,13 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
   *trial(self).mutable_start_time() = det::now();
-  if (self->state.setup.start_paused) {
+  if (!self->state.setup.start_note.empty())
+    log_line(self, self->state.setup.start_note);
+  self->state.paused = self->state.setup.start_paused;
+  if (self->state.setup.start_waiting) {
+    self->state.waiting = true;
+    set_state(self, pb::STATE_ACTIVE);
+  } else if (self->state.setup.start_paused) {
     set_state(self, pb::STATE_PAUSED);
   } else {
     if (self->state.setup.trial.state() != pb::STATE_QUEUED)  // restored after a master restart
@@ -216,19 +249,29 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       },
       [=](pb::ContainerExited& e) { on_container_exit(self, e); },
       [=](update_atom, const std::string& unit, int64_t length) {
-        self->state.length_unit = unit;
-        self->state.length = length;
+        auto& st = self->state;
+        st.length_unit = unit;
+        st.length = length;
         if (unit == "batches")
           trial(self).set_target_batches(length);
+        if (st.waiting && length > st.trained) {  // promoted, or its next PBT round
+          st.waiting = false;
+          if (st.paused)
+            set_state(self, pb::STATE_PAUSED);
+          else
+            start_run(self);
+        }
       },
-      [=](stop_atom) {
+      [=](update_atom, int32_t rung) {
+        trial(self).set_rung(rung);
+        self->send(self->state.setup.handles.persistence, update_atom::value, trial(self));
+      },
+      [=](stop_atom, bool early) {
         auto& st = self->state;
         st.stopping = true;
-        // ASHA also "stops" a trial at its top rung: only a stop short of the
-        // full length is an early stop.
-        if (st.trained < st.length)
+        if (early)
           trial(self).set_searcher_stopped(true);
-        if (!st.allocation && trial(self).state() == pb::STATE_PAUSED) {  // nothing to stop
+        if (st.waiting || (!st.allocation && trial(self).state() == pb::STATE_PAUSED)) {  // nothing to stop
           end(self, pb::STATE_COMPLETED, "");
           return;
         }
@@ -237,6 +280,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       },
       [=](pause_atom) {
         auto& st = self->state;
+        st.paused = true;
         st.resume = false;
         if (!st.allocation || st.killed || st.stopping)
           return;
@@ -244,6 +288,9 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
       },
       [=](activate_atom) {
+        self->state.paused = false;
+        if (self->state.waiting)
+          return;
         if (trial(self).state() == pb::STATE_PAUSED)
           start_run(self);
         else if (self->state.pausing)  // still stopping: run again once it has
@@ -272,6 +319,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
             .add("restarts", std::to_string(t.restarts()) + " of " +
                                  std::to_string(st.setup.max_restarts))
             .add("runs", st.runs)
+            .add("waiting for the searcher", st.waiting ? "yes" : "no")
             .add("stopping", st.stopping ? "yes" : "no")
             .add("pausing", st.pausing ? "yes" : "no")
             .add("killed", st.killed ? "yes" : "no");

@@ -15,6 +15,8 @@ struct create_action {
   uint32_t trial_seed = 0;
   /// Every hyperparameter's sampled value, as a JSON object.
   std::string hparams_json = "{}";
+  /// PBT: the trial whose latest checkpoint this one starts from; 0 for a fresh start.
+  int64_t parent_request_id = 0;
 };
 
 /// Train the trial until its total training reaches `length`, then validate and report.
@@ -23,9 +25,12 @@ struct validate_after_action {
   config::length length;
 };
 
-/// Stop the trial early (gracefully: it checkpoints and exits).
+/// Close the trial: it stops gracefully (checkpoints and exits) if it is training, and ends if it
+/// is waiting for a promotion.
 struct stop_action {
   int64_t request_id = 0;
+  /// Whether the search cut the trial short, rather than closing it after its last length.
+  bool early = true;
 };
 
 /// The search is over. `cancel`: every trial was canceled by a user; `failure`: every trial failed.

@@ -101,6 +101,11 @@ std::vector<action> adaptive_asha_search::initial_trials() {
   return actions;
 }
 
+int64_t adaptive_asha_search::rung_of(int64_t request_id) const {
+  auto b = bracket_of(request_id);
+  return b ? brackets_[*b].rung_of(request_id) : -1;
+}
+
 std::vector<action> adaptive_asha_search::trial_created(int64_t request_id) {
   auto b = bracket_of(request_id);
   return b ? claim(*b, brackets_[*b].trial_created(request_id)) : std::vector<action>{};

@@ -40,6 +40,8 @@ class adaptive_asha_search final : public search_method {
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) override;
   /// The mean of the brackets' progress.
   double progress() const override;
+  /// The rung within the trial's bracket.
+  int64_t rung_of(int64_t request_id) const override;
   void snapshot(pb::SearcherSnapshot& snapshot) const override;
   void restore(const pb::SearcherSnapshot& snapshot) override;
 

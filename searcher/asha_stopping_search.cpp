@@ -62,7 +62,7 @@ std::vector<action> asha_stopping_search::validation_completed(int64_t request_i
         static_cast<int64_t>(static_cast<double>(current.metrics.size()) / settings_.divisor), 1);
     if (top || static_cast<int64_t>(index) >= keep) {
       trial.done = true;
-      std::vector<action> actions{stop_action{request_id}};
+      std::vector<action> actions{stop_action{request_id, !top}};
       if (trials_remain()) actions.push_back(next_trial());
       return actions;
     }
@@ -103,9 +103,9 @@ double asha_stopping_search::progress() const {
   return std::clamp(progress, 0.0, 1.0);
 }
 
-size_t asha_stopping_search::rung_of(int64_t request_id) const {
+int64_t asha_stopping_search::rung_of(int64_t request_id) const {
   auto it = trial_states_.find(request_id);
-  return it == trial_states_.end() ? 0 : it->second.rung;
+  return it == trial_states_.end() ? 0 : static_cast<int64_t>(it->second.rung);
 }
 
 void asha_stopping_search::snapshot(pb::SearcherSnapshot& snapshot) const {

@@ -56,7 +56,7 @@ class asha_stopping_search final : public search_method {
   const asha_settings& settings() const { return settings_; }
   const std::vector<rung>& rungs() const { return rungs_; }
   /// The rung the trial is to be ranked in next, or was last ranked in; 0 for an unknown trial.
-  size_t rung_of(int64_t request_id) const;
+  int64_t rung_of(int64_t request_id) const override;
 
   /// Its state without the trial factory, which the brackets of adaptive_asha share.
   void snapshot_state(pb::AshaState& state) const;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace det::pb {
@@ -34,6 +35,15 @@ class search_method {
   virtual std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) = 0;
   /// How far the whole search is, from 0 to 1.
   virtual double progress() const = 0;
+  /// The successive-halving rung (0 the lowest) the trial trains for or was last ranked in; -1
+  /// where the method has no rungs.
+  virtual int64_t rung_of(int64_t request_id) const;
+  /// Whether a trial that reached the length of its validate_after_action waits for the search's
+  /// next action (promotion-based methods), rather than being done.
+  virtual bool trials_wait_at_length() const;
+  /// For methods whose trials wait: the length the trial is asked to train to now, or nullopt
+  /// while it waits for the search (or is unknown).
+  virtual std::optional<config::length> training_target(int64_t request_id) const;
   /// Writes the method's state into its field of `snapshot` (messages/searcher.proto).
   virtual void snapshot(pb::SearcherSnapshot& snapshot) const = 0;
   /// Takes the state `snapshot` holds, into a method built from the config it was taken under.
@@ -43,7 +53,7 @@ class search_method {
 };
 
 /// The search method `config.searcher.name` names, seeded with `config.experiment_seed`.
-/// Throws config::config_error for a searcher det does not implement yet.
+/// Throws config::config_error for a name that is not a searcher.
 std::unique_ptr<search_method> make_search_method(const config::experiment_config& config);
 
 } // namespace det::searcher

@@ -33,6 +33,12 @@ class searcher {
   /// Idempotent per trial; user_canceled counts as a cancel and errored as a failure.
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason);
   double progress() const;
+  /// search_method::rung_of and trials_wait_at_length of the method.
+  int64_t rung_of(int64_t request_id) const { return method_->rung_of(request_id); }
+  bool trials_wait_at_length() const { return method_->trials_wait_at_length(); }
+  std::optional<config::length> training_target(int64_t request_id) const {
+    return method_->training_target(request_id);
+  }
 
   int64_t trials_requested() const { return static_cast<int64_t>(requested_.size()); }
   /// Whether the search asked for, saw created, or closed this trial (restore uses these to

@@ -10,9 +10,13 @@ trial_factory::trial_factory(config::hyperparameters hparams, uint32_t experimen
     : hparams_(std::move(hparams)), rng_(experiment_seed) {}
 
 create_action trial_factory::next() {
+  return next_with([this](std::mt19937_64& rng) { return sample_hyperparameters(hparams_, rng); });
+}
+
+create_action trial_factory::next_with(const std::function<std::string(std::mt19937_64&)>& make_hparams) {
   create_action create;
   create.request_id = next_request_id_++;
-  create.hparams_json = sample_hyperparameters(hparams_, rng_);
+  create.hparams_json = make_hparams(rng_);
   create.trial_seed = static_cast<uint32_t>(draw_below(rng_, uint64_t{1} << 31));
   return create;
 }

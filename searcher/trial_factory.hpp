@@ -4,7 +4,9 @@
 #include "searcher/action.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <random>
+#include <string>
 
 namespace det::pb {
 class TrialSourceState;
@@ -20,6 +22,9 @@ class trial_factory {
 
   /// Request ids count from 1; the seed is in [0, 2^31), as Determined's.
   create_action next();
+  /// The next trial with the hyperparameters `make_hparams` returns, drawing from this factory's
+  /// RNG (PBT's explored copies), so that one RNG state replays the whole search.
+  create_action next_with(const std::function<std::string(std::mt19937_64&)>& make_hparams);
 
   void snapshot(pb::TrialSourceState& state) const;
   /// Throws std::runtime_error, changing nothing, when `state` holds no valid RNG state.

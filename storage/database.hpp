@@ -35,7 +35,7 @@ class database {
   /// returns the new id.
   int64_t insert_trial(const pb::Trial&);
   /// ended sets end_time = now; an empty exit_reason keeps the one stored.
-  /// Writes a trial's state, restarts and searcher_stopped in one statement; a terminal state sets
+  /// Writes a trial's state, restarts, searcher_stopped and rung in one statement; a terminal state sets
   /// end_time = now; an empty exit_reason keeps the stored one; searcher_stopped is never unset.
   void update_trial(const pb::Trial& trial);
 

@@ -30,7 +30,7 @@ const std::string trial_select =
     "SELECT id, experiment_id, request_id, state, hparams, seed, restarts, " + micros_of("start_time") + ", " +
     micros_of("end_time") +
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
-    "searcher_stopped FROM trials ";
+    "searcher_stopped, rung, COALESCE(parent_trial_id, 0) FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -49,6 +49,8 @@ pb::Trial trial_from(const pqxx::row& row) {
   metrics_from_json(row[12].as<std::string>(), trial.mutable_latest_validation());
   trial.set_exit_reason(row[13].as<std::string>());
   trial.set_searcher_stopped(row[14].as<bool>());
+  if (!row[15].is_null()) trial.set_rung(row[15].as<int32_t>());
+  trial.set_parent_trial_id(row[16].as<int64_t>());
   return trial;
 }
 

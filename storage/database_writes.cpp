@@ -53,10 +53,11 @@ int64_t database::insert_trial(const pb::Trial& trial) {
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
                           "INSERT INTO trials (experiment_id, request_id, state, hparams, seed, restarts, "
-                          "target_batches) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                          "target_batches, parent_trial_id) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0)) "
+                          "RETURNING id",
                           trial.experiment_id(), trial.request_id(), state_name(trial.state()),
                           trial.hparams().empty() ? std::string{"{}"} : trial.hparams(), trial.seed(),
-                          trial.restarts(), trial.target_batches())[0]
+                          trial.restarts(), trial.target_batches(), trial.parent_trial_id())[0]
                         .as<int64_t>();
     tx.commit();
     return id;
@@ -70,9 +71,9 @@ void database::update_trial(const pb::Trial& trial) {
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE trials SET state = $2, end_time = CASE WHEN $3 THEN now() ELSE end_time "
                                   "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason), restarts = $5, "
-                                  "searcher_stopped = searcher_stopped OR $6 WHERE id = $1",
+                                  "searcher_stopped = searcher_stopped OR $6, rung = NULLIF($7, -1) WHERE id = $1",
                                   id, state_name(trial.state()), ended, trial.exit_reason(), trial.restarts(),
-                                  trial.searcher_stopped()),
+                                  trial.searcher_stopped(), trial.has_rung() ? trial.rung() : -1),
                    "trial " + std::to_string(id));
     tx.commit();
   });

@@ -179,14 +179,28 @@ int describe_experiment(rest_client& master, std::int64_t id, bool json) {
   for (const auto& trial : exp.trials())
     for (const auto& [name, value] : trial.latest_validation())
       metric_names.insert(name);
-  std::vector<std::string> headers = {"Trial ID", "State", "Batches", "Stopped by searcher",
-                                      "Hyperparameters"};
+  // Rungs only for successive-halving searches; parents only for PBT copies.
+  bool rungs = false, parents = false;
+  for (const auto& trial : exp.trials()) {
+    rungs = rungs || trial.has_rung();
+    parents = parents || trial.parent_trial_id() != 0;
+  }
+  std::vector<std::string> headers = {"Trial ID", "State", "Batches"};
+  if (rungs)
+    headers.push_back("Rung");
+  if (parents)
+    headers.push_back("Parent");
+  headers.insert(headers.end(), {"Stopped by searcher", "Hyperparameters"});
   headers.insert(headers.end(), metric_names.begin(), metric_names.end());
   table trials(headers);
   for (const auto& trial : exp.trials()) {
     std::vector<std::string> row = {std::to_string(trial.id()), state_name(trial.state()),
-                                    format_batches(trial), trial.searcher_stopped() ? "yes" : "no",
-                                    format_hparams(trial.hparams())};
+                                    format_batches(trial)};
+    if (rungs)
+      row.push_back(trial.has_rung() ? std::to_string(trial.rung()) : "");
+    if (parents)
+      row.push_back(trial.parent_trial_id() != 0 ? std::to_string(trial.parent_trial_id()) : "");
+    row.insert(row.end(), {trial.searcher_stopped() ? "yes" : "no", format_hparams(trial.hparams())});
     for (const auto& name : metric_names) {
       auto it = trial.latest_validation().find(name);
       row.push_back(it == trial.latest_validation().end() ? "" : format_number(it->second));

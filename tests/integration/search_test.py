@@ -89,6 +89,66 @@ class SearchTest(unittest.TestCase):
             self.assertTrue(1e-4 <= hp["learning_rate"] <= 1e-1)
 
 
+    def test_asha_promotes_waiting_trials_that_free_their_slots(self):
+        c = self.cluster
+        config = ADAPTIVE.replace('name = "simulated-adaptive"', 'name = "simulated-asha"').replace(
+            'name = "adaptive_asha"', 'name = "asha"\nnum_rungs = 2\ndivisor = 3').replace(
+            "max_trials = 8", "max_trials = 6").replace("max_time = 160", "max_time = 60")
+        exp_id = c.submit(config, "asha.toml")
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                timeout=300)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+        trials = exp["trials"]
+        self.assertEqual(len(trials), 6)
+        self.assertTrue(all(t["state"] == "STATE_COMPLETED" for t in trials),
+                        [(t["id"], t["state"], t["exit_reason"]) for t in trials])
+        promoted = [t for t in trials if t.get("rung") == 1]
+        waited = [t for t in trials if t.get("rung") == 0]
+        self.assertTrue(promoted and waited, trials)
+        self.assertEqual(len(promoted) + len(waited), 6)
+        for t in promoted:
+            self.assertEqual(int(t["total_batches"]), 60)
+            self.assertFalse(t["searcher_stopped"], t)
+        for t in waited:
+            self.assertEqual(int(t["total_batches"]), 20)
+            self.assertTrue(t["searcher_stopped"], t)
+            self.assertTrue(any("slots are free" in line for line in c.trial_logs(t["id"])))
+        described = c.det("experiment", "describe", str(exp_id))
+        self.assertIn("Rung", described.stdout)
+
+    def test_pbt_copies_the_best_trials_each_round(self):
+        c = self.cluster
+        config = ADAPTIVE.replace('name = "simulated-adaptive"', 'name = "simulated-pbt"').replace(
+            """name = "adaptive_asha"
+metric = "validation_loss"
+smaller_is_better = true
+max_trials = 8
+max_concurrent_trials = 4
+time_metric = "batches"
+max_time = 160""", """name = "pbt"
+metric = "validation_loss"
+population_size = 4
+num_rounds = 3
+length_per_round = { batches = 20 }
+replace_function = { truncate_fraction = 0.5 }
+explore_function = { resample_probability = 0.2, perturb_factor = 0.2 }""")
+        exp_id = c.submit(config, "pbt.toml")
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                timeout=300)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+        trials = exp["trials"]
+        self.assertEqual(len(trials), 4 + 2 * 2)
+        copies = [t for t in trials if int(t.get("parent_trial_id", "0")) != 0]
+        self.assertEqual(len(copies), 4)
+        ids = {t["id"] for t in trials}
+        for t in copies:
+            self.assertIn(t["parent_trial_id"], ids)
+            self.assertTrue(any("copied by PBT from trial" in line for line in c.trial_logs(t["id"])))
+        # Each trial trains whole rounds of its own: at most all three.
+        trained = [int(t["total_batches"]) for t in trials]
+        self.assertTrue(all(b in (20, 40, 60) for b in trained), trained)
+        self.assertTrue(sum(1 for t in trials if t["searcher_stopped"]) >= 4, trials)
+
     def test_trials_with_invalid_hyperparameters_are_replaced(self):
         c = self.cluster
         config = """

@@ -71,13 +71,24 @@ TEST_CASE("async_halving is planned as one bracket") {
   CHECK(plan(few) == "1@100 1@900");
 }
 
-TEST_CASE("searchers that decide as they go cannot be previewed") {
-  auto config = preview_config("name = \"pbt\"\npopulation_size = 4\nnum_rounds = 2\nlength_per_round = { batches = 10 }\nreplace_function = { truncate_fraction = 0.25 }\nexplore_function = { resample_probability = 0.2, perturb_factor = 0.2 }\n");
-  std::string message;
-  try {
-    searcher::preview(config);
-  } catch (const config::config_error& e) {
-    message = e.what();
-  }
-  CHECK(message == "searcher.name: the pbt searcher cannot be previewed");
+TEST_CASE("asha promotes int(n / divisor) of each rung: 8, 3 and 1 of 12 trials (asha_test.go, 0.37)") {
+  const std::string rungs = "name = \"asha\"\nmax_trials = 12\nnum_rungs = 3\ndivisor = 3\n";
+  CHECK(plan(preview_config(rungs + "max_length = { batches = 9000 }\n")) == "8@1000 3@3000 1@9000");
+  CHECK(plan(preview_config(rungs + "max_length = { records = 576000 }\n"), length_unit::records) ==
+        "8@64000 3@192000 1@576000");
+  CHECK(plan(preview_config(rungs + "max_length = { epochs = 12 }\n", "records_per_epoch = 100\n"),
+             length_unit::epochs) == "8@1 3@4 1@12");
+}
+
+TEST_CASE("pbt: the survivors of every round train on, each copy trains one round (pbt_test.go, 0.17)") {
+  auto pbt = [](int population, int rounds, int length, double truncate) {
+    return preview_config("name = \"pbt\"\npopulation_size = " + std::to_string(population) +
+                          "\nnum_rounds = " + std::to_string(rounds) + "\nlength_per_round = { batches = " +
+                          std::to_string(length) + " }\nreplace_function = { truncate_fraction = " +
+                          std::to_string(truncate) +
+                          " }\nexplore_function = { resample_probability = 0.2, perturb_factor = 0.2 }\n");
+  };
+  CHECK(plan(pbt(2, 2, 200, 0.5)) == "2@200 1@400");
+  CHECK(plan(pbt(3, 4, 400, 0)) == "3@1600");
+  CHECK(plan(pbt(4, 8, 500, 0.5)) == "16@500 2@4000");
 }

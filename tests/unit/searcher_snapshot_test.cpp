@@ -44,6 +44,13 @@ const std::string grid_lines = "name = \"grid\"\nmax_concurrent_trials = 2\nmax_
 const std::string halving_lines =
     "name = \"async_halving\"\nmax_trials = 12\nmax_concurrent_trials = 4\ndivisor = 3\nnum_rungs = 3\n"
     "max_length = { batches = 90 }\n";
+const std::string promotion_lines =
+    "name = \"asha\"\nmax_trials = 12\nmax_concurrent_trials = 4\ndivisor = 3\nnum_rungs = 3\n"
+    "max_length = { batches = 90 }\n";
+const std::string pbt_lines =
+    "name = \"pbt\"\npopulation_size = 4\nnum_rounds = 4\nlength_per_round = { batches = 20 }\n"
+    "replace_function = { truncate_fraction = 0.5 }\n"
+    "explore_function = { resample_probability = 0.3, perturb_factor = 0.2 }\n";
 const std::string adaptive_lines =
     "name = \"adaptive_asha\"\nmax_trials = 12\nmax_rungs = 5\ndivisor = 3\nmax_concurrent_trials = 4\n"
     "mode = \"standard\"\nmax_length = { batches = 90 }\n";
@@ -93,6 +100,7 @@ class search_driver {
 
   /// Feeds the next event to `s`; false once there is none.
   bool step(searcher::searcher& s) {
+    waits_ = s.trials_wait_at_length();
     if (steps_ > 100000) throw std::logic_error("the search does not end");
     ++steps_;
     if (!started_) {
@@ -111,7 +119,7 @@ class search_driver {
     for (size_t n = 0; n < trials_.size(); ++n) {
       auto index = (turn_ + n) % trials_.size();
       auto& t = trials_[index];
-      if (t.stale_reported || !t.created) continue;
+      if (t.stale_reported || !t.created || waiting(t)) continue;
       turn_ = index + 1;
       take_turn(s, t);
       return true;
@@ -173,6 +181,12 @@ class search_driver {
     }
   }
 
+  /// A trial of a promotion-based search at the length it was asked for, until the search promotes
+  /// or closes it.
+  bool waiting(const trial& t) const {
+    return waits_ && !t.stopped && !t.exited_early && !t.exited && t.trained >= t.target;
+  }
+
   trial& trial_of(int64_t id) {
     for (auto& t : trials_)
       if (t.id == id) return t;
@@ -184,7 +198,8 @@ class search_driver {
     for (const auto& a : actions) {
       if (const auto* create = std::get_if<searcher::create_action>(&a)) {
         log_.push_back("create " + std::to_string(create->request_id) + " seed " +
-                       std::to_string(create->trial_seed) + " " + create->hparams_json);
+                       std::to_string(create->trial_seed) + " " + create->hparams_json +
+                       (create->parent_request_id ? " from " + std::to_string(create->parent_request_id) : ""));
         trials_.push_back(trial{create->request_id});
         to_create_.push_back(create->request_id);
       } else if (const auto* validate = std::get_if<searcher::validate_after_action>(&a)) {
@@ -204,6 +219,7 @@ class search_driver {
 
   int64_t period_;
   exit_rule exits_;
+  bool waits_ = false;
   int64_t steps_ = 0;
   bool started_ = false;
   std::deque<int64_t> to_create_;
@@ -325,6 +341,17 @@ TEST_CASE("a restored grid search goes on as the uninterrupted one") {
 TEST_CASE("a restored async_halving search keeps its rungs and goes on as the uninterrupted one") {
   check_restores_at_every_step(snapshot_config(halving_lines), 10);
   check_restores_at_every_step(snapshot_config(halving_lines + "smaller_is_better = false\n"), 20);
+}
+
+TEST_CASE("a restored asha search keeps its promotions and goes on as the uninterrupted one") {
+  check_restores_at_every_step(snapshot_config(promotion_lines), 10);
+  check_restores_at_every_step(snapshot_config(promotion_lines), 30, all_fail);
+}
+
+TEST_CASE("a restored pbt search keeps its population and goes on as the uninterrupted one") {
+  auto log = check_restores_at_every_step(snapshot_config(pbt_lines), 10);
+  // Copies of the best were made in every round but the last.
+  CHECK(std::count_if(log.begin(), log.end(), [](const std::string& e) { return e.find(" from ") != std::string::npos; }) >= 6);
 }
 
 TEST_CASE("a restored adaptive_asha search keeps every bracket and goes on as the uninterrupted one") {
