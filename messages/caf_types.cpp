@@ -54,6 +54,11 @@ void enable_quiet_scheduling(caf::actor_system_config& cfg) {
   // relaxed mode waits on a condition variable that enqueues wake at once.
   cfg.set("work-stealing.aggressive-poll-attempts", size_t{4});
   cfg.set("work-stealing.moderate-poll-attempts", size_t{4});
+  // The relaxed wait only times out to try stealing from busy neighbours; at
+  // CAF's 10 ms every idle scheduler thread of every det process woke 100
+  // times a second, a CPU cost that grows with the number of workers.
+  using namespace std::chrono_literals;
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{100ms});
 }
 
 } // namespace det

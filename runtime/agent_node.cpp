@@ -158,7 +158,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
   };
   for (auto& [k, v] : start.env())
     env[k] = v;
-  std::vector<std::string> argv{st.worker_binary, "--role=worker",
+  std::vector<std::string> argv{st.worker_binary,
                                 "--master=" + st.master_host + ":" + std::to_string(st.master_port),
                                 "--allocation=" + start.allocation_id(),
                                 "--trial=" + std::to_string(start.trial_id())};
@@ -325,7 +325,7 @@ int run_agent(const agent_options& opts) {
   caf::actor_system_config cfg;
   configure_node(cfg);
   caf::actor_system sys{cfg};
-  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, self_executable());
+  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable());
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;

@@ -1,4 +1,4 @@
-// det-node: one binary, three roles (master, agent, worker).
+// det-node: the master or an agent. Agents start trials as det-worker processes.
 
 #include <iostream>
 
@@ -7,11 +7,11 @@
 #include "runtime/node.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"det-node: a det cluster node (master, agent, or trial worker)"};
+  CLI::App app{"det-node: a det cluster node (master or agent)"};
   std::string role;
-  app.add_option("--role", role, "master, agent or worker")
+  app.add_option("--role", role, "master or agent")
       ->required()
-      ->check(CLI::IsMember({"master", "agent", "worker"}));
+      ->check(CLI::IsMember({"master", "agent"}));
 
   det::runtime::master_options m;
   app.add_option("--config", m.config_path, "master: config file (TOML)");
@@ -24,14 +24,10 @@ int main(int argc, char** argv) {
 
   det::runtime::agent_options a;
   std::string master_addr;
-  app.add_option("--master", master_addr, "agent, worker: the master's HOST:PORT (actor port)");
+  app.add_option("--master", master_addr, "agent: the master's HOST:PORT (actor port)");
   app.add_option("--pool", a.pool, "agent: resource pool to join (default: default)");
   app.add_option("--slots", a.slots, "agent: auto (GPUs, else one CPU slot) or cpu:N");
   app.add_option("--id", a.id, "agent: agent id (default: the hostname)");
-
-  det::runtime::worker_options w;
-  app.add_option("--allocation", w.allocation_id, "worker: allocation id");
-  app.add_option("--trial", w.trial_id, "worker: trial id");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -39,18 +35,10 @@ int main(int argc, char** argv) {
       det::runtime::block_stop_signals();
       return det::runtime::run_master(m);
     }
-    if (role == "agent") {
-      det::runtime::block_stop_signals();
-      if (!master_addr.empty())
-        a.master = master_addr;
-      return det::runtime::run_agent(a);
-    }
-    if (master_addr.empty() || w.allocation_id.empty() || w.trial_id == 0) {
-      std::cerr << "det-node: a worker needs --master, --allocation and --trial" << std::endl;
-      return 2;
-    }
-    w.master = master_addr;
-    return det::runtime::run_worker(w);
+    det::runtime::block_stop_signals();
+    if (!master_addr.empty())
+      a.master = master_addr;
+    return det::runtime::run_agent(a);
   } catch (const std::exception& e) {
     std::cerr << "det-node: " << e.what() << std::endl;
     return 1;

@@ -1,6 +1,7 @@
 #pragma once
-// The three roles of det-node. Each runs until it is told to stop (master,
-// agent: SIGTERM or SIGINT) or its work is done (worker).
+// The roles of det's processes: det-node runs a master or an agent until it is
+// told to stop (SIGTERM or SIGINT); det-worker runs one trial until its work
+// is done.
 
 #include <cstdint>
 #include <string>
@@ -44,7 +45,7 @@ int wait_for_stop_signal();
 /// Splits "HOST:PORT"; throws std::runtime_error naming the flag on bad input.
 std::pair<std::string, uint16_t> split_host_port(const std::string& text, const std::string& flag);
 
-/// Absolute path of the running det-node binary (agents start workers from it).
-std::string self_executable();
+/// Absolute path of det-worker, installed next to the running det-node.
+std::string worker_executable();
 
 } // namespace det::runtime

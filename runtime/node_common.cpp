@@ -45,12 +45,13 @@ std::pair<std::string, uint16_t> split_host_port(const std::string& text, const 
   return {text.substr(0, colon), static_cast<uint16_t>(port)};
 }
 
-std::string self_executable() {
+std::string worker_executable() {
   char buf[PATH_MAX];
   auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0)
     throw std::runtime_error("cannot find the det-node binary through /proc/self/exe");
-  return std::string(buf, static_cast<std::size_t>(n));
+  std::string self(buf, static_cast<std::size_t>(n));
+  return self.substr(0, self.rfind('/') + 1) + "det-worker";
 }
 
 } // namespace det::runtime

@@ -1,4 +1,4 @@
-// det-node --role=worker: one trial's training process, started by an agent.
+// det-worker: one trial's training process, started by an agent.
 // It joins the master's actor system, asks its trial for the spec, trains
 // with the LibTorch harness and reports metrics to the trial actor. SIGTERM
 // asks it to stop gracefully (the searcher or the user stopped the trial).
@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <unistd.h>
@@ -144,6 +145,8 @@ int run_worker(const worker_options& opts) {
   auto [host, port] = split_host_port(opts.master, "--master");
   caf::actor_system_config cfg;
   configure_node(cfg);
+  // Training runs on this thread; the actors here only carry messages.
+  cfg.set("scheduler.max-threads", size_t{1});
   caf::actor_system sys{cfg};
   caf::expected<master_actor> master{caf::sec::invalid_argument};
   for (int i = 0; i < connect_attempts; ++i) {
@@ -208,7 +211,12 @@ int run_worker(const worker_options& opts) {
                  std::cerr << "worker: the exit report did not reach the master: " << sys.render(e)
                            << std::endl;
                });
-  return exit.success() ? 0 : 1;
+  // Nothing is left to do: skip the actor system's orderly shutdown (joining
+  // its threads, closing the connection politely), which the agent would wait
+  // for before it could report the container's exit.
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(exit.success() ? 0 : 1);
 }
 
 } // namespace det::runtime
