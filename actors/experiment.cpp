@@ -33,6 +33,7 @@ struct trial_entry {
   std::string unit;
   int64_t length = 0;
   int32_t rung = -1;  // as last told to the trial
+  std::string latest_checkpoint;
 };
 
 struct experiment_state {
@@ -60,6 +61,16 @@ void set_state(self_ptr self, pb::State s) {
   self->send(self->state.handles.persistence, update_atom::value, self->state.exp);
 }
 
+// Where the experiment's checkpoints go: checkpoint_storage's host_path and
+// storage_path, or the master's default directory.
+std::string checkpoint_root(self_ptr self) {
+  const auto& storage = self->state.cfg.checkpoint_storage;
+  std::string root = storage.host_path.empty() ? self->state.handles.default_checkpoint_root : storage.host_path;
+  if (!storage.storage_path.empty())
+    root += "/" + storage.storage_path;
+  return root;
+}
+
 void finish(self_ptr self, pb::State final_state) {
   for (auto& [rid, t] : self->state.unclaimed_rows) {
     t.set_state(pb::STATE_ERROR);
@@ -69,6 +80,8 @@ void finish(self_ptr self, pb::State final_state) {
   self->state.unclaimed_rows.clear();
   *self->state.exp.mutable_end_time() = det::now();
   set_state(self, final_state);
+  self->send(self->state.handles.persistence, gc_atom::value, experiment_id{self->state.exp.id()},
+             self->state.exp.config());
   self->quit();
 }
 
@@ -88,6 +101,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.waits_at_length = st.search->trials_wait_at_length();
   setup.start_waiting = waiting;
   setup.start_note = std::move(note);
+  setup.checkpoint_root = checkpoint_root(self);
   setup.trial = t;
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;
@@ -158,9 +172,14 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
   if (c.parent_request_id != 0) {
     auto parent = st.trials.find(c.parent_request_id);
     if (parent != st.trials.end() && parent->second.trial_id != 0) {
+      auto from = std::to_string(parent->second.trial_id);
       t.set_parent_trial_id(parent->second.trial_id);
-      note = "copied by PBT from trial " + std::to_string(parent->second.trial_id) +
-             " with explored hyperparameters; checkpoints do not exist yet, so it starts from scratch";
+      t.set_warm_start_checkpoint_uuid(parent->second.latest_checkpoint);
+      note = parent->second.latest_checkpoint.empty()
+                 ? "copied by PBT from trial " + from +
+                       " with explored hyperparameters; that trial saved no checkpoint, so it starts from scratch"
+                 : "copied by PBT from trial " + from + " with explored hyperparameters; it starts from checkpoint " +
+                       parent->second.latest_checkpoint;
     }
   }
   self->request(st.handles.persistence, db_timeout, create_atom::value, t)
@@ -266,6 +285,7 @@ void restore(self_ptr self) {
     auto rid = t.request_id();
     auto& entry = st.trials[rid];
     entry.trial_id = t.id();
+    entry.latest_checkpoint = t.latest_checkpoint_uuid();
     if (auto target = st.search->trials_wait_at_length() ? st.search->training_target(rid) : length) {
       entry.unit = config::to_string(target->unit);
       entry.length = target->value;
@@ -342,6 +362,9 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto closing = search.trial_exited(request_id);
         actions.insert(actions.end(), closing.begin(), closing.end());
         process(self, std::move(actions));
+      },
+      [=](update_atom, int64_t request_id, const std::string& checkpoint) {
+        self->state.trials[request_id].latest_checkpoint = checkpoint;
       },
       [=](pause_atom) {
         auto& st = self->state;

@@ -18,6 +18,8 @@ namespace det {
 
 using activate_atom = caf::atom_constant<caf::atom("activate")>;
 using add_atom = caf::atom_constant<caf::atom("add")>;
+using checkpoints_atom = caf::atom_constant<caf::atom("ckpts")>;
+using gc_atom = caf::atom_constant<caf::atom("gc")>;
 using allocate_atom = caf::atom_constant<caf::atom("allocate")>;
 using create_atom = caf::atom_constant<caf::atom("create")>;
 using exited_atom = caf::atom_constant<caf::atom("exited")>;
@@ -71,6 +73,12 @@ using persistence_actor = caf::typed_actor<
     caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
     caf::replies_to<metrics_atom, trial_id, std::string>::with<pb::GetTrialMetricsResponse>,
     caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,
+    caf::replies_to<pb::Checkpoint>::with<bool>,
+    caf::replies_to<checkpoints_atom, experiment_id>::with<pb::GetCheckpointsResponse>,
+    caf::replies_to<checkpoints_atom, trial_id>::with<pb::GetCheckpointsResponse>,
+    caf::replies_to<get_atom, std::string>::with<pb::GetCheckpointResponse>,  // by uuid
+    caf::replies_to<remove_atom, std::string>::with<bool>,                     // delete a checkpoint's files
+    caf::reacts_to<gc_atom, experiment_id, std::string>,                       // the experiment's config TOML
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// The master-side agent: relays container commands to its agent process and
@@ -119,6 +127,7 @@ using trial_actor = trial_endpoint::extend<
 using experiment_actor = caf::typed_actor<
     caf::reacts_to<validated_atom, int64_t, double, int64_t>,
     caf::reacts_to<exited_atom, int64_t, pb::State, bool>,  // request id, end, invalid hparams
+    caf::reacts_to<update_atom, int64_t, std::string>,       // request id, its latest checkpoint
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
@@ -139,6 +148,8 @@ struct master_handles {
   std::map<std::string, resource_pool_actor> pools;  // by pool name
   std::string default_pool;
   agent_registry_actor registry;
+  /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.
+  std::string default_checkpoint_root;
 
   /// The pool named `name`, the default pool for "", or an invalid handle.
   resource_pool_actor pool(const std::string& name) const {

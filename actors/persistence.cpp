@@ -12,6 +12,8 @@
 #include "messages/states.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
+#include "config/experiment_config.hpp"
+#include "storage/checkpoint_storage.hpp"
 #include "storage/database.hpp"
 
 namespace det {
@@ -181,6 +183,60 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
             *out.add_logs() = std::move(l);
         });
         return out;
+      },
+      [=](pb::Checkpoint& c) -> bool {
+        bool ok = false;
+        self->state.guarded("recording a checkpoint", [&] {
+          self->state.db->insert_checkpoint(c);
+          ok = true;
+        });
+        return ok;
+      },
+      [=](checkpoints_atom, experiment_id id) -> pb::GetCheckpointsResponse {
+        self->state.flush();  // their validation metrics
+        pb::GetCheckpointsResponse out;
+        self->state.guarded("listing checkpoints", [&] {
+          for (auto& c : self->state.db->experiment_checkpoints(id.value))
+            *out.add_checkpoints() = std::move(c);
+        });
+        return out;
+      },
+      [=](checkpoints_atom, trial_id id) -> pb::GetCheckpointsResponse {
+        self->state.flush();
+        pb::GetCheckpointsResponse out;
+        self->state.guarded("listing checkpoints", [&] {
+          for (auto& c : self->state.db->trial_checkpoints(id.value))
+            *out.add_checkpoints() = std::move(c);
+        });
+        return out;
+      },
+      [=](get_atom, const std::string& uuid) -> pb::GetCheckpointResponse {
+        self->state.flush();
+        pb::GetCheckpointResponse out;
+        self->state.guarded("reading a checkpoint", [&] {
+          if (auto c = self->state.db->get_checkpoint(uuid))
+            *out.mutable_checkpoint() = std::move(*c);
+        });
+        return out;
+      },
+      [=](remove_atom, const std::string& uuid) -> bool {
+        bool found = false;
+        self->state.guarded("deleting a checkpoint", [&] { found = storage::delete_checkpoint(*self->state.db, uuid); });
+        return found;
+      },
+      [=](gc_atom, experiment_id id, const std::string& config_toml) {
+        auto& st = self->state;
+        st.flush();  // GC ranks checkpoints by the validations buffered here
+        st.guarded("collecting checkpoint garbage", [&] {
+          auto cfg = config::parse_experiment_config(config_toml, "experiment " + std::to_string(id.value));
+          const auto& storage = cfg.checkpoint_storage;
+          auto deleted = storage::collect_checkpoint_garbage(
+              *st.db, id.value,
+              storage::gc_policy{storage.save_experiment_best, storage.save_trial_best, storage.save_trial_latest},
+              cfg.searcher.metric, cfg.searcher.smaller_is_better);
+          if (deleted > 0)
+            std::cout << "master: deleted " << deleted << " checkpoints of experiment " << id.value << std::endl;
+        });
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;

@@ -58,6 +58,7 @@ struct trial_setup {
   bool waits_at_length = false;    // promotion-based search: at its length it waits, not ends
   bool start_waiting = false;      // restored while waiting for its searcher
   std::string start_note;          // logged when it first starts (e.g. where a PBT copy comes from)
+  std::string checkpoint_root;     // its checkpoints go to <checkpoint_root>/<uuid>/
   caf::actor experiment;           // receives validated/exited
   master_handles handles;
   directory_actor directory;

@@ -70,6 +70,9 @@ void set_state(self_ptr self, pb::State s) {
 void start_run(self_ptr self) {
   auto& st = self->state;
   auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
+  if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
+    log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
+                       trial(self).latest_checkpoint_uuid());
   st.worker_failed = false;
   st.worker_stopped = false;
   st.waiting = false;
@@ -191,7 +194,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
     set_state(self, pb::STATE_PAUSED);
   } else {
     if (self->state.setup.trial.state() != pb::STATE_QUEUED)  // restored after a master restart
-      log_line(self, "the master restarted: the trial starts over");
+      log_line(self, trial(self).latest_checkpoint_uuid().empty()
+                         ? "the master restarted: the trial starts over"
+                         : "the master restarted: the trial continues from checkpoint " +
+                               trial(self).latest_checkpoint_uuid());
     start_run(self);
   }
   return {
@@ -205,6 +211,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_seed(trial(self).seed());
         spec.set_validate_after_unit(st.length_unit);
         spec.set_validate_after_length(st.length);
+        spec.set_checkpoint_root(st.setup.checkpoint_root);
+        spec.set_resume_checkpoint_uuid(trial(self).latest_checkpoint_uuid());
+        if (trial(self).latest_checkpoint_uuid().empty())
+          spec.set_warm_start_checkpoint_uuid(trial(self).warm_start_checkpoint_uuid());
         if (st.allocation)
           spec.set_allocation_id(std::to_string(trial(self).id()) + "." + std::to_string(st.runs));
         set_state(self, pb::STATE_RUNNING);
@@ -231,6 +241,15 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           }
         }
         return self->delegate(st.setup.handles.persistence, std::move(batch));
+      },
+      [=](pb::Checkpoint& c) -> caf::delegated<bool> {
+        auto& t = trial(self);
+        c.set_trial_id(t.id());
+        c.set_experiment_id(t.experiment_id());
+        c.set_storage_path(self->state.setup.checkpoint_root);
+        t.set_latest_checkpoint_uuid(c.uuid());
+        caf::anon_send(self->state.setup.experiment, update_atom::value, t.request_id(), c.uuid());
+        return self->delegate(self->state.setup.handles.persistence, std::move(c));
       },
       [=](pb::WorkerExit& e) {
         self->state.worker_stopped = e.stopped();

@@ -2,6 +2,7 @@
 
 #include "gpu/training_plan.hpp"
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,13 @@ struct progress {
   int64_t batches = 0;
   int64_t records = 0;
   double epochs = 0;
+};
+
+/// A checkpoint the trial finished saving (gpu/checkpoint_files.hpp).
+struct saved_checkpoint {
+  std::string uuid;
+  progress at;
+  std::map<std::string, int64_t> resources;  // file name -> bytes
 };
 
 /// The trial rejects its hyperparameters. The searcher replaces such a trial
@@ -31,6 +39,8 @@ class reporter {
   virtual void log(const std::string& line) = 0;
   /// Checked after every batch: training stops gracefully once it returns true.
   virtual bool should_stop() = 0;
+  /// A checkpoint is complete on the checkpoint storage.
+  virtual void checkpoint_saved(const saved_checkpoint&) = 0;
 };
 
 /// Trains per the plan. Throws std::runtime_error with a sentence on bad hyperparameters or data.

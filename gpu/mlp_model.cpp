@@ -175,6 +175,29 @@ std::pair<torch::Tensor, torch::Tensor> batch_stream::next() {
   return {data_.inputs.index_select(0, indices), data_.labels.index_select(0, indices)};
 }
 
+void batch_stream::save(torch::serialize::OutputArchive& archive) const {
+  auto generator = generator_;  // get_state is not const
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    archive.write("stream_generator", generator.get_state());
+  }
+  archive.write("stream_order", order_.cpu());
+  archive.write("stream_position", torch::tensor(position_));
+}
+
+void batch_stream::load(torch::serialize::InputArchive& archive) {
+  torch::Tensor state, order, position;
+  archive.read("stream_generator", state);
+  archive.read("stream_order", order);
+  archive.read("stream_position", position);
+  {
+    std::lock_guard<std::mutex> lock(generator_.mutex());
+    generator_.set_state(state);
+  }
+  order_ = order.to(data_.labels.device());
+  position_ = position.item<int64_t>();
+}
+
 std::string describe_layers(const std::vector<int64_t>& hidden_sizes) {
   std::string text = std::to_string(mlp_input_size);
   for (int64_t width : hidden_sizes) text += "-" + std::to_string(width);

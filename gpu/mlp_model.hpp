@@ -63,6 +63,9 @@ class batch_stream {
  public:
   batch_stream(labelled_set data, int64_t batch_size, uint64_t seed);
   std::pair<torch::Tensor, torch::Tensor> next();
+  /// Its place in the data: the shuffling generator, the current order and the position in it.
+  void save(torch::serialize::OutputArchive& archive) const;
+  void load(torch::serialize::InputArchive& archive);
 
  private:
   void reshuffle();

@@ -1,6 +1,11 @@
 #include "gpu/simulated_trial.hpp"
 
+#include "gpu/checkpoint_files.hpp"
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -93,23 +98,74 @@ double simulated_loss_floor(const std::string& hparams_json) {
   return 0.05 + 0.95 * (mean / 2.0) * 0.999;
 }
 
+namespace {
+
+constexpr const char* checkpoint_format = "det.simulate/1";
+
+/// The noise generator's whole state, so that a resumed run draws what an uninterrupted one would.
+struct noise_source {
+  std::mt19937_64 rng;
+  std::normal_distribution<double> gauss{0.0, 1.0};
+
+  std::string text() const {
+    std::ostringstream out;
+    out << rng << ' ' << gauss;
+    return out.str();
+  }
+  void load(const std::string& text, const std::string& dir) {
+    std::istringstream in(text);
+    in >> rng >> gauss;
+    if (!in) throw std::runtime_error("Checkpoint " + dir + " is corrupt: its noise state cannot be read.");
+  }
+};
+
+saved_checkpoint save_simulation(const std::string& root, const progress& at, const noise_source& noise) {
+  checkpoint_writer writer(root);
+  std::ofstream(std::filesystem::path(writer.dir()) / "noise.txt") << noise.text() << '\n';
+  return writer.commit(checkpoint_format, at);
+}
+
+progress load_simulation(const std::string& dir, noise_source& noise) {
+  auto metadata = read_checkpoint(dir, checkpoint_format);
+  std::ifstream in(std::filesystem::path(dir) / "noise.txt");
+  std::string text;
+  if (!std::getline(in, text)) throw std::runtime_error("Checkpoint " + dir + " is corrupt: noise.txt is missing.");
+  noise.load(text, dir);
+  return metadata.at;
+}
+
+} // namespace
+
 void run_simulated_trial(const training_plan& plan, reporter& out) {
   using clock_type = std::chrono::steady_clock;
   auto settings = parse_simulation_settings(plan.hparams_json, plan.data_json);
   const double floor = simulated_loss_floor(plan.hparams_json);
   const int64_t goal = batches_for(plan, settings.batch_size);
   const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : 1000;
-  std::mt19937_64 rng{plan.seed};
-  std::normal_distribution<double> gauss{0.0, 1.0};
+  noise_source noise{std::mt19937_64{plan.seed}};
   auto loss_at = [&](int64_t batches) {
     double clean = floor + (1 - floor) * std::exp(-static_cast<double>(batches) / settings.time_constant);
-    return clean + settings.noise * gauss(rng);
+    return clean + settings.noise * noise.gauss(noise.rng);
   };
+  progress at;
+  if (!plan.resume_from.empty()) {
+    at = load_simulation(plan.resume_from, noise);
+    out.log("Resuming from checkpoint " + plan.resume_from + " at batch " + std::to_string(at.batches) + ".");
+  } else if (!plan.warm_start_from.empty()) {
+    noise_source ignored;
+    load_simulation(plan.warm_start_from, ignored);  // a simulation has no weights: it only checks the checkpoint
+    out.log("Starting from the weights of checkpoint " + plan.warm_start_from + ".");
+  }
   out.log("Simulating builtin:simulate for " + std::to_string(goal) + " batches (loss floor " +
           std::to_string(floor) + ", " + std::to_string(settings.seconds_per_batch) +
           " s per batch).");
-
-  progress at;
+  int64_t checkpointed_at = plan.resume_from.empty() ? -1 : at.batches;
+  auto checkpoint = [&] {
+    if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
+    out.checkpoint_saved(save_simulation(plan.checkpoint_dir, at, noise));
+    checkpointed_at = at.batches;
+  };
+  const int64_t first_batch = at.batches;
   auto advance = [&](int64_t batches) {
     at.batches += batches;
     at.records += batches * settings.batch_size;
@@ -130,15 +186,19 @@ void run_simulated_trial(const training_plan& plan, reporter& out) {
     if (out.should_stop()) {
       out.log("Stopped after " + std::to_string(at.batches) + " of " + std::to_string(goal) +
               " batches as requested.");
+      checkpoint();
       return;
     }
     int64_t step = std::min(goal - at.batches, report - at.batches % report);
     if (validate_every > 0)
       step = std::min(step, validate_every - at.batches % validate_every);
+    const int64_t period = plan.min_checkpoint_period_batches;
+    if (period > 0)
+      step = std::min(step, period - at.batches % period);
     advance(step);
     if (settings.seconds_per_batch > 0)
       std::this_thread::sleep_until(start + std::chrono::duration<double>(
-                                                static_cast<double>(at.batches) *
+                                                static_cast<double>(at.batches - first_batch) *
                                                 settings.seconds_per_batch));
     if (at.batches % report == 0 || at.batches == goal)
       out.training_metrics(at, {{"loss", loss_at(at.batches)}});
@@ -146,9 +206,12 @@ void run_simulated_trial(const training_plan& plan, reporter& out) {
       validate();
       validated_at = at.batches;
     }
+    if (period > 0 && at.batches % period == 0)
+      checkpoint();
   }
   if (validated_at != at.batches)
     validate();
+  checkpoint();
 }
 
 } // namespace det::harness

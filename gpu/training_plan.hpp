@@ -23,6 +23,12 @@ struct training_plan {
   int64_t report_every_batches = 100;          // training report period; 0 = only at the end
   int64_t records_per_epoch = 0;               // 0 = the training set's size
   int threads = 0;                             // intra-op threads; 0 keeps torch's default
+  /// Checkpoints go to checkpoint_dir/<uuid>/: every min_checkpoint_period_batches (0: never on
+  /// a period), when the trial reaches its length and when it stops early. "" saves none.
+  std::string checkpoint_dir;
+  int64_t min_checkpoint_period_batches = 0;
+  std::string resume_from;      // a checkpoint directory to continue from, its progress included
+  std::string warm_start_from;  // a checkpoint directory whose weights to start from, progress at 0
 };
 
 }  // namespace det::harness

@@ -41,6 +41,7 @@ using agent_endpoint = caf::typed_actor<
 /// so that the worker knows it arrived before it closes its connection.
 using trial_endpoint = caf::typed_actor<
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
+    caf::replies_to<pb::Checkpoint>::with<bool>,  // recorded once it is committed
     caf::replies_to<pb::WorkerExit>::with<bool>>;
 
 /// The master's front door, published on its actor port.

@@ -96,6 +96,7 @@ int run_master(const master_options& opts) {
   master_handles handles;
   handles.persistence = spawn_persistence(sys, db);
   handles.default_pool = mc.default_resource_pool;
+  handles.default_checkpoint_root = data_dir + "/checkpoints";
   for (auto& name : mc.resource_pools)
     handles.pools[name] = spawn_resource_pool(sys, name);
   auto directory = spawn_directory(sys);

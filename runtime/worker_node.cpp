@@ -51,6 +51,26 @@ public:
     send("validation", p, m);
   }
   void log(const std::string& line) override { std::cout << line << std::endl; }
+
+  /// Waits until the master has recorded the checkpoint: a trial that stops right after must not
+  /// be restarted without it.
+  void checkpoint_saved(const harness::saved_checkpoint& saved) override {
+    drain();
+    pb::Checkpoint c;
+    c.set_uuid(saved.uuid);
+    c.set_trial_id(trial_id_);
+    c.set_steps_completed(saved.at.batches);
+    c.set_total_records(saved.at.records);
+    c.set_total_epochs(saved.at.epochs);
+    for (const auto& [name, size] : saved.resources)
+      (*c.mutable_resources())[name] = size;
+    std::string failure;
+    self_->request(trial_, report_timeout, std::move(c))
+        .receive([](bool) {}, [&](caf::error& e) { failure = error_sentence(self_->system(), e); });
+    if (!failure.empty())
+      throw std::runtime_error("the master did not record checkpoint " + saved.uuid + ": " + failure);
+    std::cout << "saved checkpoint " << saved.uuid << " at batch " << saved.at.batches << std::endl;
+  }
   bool should_stop() override {
     if (!stop_requested.load(std::memory_order_relaxed))
       return false;
@@ -135,6 +155,14 @@ harness::training_plan make_plan(const pb::TrialSpec& spec) {
     plan.min_validation_period_batches = cfg.batches_in(*cfg.min_validation_period);
   plan.report_every_batches = cfg.scheduling_unit;
   plan.records_per_epoch = cfg.records_per_epoch;
+  if (cfg.min_checkpoint_period)
+    plan.min_checkpoint_period_batches = cfg.batches_in(*cfg.min_checkpoint_period);
+  plan.checkpoint_dir = spec.checkpoint_root();
+  auto in_storage = [&](const std::string& uuid) {
+    return uuid.empty() ? std::string{} : spec.checkpoint_root() + "/" + uuid;
+  };
+  plan.resume_from = in_storage(spec.resume_checkpoint_uuid());
+  plan.warm_start_from = in_storage(spec.warm_start_checkpoint_uuid());
   return plan;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,17 @@ class database {
     std::vector<pb::Trial> trials;
   };
   std::vector<restorable_experiment> restorable_experiments();
+
+  /// Records a completed checkpoint (state COMPLETED, report_time now).
+  void insert_checkpoint(const pb::Checkpoint&);
+  /// Every checkpoint of the experiment's trials, DELETED ones too, by trial and steps, each with the
+  /// metrics of the validation reported at its steps (if any).
+  std::vector<pb::Checkpoint> experiment_checkpoints(int64_t experiment_id);
+  std::vector<pb::Checkpoint> trial_checkpoints(int64_t trial_id);
+  std::optional<pb::Checkpoint> get_checkpoint(const std::string& uuid);
+  /// The checkpoints some trial started from, which GC keeps.
+  std::set<std::string> warm_start_checkpoints();
+  void mark_checkpoint_deleted(const std::string& uuid);
 
   /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
   /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.

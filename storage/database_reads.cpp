@@ -30,7 +30,9 @@ const std::string trial_select =
     "SELECT id, experiment_id, request_id, state, hparams, seed, restarts, " + micros_of("start_time") + ", " +
     micros_of("end_time") +
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
-    "searcher_stopped, rung, COALESCE(parent_trial_id, 0) FROM trials ";
+    "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
+    "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
+    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), '') FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -51,6 +53,8 @@ pb::Trial trial_from(const pqxx::row& row) {
   trial.set_searcher_stopped(row[14].as<bool>());
   if (!row[15].is_null()) trial.set_rung(row[15].as<int32_t>());
   trial.set_parent_trial_id(row[16].as<int64_t>());
+  trial.set_warm_start_checkpoint_uuid(row[17].as<std::string>());
+  trial.set_latest_checkpoint_uuid(row[18].as<std::string>());
   return trial;
 }
 

@@ -53,11 +53,12 @@ int64_t database::insert_trial(const pb::Trial& trial) {
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
                           "INSERT INTO trials (experiment_id, request_id, state, hparams, seed, restarts, "
-                          "target_batches, parent_trial_id) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0)) "
-                          "RETURNING id",
+                          "target_batches, parent_trial_id, warm_start_checkpoint) VALUES ($1, $2, $3, $4, $5, "
+                          "$6, $7, NULLIF($8, 0), NULLIF($9, '')::uuid) RETURNING id",
                           trial.experiment_id(), trial.request_id(), state_name(trial.state()),
                           trial.hparams().empty() ? std::string{"{}"} : trial.hparams(), trial.seed(),
-                          trial.restarts(), trial.target_batches(), trial.parent_trial_id())[0]
+                          trial.restarts(), trial.target_batches(), trial.parent_trial_id(),
+                          trial.warm_start_checkpoint_uuid())[0]
                         .as<int64_t>();
     tx.commit();
     return id;

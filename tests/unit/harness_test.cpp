@@ -1,5 +1,6 @@
 #include "gpu/devices.hpp"
 #include "gpu/harness.hpp"
+#include "gpu/mlp_model.hpp"
 #include "gpu/idx_file.hpp"
 #include "gpu/trial_settings.hpp"
 
@@ -37,7 +38,28 @@ struct recording_reporter : det::harness::reporter {
   }
   void log(const std::string& line) override { lines.push_back(line); }
   bool should_stop() override { return stop_after_checks >= 0 && checks++ >= stop_after_checks; }
+  void checkpoint_saved(const det::harness::saved_checkpoint& c) override { checkpoints.push_back(c); }
+  std::vector<det::harness::saved_checkpoint> checkpoints;
 };
+
+/// A fresh directory under /tmp, removed by the destructor.
+struct scratch_dir {
+  std::filesystem::path path;
+  scratch_dir() {
+    char name[] = "/tmp/det-harness-XXXXXX";
+    path = ::mkdtemp(name);
+  }
+  ~scratch_dir() { std::filesystem::remove_all(path); }
+};
+
+/// Every parameter of the mlp saved in the checkpoint's model.pt.
+std::vector<torch::Tensor> saved_weights(const std::filesystem::path& checkpoint) {
+  det::harness::mlp model(std::vector<int64_t>{128}, 0.1);
+  torch::load(model, (checkpoint / "model.pt").string());
+  std::vector<torch::Tensor> weights;
+  for (const auto& p : model->parameters()) weights.push_back(p.detach().clone());
+  return weights;
+}
 
 det::harness::training_plan synthetic_plan(int64_t batches) {
   det::harness::training_plan plan;
@@ -213,4 +235,63 @@ TEST_CASE("a short Fashion-MNIST run learns") {
   REQUIRE(out.validation.size() == 1);
   CHECK(out.training.back().at.epochs == doctest::Approx(300.0 * 64 / 60000));
   CHECK(out.validation[0].metrics.at("validation_accuracy") > 0.6);
+}
+
+TEST_CASE("a run stopped at batch 50 and resumed from its checkpoint ends exactly as an uninterrupted one") {
+  scratch_dir storage;
+  auto plan = synthetic_plan(120);
+  plan.min_validation_period_batches = 40;
+  plan.checkpoint_dir = storage.path.string();
+
+  recording_reporter whole;
+  det::harness::run_trial(plan, whole);
+  REQUIRE(whole.checkpoints.size() == 1);
+  CHECK(whole.checkpoints[0].at.batches == 120);
+  CHECK(whole.checkpoints[0].resources.count("model.pt") == 1);
+  CHECK(whole.checkpoints[0].resources.count("metadata.json") == 1);
+
+  recording_reporter first;
+  first.stop_after_checks = 50;
+  det::harness::run_trial(plan, first);
+  REQUIRE(first.checkpoints.size() == 1);
+  CHECK(first.checkpoints[0].at.batches == 50);
+
+  recording_reporter second;
+  plan.resume_from = (storage.path / first.checkpoints[0].uuid).string();
+  det::harness::run_trial(plan, second);
+  REQUIRE(second.checkpoints.size() == 1);
+  CHECK(second.checkpoints[0].at.batches == 120);
+
+  REQUIRE(second.validation.size() == 2);  // at 80 and 120; 40 came before the stop
+  REQUIRE(whole.validation.size() == 3);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(second.validation[i].at.batches == whole.validation[i + 1].at.batches);
+    CHECK(second.validation[i].metrics == whole.validation[i + 1].metrics);  // bit for bit
+  }
+  auto expected = saved_weights(storage.path / whole.checkpoints[0].uuid);
+  auto resumed = saved_weights(storage.path / second.checkpoints[0].uuid);
+  REQUIRE(expected.size() == resumed.size());
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(torch::equal(expected[i], resumed[i]));
+}
+
+TEST_CASE("checkpoints on a period, and a missing or corrupt checkpoint is a clear error") {
+  scratch_dir storage;
+  auto plan = synthetic_plan(100);
+  plan.checkpoint_dir = storage.path.string();
+  plan.min_checkpoint_period_batches = 30;
+  recording_reporter out;
+  det::harness::run_trial(plan, out);
+  std::vector<int64_t> at;
+  for (const auto& c : out.checkpoints) at.push_back(c.at.batches);
+  CHECK(at == std::vector<int64_t>{30, 60, 90, 100});
+
+  plan.resume_from = (storage.path / "no-such-checkpoint").string();
+  CHECK(error_of(plan).find("is missing") != std::string::npos);
+  auto corrupt = storage.path / out.checkpoints[0].uuid;
+  std::ofstream(corrupt / "metadata.json") << "{ not json";
+  plan.resume_from = corrupt.string();
+  CHECK(error_of(plan).find("is corrupt") != std::string::npos);
+  plan.resume_from = (storage.path / out.checkpoints[1].uuid).string();
+  std::filesystem::remove(storage.path / out.checkpoints[1].uuid / "model.pt");
+  CHECK(error_of(plan).find("cannot be loaded") != std::string::npos);
 }

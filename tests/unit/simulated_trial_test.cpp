@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <unistd.h>
 #include <stdexcept>
 #include <vector>
 
@@ -27,6 +29,8 @@ struct recorder final : reporter {
   }
   void log(const std::string&) override {}
   bool should_stop() override { return stop_after >= 0 && seen >= stop_after; }
+  void checkpoint_saved(const saved_checkpoint& c) override { checkpoints.push_back(c); }
+  std::vector<saved_checkpoint> checkpoints;
 };
 
 training_plan plan(const std::string& hparams, const std::string& data, int64_t length) {
@@ -85,4 +89,26 @@ TEST_CASE("builtin:simulate names a bad setting") {
                        "data.noise of builtin:simulate must be a number.", std::runtime_error);
   CHECK_THROWS_WITH_AS(run_trial(plan("{}", "{}", 0), r),
                        "The trial's length must be positive, not 0.", std::runtime_error);
+}
+
+TEST_CASE("builtin:simulate resumes from its checkpoint with the same noise as an uninterrupted run") {
+  char name[] = "/tmp/det-simulate-XXXXXX";
+  std::filesystem::path storage = ::mkdtemp(name);
+  auto p = plan(R"({"x": 0.3})", R"({"noise": 0.05})", 500);
+  p.checkpoint_dir = storage.string();
+  recorder whole;
+  run_simulated_trial(p, whole);
+  recorder first;
+  first.stop_after = 250;
+  run_simulated_trial(p, first);
+  REQUIRE(first.checkpoints.size() == 1);
+  CHECK(first.checkpoints[0].at.batches == 250);
+  recorder second;
+  p.resume_from = (storage / first.checkpoints[0].uuid).string();
+  run_simulated_trial(p, second);
+  // 300, 400 and 500 after the resume; the uninterrupted run also validated at 100 and 200.
+  REQUIRE(second.validations.size() == 3);
+  REQUIRE(whole.validations.size() == 5);
+  for (size_t i = 0; i < 3; ++i) CHECK(second.validations[i] == whole.validations[i + 2]);
+  std::filesystem::remove_all(storage);
 }

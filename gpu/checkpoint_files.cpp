@@ -1,0 +1,86 @@
+#include "gpu/checkpoint_files.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+namespace det::harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string random_uuid() {
+  std::random_device device;
+  std::mt19937_64 rng{(static_cast<uint64_t>(device()) << 32) ^ device()};
+  uint64_t high = rng(), low = rng();
+  high = (high & ~0xF000ull) | 0x4000ull;                    // version 4
+  low = (low & ~(0xC000ull << 48)) | (0x8000ull << 48);      // RFC 4122 variant
+  char text[37];
+  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(high >> 32),
+                static_cast<unsigned>((high >> 16) & 0xFFFF), static_cast<unsigned>(high & 0xFFFF),
+                static_cast<unsigned>(low >> 48), static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFull));
+  return text;
+}
+
+} // namespace
+
+checkpoint_writer::checkpoint_writer(const std::string& root) : root_(root), uuid_(random_uuid()) {
+  partial_ = (fs::path(root) / (uuid_ + ".partial")).string();
+  std::error_code error;
+  fs::create_directories(partial_, error);
+  if (error)
+    throw std::runtime_error("Cannot create the checkpoint directory " + partial_ + ": " + error.message() + ".");
+}
+
+checkpoint_writer::~checkpoint_writer() {
+  if (!committed_) {
+    std::error_code ignored;
+    fs::remove_all(partial_, ignored);
+  }
+}
+
+saved_checkpoint checkpoint_writer::commit(const std::string& format, const progress& at) {
+  saved_checkpoint saved{uuid_, at, {}};
+  for (const auto& entry : fs::directory_iterator(partial_))
+    if (entry.is_regular_file()) saved.resources[entry.path().filename().string()] = static_cast<int64_t>(entry.file_size());
+  nlohmann::json metadata{{"uuid", uuid_},          {"format", format},        {"batches", at.batches},
+                          {"records", at.records},  {"epochs", at.epochs},     {"files", saved.resources}};
+  {
+    std::ofstream out(fs::path(partial_) / "metadata.json");
+    out << metadata.dump(2) << '\n';
+    if (!out) throw std::runtime_error("Cannot write metadata.json of checkpoint " + uuid_ + ".");
+  }
+  saved.resources["metadata.json"] = static_cast<int64_t>(fs::file_size(fs::path(partial_) / "metadata.json"));
+  std::error_code error;
+  fs::rename(partial_, fs::path(root_) / uuid_, error);
+  if (error) throw std::runtime_error("Cannot finish checkpoint " + uuid_ + ": " + error.message() + ".");
+  committed_ = true;
+  return saved;
+}
+
+checkpoint_metadata read_checkpoint(const std::string& dir, const std::string& format) {
+  auto path = fs::path(dir) / "metadata.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("Checkpoint " + dir + " is missing: there is no " + path.string() + ".");
+  checkpoint_metadata metadata;
+  try {
+    auto json = nlohmann::json::parse(in);
+    metadata.uuid = json.at("uuid").get<std::string>();
+    metadata.format = json.at("format").get<std::string>();
+    metadata.at.batches = json.at("batches").get<int64_t>();
+    metadata.at.records = json.at("records").get<int64_t>();
+    metadata.at.epochs = json.at("epochs").get<double>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("Checkpoint " + dir + " is corrupt: its metadata.json cannot be read (" + e.what() +
+                             ").");
+  }
+  if (metadata.format != format)
+    throw std::runtime_error("Checkpoint " + dir + " holds a " + metadata.format + " trial, not " + format + ".");
+  return metadata;
+}
+
+} // namespace det::harness
