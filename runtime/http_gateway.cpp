@@ -1,6 +1,8 @@
 #include "runtime/http_gateway.hpp"
 
 #include <charconv>
+#include <fstream>
+#include <sstream>
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -171,6 +173,25 @@ struct http_gateway::impl {
                               verb);
   }
 
+  /// One file of a checkpoint, read from the checkpoint storage.
+  void checkpoint_file(const httplib::Request& req, httplib::Response& res) {
+    auto uuid = req.matches[1].str();
+    auto name = req.matches[2].str();
+    pb::GetCheckpointResponse found;
+    caf::scoped_actor self{sys};
+    self->request(handles.persistence, actor_timeout, get_atom::value, uuid)
+        .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); }, [&](caf::error&) {});
+    const auto& c = found.checkpoint();
+    if (c.uuid().empty() || c.state() != "COMPLETED" || !c.resources().count(name) || name == "." || name == "..")
+      return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
+    std::ifstream in(c.storage_path() + "/" + uuid + "/" + name, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in)
+      return reply_error(res, 500, "cannot read " + name + " of checkpoint " + uuid + " from " + c.storage_path());
+    res.set_content(bytes.str(), "application/octet-stream");
+  }
+
   void routes() {
     server.Get("/api/v1/master", [this](const httplib::Request&, httplib::Response& res) {
       pb::MasterInfo info;
@@ -237,6 +258,39 @@ struct http_gateway::impl {
                  ask<pb::TrialLogsResponse>(res, handles.persistence, logs_atom::value, trial_id{id},
                                             after, limit);
                });
+    server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto id = parse_id(req.matches[1]).value_or(0);
+                 ask<pb::GetCheckpointsResponse>(res, handles.persistence, checkpoints_atom::value,
+                                                 experiment_id{id});
+               });
+    server.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto id = parse_id(req.matches[1]).value_or(0);
+                 ask<pb::GetCheckpointsResponse>(res, handles.persistence, checkpoints_atom::value, trial_id{id});
+               });
+    server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 ask_found<pb::GetCheckpointResponse>(
+                     res, [](auto& r) { return !r.checkpoint().uuid().empty(); },
+                     "checkpoint " + req.matches[1].str() + " not found", handles.persistence, get_atom::value,
+                     req.matches[1].str());
+               });
+    server.Delete(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
+                  [this](const httplib::Request& req, httplib::Response& res) {
+                    caf::scoped_actor self{sys};
+                    self->request(handles.persistence, actor_timeout, remove_atom::value, req.matches[1].str())
+                        .receive(
+                            [&](bool found) {
+                              if (found)
+                                res.set_content("{}", "application/json");
+                              else
+                                reply_error(res, 404, "checkpoint " + req.matches[1].str() + " not found");
+                            },
+                            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+                  });
+    server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
+               [this](const httplib::Request& req, httplib::Response& res) { checkpoint_file(req, res); });
     server.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
       ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
     });

@@ -15,7 +15,8 @@ std::string resources_to_json(const google::protobuf::Map<std::string, int64_t>&
 }
 
 void resources_from_json(const std::string& text, google::protobuf::Map<std::string, int64_t>* resources) {
-  for (const auto& [name, size] : nlohmann::json::parse(text).items()) (*resources)[name] = size.get<int64_t>();
+  const auto object = nlohmann::json::parse(text);  // items() refers to it: it must outlive the loop
+  for (const auto& [name, size] : object.items()) (*resources)[name] = size.get<int64_t>();
 }
 
 // The validation at the checkpoint's steps, if the trial reported one there.
@@ -23,7 +24,7 @@ const std::string checkpoint_select =
     "SELECT c.uuid::text, c.trial_id, t.experiment_id, c.steps_completed, c.total_records, c.total_epochs, "
     "c.state, c.resources::text, " + micros_of("c.report_time") + ", c.storage_path, "
     "(SELECT m.metrics::text FROM metrics m WHERE m.trial_id = c.trial_id AND m.\"group\" = 'validation' "
-    "AND m.total_batches = c.steps_completed ORDER BY m.id DESC LIMIT 1) "
+    "AND m.total_batches = c.steps_completed ORDER BY m.time DESC LIMIT 1) "
     "FROM checkpoints c JOIN trials t ON t.id = c.trial_id ";
 
 pb::Checkpoint checkpoint_from(const pqxx::row& row) {

@@ -14,6 +14,7 @@
 #include "tools/cli_experiment.hpp"
 #include "tools/cli_preview.hpp"
 #include "tools/cli_trial.hpp"
+#include "tools/cli_checkpoint.hpp"
 #include "tools/rest_client.hpp"
 
 namespace {
@@ -32,6 +33,11 @@ struct command_line {
   std::int64_t id = 0;
   std::int64_t head = 0;
   std::int64_t tail = 0;
+  std::string uuid;
+  std::string output;
+  int best_count = 0;
+  bool best = false;
+  bool latest = false;
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -93,6 +99,16 @@ void add_experiment(CLI::App& app, command_line& cl) {
     return det::tools::describe_experiment(m, cl.id, cl.json);
   });
 
+  auto* checkpoints = e->add_subcommand("list-checkpoints", "List an experiment's checkpoints.");
+  add_id(checkpoints, "experiment_id", cl);
+  auto* best = checkpoints->add_option("--best", cl.best_count, "Only the best N by the searcher metric.")
+                   ->check(CLI::PositiveNumber);
+  add_json_flag(checkpoints, cl);
+  cl.on_master(checkpoints, [&cl, best](rest_client& m) {
+    return det::tools::list_experiment_checkpoints(
+        m, cl.id, best->count() > 0 ? std::optional<int>(cl.best_count) : std::nullopt, cl.json);
+  });
+
   struct verb {
     const char* name;
     const char* help;
@@ -122,6 +138,21 @@ void add_trial(CLI::App& app, command_line& cl) {
     return det::tools::describe_trial(m, cl.id, cl.json, cl.metrics);
   });
 
+  auto* download = t->add_subcommand("download", "Download a trial's best or latest checkpoint.");
+  add_id(download, "trial_id", cl);
+  auto* best = download->add_flag("--best", cl.best, "The checkpoint with the best searcher metric.");
+  auto* latest = download->add_flag("--latest", cl.latest, "The newest checkpoint.");
+  best->excludes(latest);
+  download->add_option("-o,--output", cl.output, "Directory to write to (default: checkpoints/UUID).");
+  download->callback([&cl] {
+    if (!cl.best && !cl.latest)
+      throw CLI::ValidationError("det trial download", "pass --best or --latest");
+    cl.run = [&cl] {
+      rest_client client(cl.master);
+      return det::tools::download_trial_checkpoint(client, cl.id, cl.best, cl.output);
+    };
+  });
+
   auto* logs = t->add_subcommand("logs", "Print a trial's logs.");
   add_id(logs, "trial_id", cl);
   auto* follow =
@@ -140,6 +171,22 @@ void add_trial(CLI::App& app, command_line& cl) {
       options.tail = cl.tail;
     return det::tools::print_trial_logs(m, cl.id, options);
   });
+}
+
+void add_checkpoint(CLI::App& app, command_line& cl) {
+  auto* c = app.add_subcommand("checkpoint", "Inspect, download and delete checkpoints.")->alias("c");
+  c->require_subcommand(1);
+  auto* describe = c->add_subcommand("describe", "Describe a checkpoint and its files.");
+  describe->add_option("uuid", cl.uuid, "Checkpoint UUID.")->required();
+  add_json_flag(describe, cl);
+  cl.on_master(describe, [&cl](rest_client& m) { return det::tools::describe_checkpoint(m, cl.uuid, cl.json); });
+  auto* download = c->add_subcommand("download", "Download a checkpoint's files.");
+  download->add_option("uuid", cl.uuid, "Checkpoint UUID.")->required();
+  download->add_option("-o,--output", cl.output, "Directory to write to (default: checkpoints/UUID).");
+  cl.on_master(download, [&cl](rest_client& m) { return det::tools::download_checkpoint(m, cl.uuid, cl.output); });
+  auto* remove = c->add_subcommand("delete", "Delete a checkpoint's files from the checkpoint storage.");
+  remove->add_option("uuid", cl.uuid, "Checkpoint UUID.")->required();
+  cl.on_master(remove, [&cl](rest_client& m) { return det::tools::delete_checkpoint(m, cl.uuid); });
 }
 
 void add_cluster(CLI::App& app, command_line& cl) {
@@ -199,6 +246,7 @@ int main(int argc, char** argv) {
   });
   add_experiment(app, cl);
   add_trial(app, cl);
+  add_checkpoint(app, cl);
   add_cluster(app, cl);
   add_repl(app, cl);
 

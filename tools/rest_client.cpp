@@ -140,5 +140,22 @@ void rest_client::post(const std::string& path, const google::protobuf::Message&
   impl_->parse_reply("POST", path, *res, reply);
 }
 
+void rest_client::del(const std::string& path, google::protobuf::Message& reply) {
+  auto res = impl_->http.Delete(path.c_str());
+  if (!res)
+    throw impl_->unreachable(res.error());
+  impl_->parse_reply("DELETE", path, *res, reply);
+}
+
+std::string rest_client::get_bytes(const std::string& path) {
+  auto res = impl_->http.Get(path.c_str());
+  if (!res)
+    throw impl_->unreachable(res.error());
+  if (res->status >= 400) {
+    pb::ErrorResponse ignored;  // parse_reply raises the master's error sentence
+    impl_->parse_reply("GET", path, *res, ignored);
+  }
+  return std::move(res->body);
+}
 
 } // namespace det::tools

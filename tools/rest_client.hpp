@@ -55,6 +55,12 @@ public:
   void post(const std::string& path, const google::protobuf::Message& body,
             google::protobuf::Message& reply);
 
+  /// DELETE `path` and parse the JSON reply into `reply`.
+  void del(const std::string& path, google::protobuf::Message& reply);
+
+  /// GET `path` and return the body as it is (a file); errors as for get().
+  std::string get_bytes(const std::string& path);
+
   template <class Reply>
   Reply get(const std::string& path) {
     Reply reply;

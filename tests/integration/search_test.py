@@ -109,6 +109,9 @@ class SearchTest(unittest.TestCase):
         for t in promoted:
             self.assertEqual(int(t["total_batches"]), 60)
             self.assertFalse(t["searcher_stopped"], t)
+            # Promoted, it continued from the checkpoint it saved at rung 0 rather than start over.
+            self.assertTrue(any("Resuming from checkpoint" in line and "at batch 20" in line
+                                for line in c.trial_logs(t["id"])), c.trial_logs(t["id"]))
         for t in waited:
             self.assertEqual(int(t["total_batches"]), 20)
             self.assertTrue(t["searcher_stopped"], t)
@@ -143,7 +146,11 @@ explore_function = { resample_probability = 0.2, perturb_factor = 0.2 }""")
         ids = {t["id"] for t in trials}
         for t in copies:
             self.assertIn(t["parent_trial_id"], ids)
-            self.assertTrue(any("copied by PBT from trial" in line for line in c.trial_logs(t["id"])))
+            self.assertTrue(t["warm_start_checkpoint_uuid"], t)
+            logs = c.trial_logs(t["id"])
+            self.assertTrue(any("copied by PBT from trial" in line and "starts from checkpoint" in line
+                                for line in logs), logs)
+            self.assertTrue(any("Starting from the weights of checkpoint" in line for line in logs), logs)
         # Each trial trains whole rounds of its own: at most all three.
         trained = [int(t["total_batches"]) for t in trials]
         self.assertTrue(all(b in (20, 40, 60) for b in trained), trained)

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Checkpoints on a real cluster: a killed worker and a paused trial continue
+from their latest checkpoint, GC keeps what the policy asks for at experiment
+end, and the CLI lists, describes, downloads and deletes checkpoints."""
+
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster, wait_for  # noqa: E402
+
+
+def simulate_config(name, searcher, length=200, seconds_per_batch=0.01, max_restarts=1,
+                    checkpoint_period=20, validation_period=50, extra=""):
+    return f"""
+name = "{name}"
+entrypoint = "builtin:simulate"
+max_restarts = {max_restarts}
+min_validation_period = {{ batches = {validation_period} }}
+min_checkpoint_period = {{ batches = {checkpoint_period} }}
+{extra}
+[hyperparameters]
+x = {{ type = "double", minval = 0.0, maxval = 1.0 }}
+
+[searcher]
+metric = "validation_loss"
+{searcher}
+max_length = {{ batches = {length} }}
+
+[data]
+seconds_per_batch = {seconds_per_batch}
+noise = 0.01
+
+[reproducibility]
+experiment_seed = 11
+"""
+
+
+class CheckpointTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=1, slots="cpu:2").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def running_trial_with_checkpoint(self, exp_id):
+        c = self.cluster
+
+        def found():
+            for t in c.experiment(exp_id)["trials"]:
+                if t["state"] == "STATE_RUNNING" and c.get(f"/api/v1/trials/{t['id']}/checkpoints").get("checkpoints"):
+                    return t["id"]
+            return None
+
+        return wait_for(found, 60, "a running trial with a checkpoint")
+
+    def test_killed_worker_continues_from_its_latest_checkpoint(self):
+        c = self.cluster
+        exp_id = c.submit(simulate_config("killed", 'name = "single"', length=300))
+        trial_id = self.running_trial_with_checkpoint(exp_id)
+        started = [l for l in c.trial_logs(trial_id) if "container started" in l]
+        os.kill(int(re.search(r"pid (\d+)", started[0]).group(1)), signal.SIGKILL)
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+        trial = exp["trials"][0]
+        self.assertEqual(trial["restarts"], 1)
+        self.assertEqual(int(trial["total_batches"]), 300)
+        logs = c.trial_logs(trial_id)
+        self.assertTrue(any("continues from checkpoint" in l for l in logs), logs)
+        resumed = [l for l in logs if "Resuming from checkpoint" in l]
+        self.assertEqual(len(resumed), 1, logs)
+        at = int(re.search(r"at batch (\d+)", resumed[0]).group(1))
+        self.assertGreater(at, 0)
+        self.assertEqual(at % 20, 0)
+
+    def test_paused_trial_continues_from_the_checkpoint_it_saved_on_stopping(self):
+        c = self.cluster
+        exp_id = c.submit(simulate_config("paused", 'name = "single"', length=300, checkpoint_period=1000))
+        trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
+                                     if int(t["total_batches"]) >= 50], 60, "some training")[0]
+        self.assertEqual(c.det("experiment", "pause", str(exp_id)).returncode, 0)
+        wait_for(lambda: c.experiment(exp_id)["trials"][0]["state"] == "STATE_PAUSED", 60, "the trial to pause")
+        checkpoints = c.get(f"/api/v1/trials/{trial_id}/checkpoints")["checkpoints"]
+        self.assertEqual(len(checkpoints), 1)  # saved on the graceful stop, not on a period
+        self.assertEqual(c.det("experiment", "activate", str(exp_id)).returncode, 0)
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        resumed = [l for l in c.trial_logs(trial_id) if "Resuming from checkpoint" in l]
+        self.assertEqual(len(resumed), 1)
+        self.assertIn(f"at batch {checkpoints[0]['steps_completed']}", resumed[0])
+
+    def test_gc_keeps_the_best_and_latest_and_the_cli_manages_checkpoints(self):
+        c = self.cluster
+        exp_id = c.submit(simulate_config("gc", 'name = "random"\nmax_trials = 2', seconds_per_batch=0.001,
+                                          checkpoint_period=50))
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        def collected():
+            checkpoints = c.get(f"/api/v1/experiments/{exp_id}/checkpoints").get("checkpoints", [])
+            return checkpoints if any(x["state"] == "DELETED" for x in checkpoints) else None
+
+        everything = wait_for(collected, 30, "GC to run")
+        self.assertEqual(len(everything), 8)  # 50, 100, 150, 200 for each trial
+        for trial in exp["trials"]:
+            mine = [x for x in everything if x["trial_id"] == trial["id"]]
+            kept = [x for x in mine if x["state"] == "COMPLETED"]
+            latest = max(mine, key=lambda x: int(x["steps_completed"]))
+            best = min((x for x in mine if "validation_loss" in x.get("validation_metrics", {})),
+                       key=lambda x: x["validation_metrics"]["validation_loss"])
+            self.assertEqual({x["uuid"] for x in kept}, {latest["uuid"], best["uuid"]})
+            for x in mine:
+                on_disk = os.path.isdir(os.path.join(x["storage_path"], x["uuid"]))
+                self.assertEqual(on_disk, x["state"] == "COMPLETED", x)
+
+        listed = c.det("experiment", "list-checkpoints", str(exp_id), "--best", "1", "--json")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        best = json.loads(listed.stdout)["checkpoints"]
+        self.assertEqual(len(best), 1)
+
+        trial_id = exp["trials"][0]["id"]
+        with tempfile.TemporaryDirectory() as out:
+            got = c.det("trial", "download", str(trial_id), "--latest", "-o", out)
+            self.assertEqual(got.returncode, 0, got.stderr)
+            with open(os.path.join(out, "metadata.json")) as f:
+                self.assertEqual(json.load(f)["batches"], 200)
+            self.assertTrue(os.path.exists(os.path.join(out, "noise.txt")))
+
+        uuid = best[0]["uuid"]
+        described = c.det("checkpoint", "describe", uuid)
+        self.assertEqual(described.returncode, 0, described.stderr)
+        self.assertIn("metadata.json", described.stdout)
+        self.assertEqual(c.det("checkpoint", "delete", uuid).returncode, 0)
+        after = c.get(f"/api/v1/checkpoints/{uuid}")["checkpoint"]
+        self.assertEqual(after["state"], "DELETED")
+        self.assertFalse(os.path.exists(os.path.join(after["storage_path"], uuid)))
+        missing = c.det("checkpoint", "describe", "00000000-0000-4000-8000-000000000000")
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("not found", missing.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
