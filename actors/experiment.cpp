@@ -34,6 +34,10 @@ struct trial_entry {
   int64_t length = 0;
   int32_t rung = -1;  // as last told to the trial
   std::string latest_checkpoint;
+  int64_t checkpoint_length = -1;  // how far it had trained at latest_checkpoint
+  int64_t validated_length = 0;    // how far it had trained at its last validation
+  // PBT copies of this trial, created once it has checkpointed what it validated.
+  std::vector<searcher::create_action> waiting_copies;
 };
 
 struct experiment_state {
@@ -142,8 +146,34 @@ void close_failed(self_ptr self, int64_t request_id) {
 
 void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action>& actions);
 
+void create_trial(self_ptr self, const searcher::create_action& c);
+
+// A PBT copy starts from its parent's checkpoint of the round just ended; the
+// parent saves it right after the validation that ended the round.
+bool waits_for_parent_checkpoint(self_ptr self, const searcher::create_action& c) {
+  if (c.parent_request_id == 0)
+    return false;
+  auto parent = self->state.trials.find(c.parent_request_id);
+  if (parent == self->state.trials.end() || parent->second.exited ||
+      parent->second.checkpoint_length >= parent->second.validated_length)
+    return false;
+  parent->second.waiting_copies.push_back(c);
+  return true;
+}
+
+void create_waiting_copies(self_ptr self, trial_entry& parent) {
+  auto copies = std::move(parent.waiting_copies);
+  parent.waiting_copies.clear();
+  if (self->state.killed)
+    return;
+  for (auto& c : copies)
+    create_trial(self, c);
+}
+
 void create_trial(self_ptr self, const searcher::create_action& c) {
   auto& st = self->state;
+  if (waits_for_parent_checkpoint(self, c))
+    return;
   st.trials[c.request_id] = trial_entry{};
   if (auto row = st.unclaimed_rows.find(c.request_id); row != st.unclaimed_rows.end()) {
     auto t = std::move(row->second);
@@ -343,6 +373,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
             process(self, self->state.search->initial_trials());
           return;
         }
+        auto& entry = self->state.trials[request_id];
+        entry.validated_length = std::max(entry.validated_length, length);
         process(self, self->state.search->validation_completed(request_id, metric, length));
         sync_rung(self, request_id);
       },
@@ -350,6 +382,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto& entry = self->state.trials[request_id];
         entry.exited = true;
         entry.final_state = final_state;
+        if (!entry.waiting_copies.empty())  // it will checkpoint no more: copy what it has
+          create_waiting_copies(self, entry);
         auto& search = *self->state.search;
         // An early exit only records why; trial_exited closes the trial.
         std::vector<searcher::action> actions;
@@ -363,8 +397,12 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         actions.insert(actions.end(), closing.begin(), closing.end());
         process(self, std::move(actions));
       },
-      [=](update_atom, int64_t request_id, const std::string& checkpoint) {
-        self->state.trials[request_id].latest_checkpoint = checkpoint;
+      [=](update_atom, int64_t request_id, const std::string& checkpoint, int64_t length) {
+        auto& entry = self->state.trials[request_id];
+        entry.latest_checkpoint = checkpoint;
+        entry.checkpoint_length = length;
+        if (!entry.waiting_copies.empty() && length >= entry.validated_length)
+          create_waiting_copies(self, entry);
       },
       [=](pause_atom) {
         auto& st = self->state;

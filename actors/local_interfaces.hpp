@@ -127,7 +127,7 @@ using trial_actor = trial_endpoint::extend<
 using experiment_actor = caf::typed_actor<
     caf::reacts_to<validated_atom, int64_t, double, int64_t>,
     caf::reacts_to<exited_atom, int64_t, pb::State, bool>,  // request id, end, invalid hparams
-    caf::reacts_to<update_atom, int64_t, std::string>,       // request id, its latest checkpoint
+    caf::reacts_to<update_atom, int64_t, std::string, int64_t>,  // request id, latest checkpoint, its length
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,

@@ -242,14 +242,31 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         }
         return self->delegate(st.setup.handles.persistence, std::move(batch));
       },
-      [=](pb::Checkpoint& c) -> caf::delegated<bool> {
+      [=](pb::Checkpoint& c) -> caf::result<bool> {
         auto& t = trial(self);
         c.set_trial_id(t.id());
         c.set_experiment_id(t.experiment_id());
         c.set_storage_path(self->state.setup.checkpoint_root);
-        t.set_latest_checkpoint_uuid(c.uuid());
-        caf::anon_send(self->state.setup.experiment, update_atom::value, t.request_id(), c.uuid());
-        return self->delegate(self->state.setup.handles.persistence, std::move(c));
+        pb::MetricReport at;  // the checkpoint's progress, measured as the searcher measures it
+        at.set_total_batches(c.steps_completed());
+        at.set_total_records(c.total_records());
+        at.set_total_epochs(c.total_epochs());
+        auto length = length_in(self->state.length_unit, at);
+        auto uuid = c.uuid();
+        // Only a committed checkpoint may be named: a PBT copy's row refers to it.
+        auto promise = self->make_response_promise<bool>();
+        self->request(self->state.setup.handles.persistence, std::chrono::seconds(30), std::move(c))
+            .then(
+                [=](bool recorded) mutable {
+                  if (recorded) {
+                    trial(self).set_latest_checkpoint_uuid(uuid);
+                    caf::anon_send(self->state.setup.experiment, update_atom::value, trial(self).request_id(),
+                                   uuid, length);
+                  }
+                  promise.deliver(recorded);
+                },
+                [=](caf::error& e) mutable { promise.deliver(e); });
+        return promise;
       },
       [=](pb::WorkerExit& e) {
         self->state.worker_stopped = e.stopped();

@@ -66,7 +66,8 @@ public:
       (*c.mutable_resources())[name] = size;
     std::string failure;
     self_->request(trial_, report_timeout, std::move(c))
-        .receive([](bool) {}, [&](caf::error& e) { failure = error_sentence(self_->system(), e); });
+        .receive([&](bool recorded) { failure = recorded ? "" : "its database refused it"; },
+                 [&](caf::error& e) { failure = error_sentence(self_->system(), e); });
     if (!failure.empty())
       throw std::runtime_error("the master did not record checkpoint " + saved.uuid + ": " + failure);
     std::cout << "saved checkpoint " << saved.uuid << " at batch " << saved.at.batches << std::endl;
