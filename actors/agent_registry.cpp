@@ -56,6 +56,7 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
                    caf::actor_cast<caf::actor>(proxy));
         pb::AgentWelcome welcome;
         welcome.set_master_version(det_version);
+        welcome.set_http_port(st.handles.http_port->load());
         return {welcome, caf::actor_cast<agent_endpoint>(proxy)};
       },
       [=](list_atom) -> caf::result<pb::GetAgentsResponse> {

@@ -54,6 +54,7 @@ struct experiment_state {
   // Rows stored after the snapshot the search was restored from: the search
   // asks for them again (it is deterministic) and then adopts them.
   std::map<int64_t, pb::Trial> unclaimed_rows;  // by request id
+  std::shared_ptr<const std::string> model_definition;
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -106,6 +107,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.start_waiting = waiting;
   setup.start_note = std::move(note);
   setup.checkpoint_root = checkpoint_root(self);
+  setup.model_definition = st.model_definition;
   setup.trial = t;
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;
@@ -362,6 +364,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.handles = std::move(handles);
   st.directory = std::move(directory);
   st.restored_trials = std::move(plan.restored_trials);
+  st.model_definition = std::move(plan.model_definition);
   st.paused = st.exp.state() == pb::STATE_PAUSED;
   self->send(self, validated_atom::value, int64_t{-1}, 0.0, int64_t{0});  // starts the search
   return {
@@ -470,7 +473,8 @@ experiment_plan make_experiment_plan(const std::string& toml, const std::string&
 
 experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
                                         const std::string& snapshot,
-                                        std::vector<pb::Trial> trials) {
+                                        std::vector<pb::Trial> trials,
+                                        std::string model_definition) {
   auto plan = make_experiment_plan(experiment.config(),
                                    "experiment " + std::to_string(experiment.id()));
   pb::SearcherSnapshot stored;
@@ -479,6 +483,7 @@ experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
                              std::to_string(experiment.id()) + " is corrupt");
   plan.search->restore(stored);
   plan.restored_trials = std::move(trials);
+  plan.model_definition = std::make_shared<const std::string>(std::move(model_definition));
   return plan;
 }
 

@@ -5,7 +5,9 @@
 // interfaces have no cycles.
 
 #include <cstdint>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,7 +60,7 @@ typename Inspector::result_type inspect(Inspector& f, trial_id& x) {
 /// The only actor that talks to PostgreSQL. Metric and log rows are buffered
 /// and written with COPY; reads serve the REST API.
 using persistence_actor = caf::typed_actor<
-    caf::replies_to<create_atom, pb::Experiment>::with<int64_t>,
+    caf::replies_to<create_atom, pb::Experiment, std::string>::with<int64_t>,  // with its model archive
     caf::replies_to<create_atom, pb::Trial>::with<int64_t>,
     caf::reacts_to<update_atom, pb::Experiment>,
     caf::reacts_to<update_atom, pb::Trial>,
@@ -118,6 +120,7 @@ using trial_actor = trial_endpoint::extend<
     caf::reacts_to<update_atom, std::string, int64_t>,  // searcher: train to this length
     caf::reacts_to<update_atom, int32_t>,               // searcher: its rung
     caf::reacts_to<stop_atom, bool>,                    // searcher: close it; cut short or not
+    caf::replies_to<pb::CoreApiCall>::with<pb::CoreApiReply>,
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
@@ -140,6 +143,7 @@ using master_front_actor = master_actor::extend<
     caf::replies_to<kill_atom, experiment_id>::with<bool>,
     caf::replies_to<pause_atom, experiment_id>::with<bool>,
     caf::replies_to<activate_atom, experiment_id>::with<bool>,
+    caf::replies_to<pb::CoreApiCall>::with<pb::CoreApiReply>,  // relayed to the trial
     caf::reacts_to<register_atom, std::string, std::string, caf::actor>>;
 
 /// Handles the master's actors are spawned with.
@@ -150,6 +154,8 @@ struct master_handles {
   agent_registry_actor registry;
   /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.
   std::string default_checkpoint_root;
+  /// The REST API's port, known once the gateway has bound it (agents tell trial processes).
+  std::shared_ptr<std::atomic<int>> http_port = std::make_shared<std::atomic<int>>(0);
 
   /// The pool named `name`, the default pool for "", or an invalid handle.
   resource_pool_actor pool(const std::string& name) const {

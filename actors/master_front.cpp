@@ -74,6 +74,26 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
                 [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
         return rp;
       },
+      [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> {
+        auto rp = self->make_response_promise<pb::CoreApiReply>();
+        auto id = std::to_string(call.trial_id());
+        self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"trial"}, id)
+            .then(
+                [=](caf::actor a) mutable {
+                  if (!a) {
+                    pb::CoreApiReply missing;
+                    missing.set_status(404);
+                    missing.set_error("trial " + id + " is not running");
+                    rp.deliver(std::move(missing));
+                    return;
+                  }
+                  self->request(caf::actor_cast<trial_actor>(a), lookup_timeout, std::move(call))
+                      .then([=](pb::CoreApiReply& r) mutable { rp.deliver(std::move(r)); },
+                            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
       [=](actors_atom a) { return self->delegate(self->state.directory, a); },
       [=](inspect_atom a, const std::string& kind, const std::string& id) {
         return self->delegate(self->state.directory, a, kind, id);
@@ -95,7 +115,9 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         exp.set_metric(cfg.searcher.metric);
         *exp.mutable_start_time() = det::now();
         auto rp = self->make_response_promise<pb::CreateExperimentResponse>();
-        self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp)
+        plan.model_definition = std::make_shared<const std::string>(req.model_definition());
+        self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp,
+                      req.model_definition())
             .then(
                 [=](int64_t id) mutable {
                   if (id == 0) {

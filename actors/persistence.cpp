@@ -91,9 +91,14 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
                                                   std::shared_ptr<storage::database> db) {
   self->state.db = std::move(db);
   return {
-      [=](create_atom, pb::Experiment& e) -> int64_t {
+      [=](create_atom, pb::Experiment& e, const std::string& model_definition) -> int64_t {
         int64_t id = 0;
-        self->state.guarded("creating an experiment", [&] { id = self->state.db->insert_experiment(e); });
+        self->state.guarded("creating an experiment", [&] {
+          auto stored = self->state.db->insert_experiment(e);
+          if (!model_definition.empty())
+            self->state.db->save_model_definition(stored, model_definition);
+          id = stored;
+        });
         return id;
       },
       [=](create_atom, pb::Trial& t) -> int64_t {

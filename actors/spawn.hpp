@@ -59,6 +59,7 @@ struct trial_setup {
   bool start_waiting = false;      // restored while waiting for its searcher
   std::string start_note;          // logged when it first starts (e.g. where a PBT copy comes from)
   std::string checkpoint_root;     // its checkpoints go to <checkpoint_root>/<uuid>/
+  std::shared_ptr<const std::string> model_definition;  // tar archive for the worker; may be empty
   caf::actor experiment;           // receives validated/exited
   master_handles handles;
   directory_actor directory;
@@ -77,6 +78,8 @@ struct experiment_plan {
   std::shared_ptr<searcher::searcher> search;
   /// Set when a restarted master restores the experiment: its trials as stored.
   std::optional<std::vector<pb::Trial>> restored_trials;
+  /// The user's model directory as a tar archive (det submit CONFIG DIR); empty for none.
+  std::shared_ptr<const std::string> model_definition = std::make_shared<const std::string>();
 };
 
 /// Throws config::config_error (or std::runtime_error) with a sentence.
@@ -87,7 +90,8 @@ experiment_plan make_experiment_plan(const std::string& toml, const std::string&
 /// std::runtime_error with a sentence if the snapshot cannot be restored.
 experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
                                         const std::string& snapshot,
-                                        std::vector<pb::Trial> trials);
+                                        std::vector<pb::Trial> trials,
+                                        std::string model_definition);
 
 experiment_actor spawn_experiment(caf::actor_system& sys, const pb::Experiment& experiment,
                                   experiment_plan plan, const master_handles& handles,

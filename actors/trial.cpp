@@ -13,6 +13,8 @@
 // (a new run) or closes it (COMPLETED).
 
 #include <csignal>
+#include <cstdio>
+#include <random>
 #include <cstring>
 #include <utility>
 
@@ -44,6 +46,7 @@ struct trial_state {
   bool invalid_hparams = false; // the worker rejected its hyperparameters
   bool worker_failed = false;
   std::string worker_message;
+  std::string token;  // the current run's allocation token (Core API calls carry it)
 };
 
 using self_ptr = trial_actor::stateful_pointer<trial_state>;
@@ -67,6 +70,13 @@ void set_state(self_ptr self, pb::State s) {
   self->send(self->state.setup.handles.persistence, update_atom::value, trial(self));
 }
 
+std::string new_token() {
+  std::random_device device;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", device(), device(), device(), device());
+  return text;
+}
+
 void start_run(self_ptr self) {
   auto& st = self->state;
   auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
@@ -76,6 +86,7 @@ void start_run(self_ptr self) {
   st.worker_failed = false;
   st.worker_stopped = false;
   st.waiting = false;
+  st.token = new_token();
   st.trained_at_run_start = st.trained;
   st.worker_message.clear();
   st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
@@ -168,7 +179,8 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   log_line(self, "trial failed: " + reason);
   auto& t = trial(self);
   if (st.invalid_hparams) {  // running it again would fail the same way
-    end(self, pb::STATE_ERROR, reason);
+    const std::string invalid = "invalid hyperparameters";
+    end(self, pb::STATE_ERROR, reason.rfind(invalid, 0) == 0 ? reason : invalid + ": the trial reported them (" + reason + ")");
     return;
   }
   if (t.restarts() < st.setup.max_restarts) {
@@ -179,6 +191,111 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
     return;
   }
   end(self, pb::STATE_ERROR, reason);
+}
+
+// Metrics from the worker or a Core API process: the trial's latest values,
+// and validations of the searcher metric for the experiment.
+void take_metrics(self_ptr self, pb::MetricBatch& batch) {
+  auto& st = self->state;
+  auto& t = trial(self);
+  for (auto& r : *batch.mutable_reports()) {
+    r.set_trial_id(t.id());
+    if (!r.has_time())
+      *r.mutable_time() = det::now();
+    t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
+    st.trained = std::max(st.trained, length_in(st.length_unit, r));
+    auto* latest = r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
+    for (auto& [k, v] : r.metrics())
+      (*latest)[k] = v;
+    if (r.group() == "validation") {
+      auto it = r.metrics().find(st.setup.searcher_metric);
+      if (it != r.metrics().end())
+        caf::anon_send(st.setup.experiment, validated_atom::value, t.request_id(), it->second,
+                       length_in(st.length_unit, r));
+    }
+  }
+}
+
+// Records a checkpoint; only a committed one is named to the experiment, since
+// a PBT copy's row refers to it.
+template <class Done>
+void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
+  auto& t = trial(self);
+  c.set_trial_id(t.id());
+  c.set_experiment_id(t.experiment_id());
+  c.set_storage_path(self->state.setup.checkpoint_root);
+  pb::MetricReport at;  // the checkpoint's progress, measured as the searcher measures it
+  at.set_total_batches(c.steps_completed());
+  at.set_total_records(c.total_records());
+  at.set_total_epochs(c.total_epochs());
+  auto length = length_in(self->state.length_unit, at);
+  auto uuid = c.uuid();
+  self->request(self->state.setup.handles.persistence, std::chrono::seconds(30), std::move(c))
+      .then(
+          [=](bool recorded) mutable {
+            if (recorded) {
+              trial(self).set_latest_checkpoint_uuid(uuid);
+              caf::anon_send(self->state.setup.experiment, update_atom::value, trial(self).request_id(), uuid,
+                             length);
+            }
+            done(recorded);
+          },
+          [=](caf::error&) mutable { done(false); });
+}
+
+pb::CoreApiReply refusal(int status, const std::string& sentence) {
+  pb::CoreApiReply reply;
+  reply.set_status(status);
+  reply.set_error(sentence);
+  return reply;
+}
+
+// A Core API process's call: it must carry the token of the trial's current run.
+caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
+  auto& st = self->state;
+  auto id = std::to_string(trial(self).id());
+  if (call.token().empty() || call.token() != st.token)
+    return refusal(403, "the allocation token does not belong to the current run of trial " + id);
+  pb::CoreApiReply reply;
+  switch (call.call_case()) {
+    case pb::CoreApiCall::kMetrics: {
+      pb::MetricBatch batch;
+      *batch.add_reports() = std::move(*call.mutable_metrics());
+      take_metrics(self, batch);
+      caf::anon_send(st.setup.handles.persistence, std::move(batch));
+      return reply;
+    }
+    case pb::CoreApiCall::kCheckpoint: {
+      if (call.checkpoint().uuid().empty())
+        return refusal(400, "a checkpoint needs its uuid: the name of its directory under DET_CHECKPOINT_DIR");
+      auto promise = self->make_response_promise<pb::CoreApiReply>();
+      record_checkpoint(self, std::move(*call.mutable_checkpoint()), [promise](bool recorded) mutable {
+        promise.deliver(recorded ? pb::CoreApiReply{} : refusal(500, "the master could not record the checkpoint"));
+      });
+      return promise;
+    }
+    case pb::CoreApiCall::kSearcherOperation:
+      reply.set_length(st.length);
+      reply.set_unit(st.length_unit);
+      reply.set_completed(st.stopping || st.trained >= st.length);
+      return reply;
+    case pb::CoreApiCall::kPreemption:
+      reply.set_preempt(st.stopping || st.pausing || st.killed);
+      return reply;
+    case pb::CoreApiCall::kEarlyExit:
+      if (call.early_exit() == "INVALID_HP") {
+        st.invalid_hparams = true;
+      } else if (call.early_exit() == "ERRORED" || call.early_exit() == "USER_CANCELED") {
+        st.worker_failed = true;
+        st.worker_message = "the trial exited early: " + call.early_exit();
+      } else {
+        return refusal(400, "an early exit's reason is INVALID_HP, ERRORED or USER_CANCELED, not \"" +
+                                call.early_exit() + "\"");
+      }
+      return reply;
+    default:
+      return refusal(400, "the call names nothing to do");
+  }
 }
 
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
@@ -212,6 +329,9 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_validate_after_unit(st.length_unit);
         spec.set_validate_after_length(st.length);
         spec.set_checkpoint_root(st.setup.checkpoint_root);
+        spec.set_allocation_token(st.token);
+        if (st.setup.model_definition)
+          spec.set_model_definition(*st.setup.model_definition);
         spec.set_resume_checkpoint_uuid(trial(self).latest_checkpoint_uuid());
         if (trial(self).latest_checkpoint_uuid().empty())
           spec.set_warm_start_checkpoint_uuid(trial(self).warm_start_checkpoint_uuid());
@@ -221,56 +341,19 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         return {spec, caf::actor_cast<trial_endpoint>(self)};
       },
       [=](pb::MetricBatch& batch) -> caf::delegated<int64_t> {
-        auto& st = self->state;
-        auto& t = trial(self);
-        for (auto& r : *batch.mutable_reports()) {
-          r.set_trial_id(t.id());
-          if (!r.has_time())
-            *r.mutable_time() = det::now();
-          t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
-          st.trained = std::max(st.trained, length_in(st.length_unit, r));
-          auto* latest =
-              r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
-          for (auto& [k, v] : r.metrics())
-            (*latest)[k] = v;
-          if (r.group() == "validation") {
-            auto it = r.metrics().find(st.setup.searcher_metric);
-            if (it != r.metrics().end())
-              caf::anon_send(st.setup.experiment, validated_atom::value, t.request_id(), it->second,
-                             length_in(st.length_unit, r));
-          }
-        }
-        return self->delegate(st.setup.handles.persistence, std::move(batch));
+        take_metrics(self, batch);
+        return self->delegate(self->state.setup.handles.persistence, std::move(batch));
       },
       [=](pb::Checkpoint& c) -> caf::result<bool> {
-        auto& t = trial(self);
-        c.set_trial_id(t.id());
-        c.set_experiment_id(t.experiment_id());
-        c.set_storage_path(self->state.setup.checkpoint_root);
-        pb::MetricReport at;  // the checkpoint's progress, measured as the searcher measures it
-        at.set_total_batches(c.steps_completed());
-        at.set_total_records(c.total_records());
-        at.set_total_epochs(c.total_epochs());
-        auto length = length_in(self->state.length_unit, at);
-        auto uuid = c.uuid();
-        // Only a committed checkpoint may be named: a PBT copy's row refers to it.
         auto promise = self->make_response_promise<bool>();
-        self->request(self->state.setup.handles.persistence, std::chrono::seconds(30), std::move(c))
-            .then(
-                [=](bool recorded) mutable {
-                  if (recorded) {
-                    trial(self).set_latest_checkpoint_uuid(uuid);
-                    caf::anon_send(self->state.setup.experiment, update_atom::value, trial(self).request_id(),
-                                   uuid, length);
-                  }
-                  promise.deliver(recorded);
-                },
-                [=](caf::error& e) mutable { promise.deliver(e); });
+        record_checkpoint(self, std::move(c), [promise](bool recorded) mutable { promise.deliver(recorded); });
         return promise;
       },
+      [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> { return core_api(self, call); },
       [=](pb::WorkerExit& e) {
         self->state.worker_stopped = e.stopped();
-        self->state.invalid_hparams = e.invalid_hyperparameters();
+        // A Core API process may have reported them already.
+        self->state.invalid_hparams = self->state.invalid_hparams || e.invalid_hyperparameters();
         if (!e.success()) {
           self->state.worker_failed = true;
           self->state.worker_message = e.message();

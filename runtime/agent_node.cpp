@@ -62,6 +62,7 @@ struct agent_process_state {
   static inline const char* name = "agent";
   pb::Agent info;
   std::string master_host;
+  int http_port = 0;  // the master's REST API, from its welcome
   uint16_t master_port = 0;
   std::string worker_binary;
   master_actor master;
@@ -119,6 +120,7 @@ void connect(self_ptr self) {
           [=](const pb::AgentWelcome& welcome, agent_endpoint endpoint) {
             auto& st = self->state;
             st.endpoint = endpoint;
+            st.http_port = welcome.http_port();
             st.announced_wait = false;
             self->monitor(st.master);
             std::cout << "agent " << st.info.id() << ": registered with master "
@@ -155,6 +157,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
       {"DET_ALLOCATION_ID", start.allocation_id()},
       {"DET_TRIAL_ID", std::to_string(start.trial_id())},
       {"DET_AGENT_ID", st.info.id()},
+      {"DET_MASTER", "http://" + st.master_host + ":" + std::to_string(st.http_port)},
   };
   for (auto& [k, v] : start.env())
     env[k] = v;

@@ -23,6 +23,7 @@ namespace det::runtime {
 namespace {
 
 constexpr auto actor_timeout = std::chrono::seconds(30);
+constexpr std::size_t max_model_definition_bytes = std::size_t{96} << 20;
 
 void reply_json(httplib::Response& res, const google::protobuf::Message& msg) {
   res.set_content(to_json(msg), "application/json");
@@ -99,6 +100,10 @@ struct http_gateway::impl {
     if (!from_json(req.body, body, error))
       return reply_error(res, 400, error);
     auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
+    if (body.model_definition().size() > max_model_definition_bytes)
+      return reply_error(res, 400,
+                         "the model definition is " + std::to_string(body.model_definition().size() >> 20) +
+                             " MiB; det takes at most 96 MiB: leave data sets and outputs out of the directory");
     config::experiment_config cfg;
     try {
       cfg = config::parse_experiment_config(body.config(), path);
@@ -171,6 +176,66 @@ struct http_gateway::impl {
     reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" +
                               pb::State_Name(found.experiment().state()) + ") and cannot be " +
                               verb);
+  }
+
+  /// A Core API call: `call` with the trial id and the bearer token of the request filled in.
+  void core_api(const httplib::Request& req, httplib::Response& res, int64_t trial, pb::CoreApiCall call) {
+    auto auth = req.get_header_value("Authorization");
+    const std::string bearer = "Bearer ";
+    call.set_trial_id(trial);
+    call.set_token(auth.rfind(bearer, 0) == 0 ? auth.substr(bearer.size()) : "");
+    caf::scoped_actor self{sys};
+    self->request(front, actor_timeout, std::move(call))
+        .receive(
+            [&](pb::CoreApiReply& reply) {
+              if (reply.status() >= 400)
+                reply_error(res, reply.status(), reply.error());
+              else
+                reply_json(res, reply);
+            },
+            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+  }
+
+  /// Parses the request body into `part` of a Core API call; false (with a 400 sent) if it is not one.
+  bool parse_body(const httplib::Request& req, httplib::Response& res, google::protobuf::Message& part) {
+    std::string error;
+    if (from_json(req.body.empty() ? "{}" : req.body, part, error))
+      return true;
+    reply_error(res, 400, error);
+    return false;
+  }
+
+  void core_api_routes() {
+    server.Post(R"(/api/v1/trials/(\d+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
+      pb::CoreApiCall call;
+      if (parse_body(req, res, *call.mutable_metrics()))
+        core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+    });
+    server.Post(R"(/api/v1/trials/(\d+)/checkpoints)", [this](const httplib::Request& req, httplib::Response& res) {
+      pb::CoreApiCall call;
+      if (parse_body(req, res, *call.mutable_checkpoint()))
+        core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+    });
+    server.Get(R"(/api/v1/trials/(\d+)/searcher/operation)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 pb::CoreApiCall call;
+                 call.set_searcher_operation(true);
+                 core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+               });
+    server.Get(R"(/api/v1/allocations/(\d+)\.\d+/signals/preemption)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 pb::CoreApiCall call;
+                 call.set_preemption(true);
+                 core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+               });
+    server.Post(R"(/api/v1/trials/(\d+)/early_exit)", [this](const httplib::Request& req, httplib::Response& res) {
+      pb::EarlyExitRequest body;
+      if (!parse_body(req, res, body))
+        return;
+      pb::CoreApiCall call;
+      call.set_early_exit(body.reason());
+      core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+    });
   }
 
   /// One file of a checkpoint, read from the checkpoint storage.
@@ -291,6 +356,7 @@ struct http_gateway::impl {
                   });
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
                [this](const httplib::Request& req, httplib::Response& res) { checkpoint_file(req, res); });
+    core_api_routes();
     server.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
       ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
     });

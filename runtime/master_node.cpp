@@ -73,7 +73,8 @@ int run_master(const master_options& opts) {
   std::vector<std::pair<pb::Experiment, experiment_plan>> restored;
   for (auto& r : db->restorable_experiments()) {
     try {
-      auto plan = restore_experiment_plan(r.experiment, r.snapshot, std::move(r.trials));
+      auto plan = restore_experiment_plan(r.experiment, r.snapshot, std::move(r.trials),
+                                          std::move(r.model_definition));
       restored.emplace_back(r.experiment, std::move(plan));
     } catch (const std::exception& e) {
       std::cerr << "master: cannot restore experiment " << r.experiment.id() << ": " << e.what()
@@ -120,6 +121,7 @@ int run_master(const master_options& opts) {
                              std::to_string(port) + ": " + sys.render(bound.error()));
   http_gateway gateway{sys, handles, front, static_cast<int>(*bound)};
   int bound_http = gateway.start(opts.listen, http_port);
+  handles.http_port->store(bound_http);
   write_ready_file(opts.ready_file, *bound, bound_http);
   std::cout << "master: serving REST on http://" << opts.listen << ":" << bound_http
             << " and actors on port " << *bound << std::endl;

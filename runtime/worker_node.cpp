@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <map>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -19,7 +21,9 @@
 #include "gpu/harness.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
+#include "runtime/core_api_process.hpp"
 #include "runtime/node.hpp"
+#include "runtime/tar_archive.hpp"
 
 namespace det::runtime {
 namespace {
@@ -136,14 +140,15 @@ harness::unit to_harness(config::length_unit u) {
   }
 }
 
-harness::training_plan make_plan(const pb::TrialSpec& spec) {
-  auto cfg = config::parse_experiment_config(spec.config(),
-                                             "experiment " + std::to_string(spec.experiment_id()));
-  const std::string prefix = "builtin:";
-  auto entry = cfg.entrypoint.empty() ? std::string{} : cfg.entrypoint.front();
-  if (cfg.entrypoint.size() != 1 || entry.rfind(prefix, 0) != 0)
-    throw std::runtime_error("entrypoint \"" + entry +
-                             "\" is not supported yet: use a built-in trial such as builtin:mlp");
+const std::string builtin_prefix = "builtin:";
+
+bool is_builtin(const config::experiment_config& cfg) {
+  return cfg.entrypoint.size() == 1 && cfg.entrypoint.front().rfind(builtin_prefix, 0) == 0;
+}
+
+harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experiment_config& cfg) {
+  auto entry = cfg.entrypoint.front();
+  const auto& prefix = builtin_prefix;
   harness::training_plan plan;
   plan.trial_name = entry.substr(prefix.size());
   plan.hparams_json = spec.hparams();
@@ -165,6 +170,59 @@ harness::training_plan make_plan(const pb::TrialSpec& spec) {
   plan.resume_from = in_storage(spec.resume_checkpoint_uuid());
   plan.warm_start_from = in_storage(spec.warm_start_checkpoint_uuid());
   return plan;
+}
+
+/// Reports how the run ended and leaves at once.
+[[noreturn]] int finish(caf::scoped_actor& self, const trial_endpoint& trial, const pb::WorkerExit& exit) {
+  self->request(trial, report_timeout, exit)
+      .receive([](bool) {},
+               [&](caf::error& e) {
+                 std::cerr << "worker: the exit report did not reach the master: " << self->system().render(e)
+                           << std::endl;
+               });
+  // Nothing is left to do: skip the actor system's orderly shutdown (joining
+  // its threads, closing the connection politely), which the agent would wait
+  // for before it could report the container's exit.
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(exit.success() ? 0 : 1);
+}
+
+/// A Core API trial: the entrypoint runs as a child process in a working directory holding the
+/// experiment's model definition; it talks to the master's REST API itself.
+void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_config& cfg, pb::WorkerExit& exit) {
+  auto workdir = std::filesystem::temp_directory_path() / ("det-trial-" + spec.allocation_id());
+  std::filesystem::remove_all(workdir);
+  std::filesystem::create_directories(workdir);
+  if (!spec.model_definition().empty())
+    unpack_archive(spec.model_definition(), workdir.string());
+  auto in_storage = [&](const std::string& uuid) { return spec.checkpoint_root() + "/" + uuid; };
+  std::map<std::string, std::string> env{
+      {"DET_TRIAL_ID", std::to_string(spec.trial_id())},
+      {"DET_EXPERIMENT_ID", std::to_string(spec.experiment_id())},
+      {"DET_ALLOCATION_ID", spec.allocation_id()},
+      {"DET_ALLOCATION_TOKEN", spec.allocation_token()},
+      {"DET_HPARAMS", spec.hparams()},
+      {"DET_TRIAL_SEED", std::to_string(spec.seed())},
+      {"DET_CHECKPOINT_DIR", spec.checkpoint_root()},
+  };
+  if (!spec.resume_checkpoint_uuid().empty()) {
+    env["DET_LATEST_CHECKPOINT"] = in_storage(spec.resume_checkpoint_uuid());
+  } else if (!spec.warm_start_checkpoint_uuid().empty()) {
+    env["DET_LATEST_CHECKPOINT"] = in_storage(spec.warm_start_checkpoint_uuid());
+    env["DET_WARM_START"] = "1";  // its weights only: training counts from 0
+  }
+  std::string command;
+  for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
+  std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string() << std::endl;
+  auto result = run_command(cfg.entrypoint, env, workdir.string());
+  std::error_code ignored;
+  std::filesystem::remove_all(workdir, ignored);
+  exit.set_success(result.success);
+  exit.set_message(result.message);
+  exit.set_stopped(result.success && stop_requested.load());
+  std::cout << "trial " << spec.trial_id() << ": " << (result.success ? "the entrypoint finished" : result.message)
+            << std::endl;
 }
 
 } // namespace
@@ -212,7 +270,12 @@ int run_worker(const worker_options& opts) {
   pb::WorkerExit exit;
   exit.set_trial_id(opts.trial_id);
   try {
-    auto plan = make_plan(spec);
+    auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
+    if (!is_builtin(cfg)) {
+      run_core_api_trial(spec, cfg, exit);
+      return finish(self, trial, exit);
+    }
+    auto plan = make_plan(spec, cfg);
     std::cout << "trial " << spec.trial_id() << ": training builtin:" << plan.trial_name << " to "
               << plan.length << " " << spec.validate_after_unit() << " with hyperparameters "
               << spec.hparams() << std::endl;
@@ -234,18 +297,7 @@ int run_worker(const worker_options& opts) {
     exit.set_success(false);
     exit.set_message(e.what());
   }
-  self->request(trial, report_timeout, exit)
-      .receive([](bool) {},
-               [&](caf::error& e) {
-                 std::cerr << "worker: the exit report did not reach the master: " << sys.render(e)
-                           << std::endl;
-               });
-  // Nothing is left to do: skip the actor system's orderly shutdown (joining
-  // its threads, closing the connection politely), which the agent would wait
-  // for before it could report the container's exit.
-  std::cout.flush();
-  std::cerr.flush();
-  std::_Exit(exit.success() ? 0 : 1);
+  return finish(self, trial, exit);
 }
 
 } // namespace det::runtime

@@ -69,12 +69,15 @@ class database {
   /// trials it marked.
   int64_t fail_unfinished(const std::string& reason);
 
+  /// Stores the model directory (tar archive) submitted with an experiment.
+  void save_model_definition(int64_t experiment_id, const std::string& archive);
   /// Stores the latest searcher snapshot (serialized bytes) of an experiment.
   void save_snapshot(int64_t experiment_id, const std::string& snapshot);
   /// Unfinished experiments that have a snapshot, for the master to restore.
   struct restorable_experiment {
     pb::Experiment experiment;
     std::string snapshot;
+    std::string model_definition;  // tar archive; empty for none
     std::vector<pb::Trial> trials;
   };
   std::vector<restorable_experiment> restorable_experiments();

@@ -172,6 +172,15 @@ int64_t database::fail_unfinished(const std::string& reason) {
   });
 }
 
+void database::save_model_definition(int64_t experiment_id, const std::string& archive) {
+  describing_failure("store the model definition of experiment " + std::to_string(experiment_id), [&] {
+    pqxx::work tx{impl_->connection};
+    tx.exec_params("INSERT INTO model_definitions (experiment_id, archive) VALUES ($1, $2)", experiment_id,
+                   pqxx::binarystring(archive));
+    tx.commit();
+  });
+}
+
 void database::save_snapshot(int64_t experiment_id, const std::string& snapshot) {
   describing_failure("save the searcher snapshot of experiment " + std::to_string(experiment_id), [&] {
     pqxx::work tx{impl_->connection};

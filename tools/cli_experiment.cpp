@@ -11,6 +11,7 @@
 #include "config/experiment_config.hpp"
 #include "messages/api.pb.h"
 #include "messages/json.hpp"
+#include "runtime/tar_archive.hpp"
 #include "tools/cli_format.hpp"
 #include "tools/progress_line.hpp"
 #include "tools/rest_client.hpp"
@@ -129,7 +130,8 @@ int follow_experiment(rest_client& master, std::int64_t id) {
 
 } // namespace
 
-int create_experiment(rest_client& master, const std::string& config_path, bool follow) {
+int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir,
+                      bool follow) {
   try {
     config::load_experiment_config(config_path);
   } catch (const config::config_error& e) {
@@ -139,6 +141,14 @@ int create_experiment(rest_client& master, const std::string& config_path, bool 
   pb::CreateExperimentRequest request;
   request.set_config(read_file(config_path));
   request.set_config_path(config_path);
+  if (!model_dir.empty()) {
+    try {
+      request.set_model_definition(runtime::pack_directory(model_dir, std::size_t{96} << 20));
+    } catch (const std::exception& e) {
+      std::cerr << "det: " << e.what() << '\n';
+      return 1;
+    }
+  }
   pb::CreateExperimentResponse created;
   master.post("/api/v1/experiments", request, created);
   std::cout << "Created experiment " << created.experiment().id() << std::endl;

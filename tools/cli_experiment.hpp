@@ -11,7 +11,8 @@ class rest_client;
 /// Validates the TOML file locally (nothing reaches the master when it is bad),
 /// submits it, and with `follow` shows live progress until the experiment ends.
 /// Returns the exit status: 0 when submitted, or with `follow` when it COMPLETED.
-int create_experiment(rest_client& master, const std::string& config_path, bool follow);
+/// Submits the config, with `model_dir` (if not empty) packed as its model definition.
+int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir, bool follow);
 
 /// Prints the experiments as a table, or with `json` the GetExperimentsResponse.
 int list_experiments(rest_client& master, bool json);

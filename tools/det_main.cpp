@@ -35,6 +35,7 @@ struct command_line {
   std::int64_t tail = 0;
   std::string uuid;
   std::string output;
+  std::string model_dir;
   int best_count = 0;
   bool best = false;
   bool latest = false;
@@ -75,10 +76,13 @@ CLI::App* add_list(CLI::App* parent, const std::string& what, command_line& cl) 
 
 void add_experiment_create(CLI::App* cmd, command_line& cl) {
   cmd->add_option("config", cl.config_path, "Experiment config file (TOML).")->required();
+  cmd->add_option("model_def", cl.model_dir,
+                  "Directory to upload as the model definition (at most 96 MiB); trials run in a copy of it.")
+      ->check(CLI::ExistingDirectory);
   cmd->add_flag("-f,--follow,--follow-first-trial", cl.follow,
                 "Show live progress until the experiment ends; exit 0 only if it COMPLETED.");
   cl.on_master(cmd, [&cl](rest_client& m) {
-    return det::tools::create_experiment(m, cl.config_path, cl.follow);
+    return det::tools::create_experiment(m, cl.config_path, cl.model_dir, cl.follow);
   });
 }
 

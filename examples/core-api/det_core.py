@@ -1,0 +1,133 @@
+"""det_core: det's Core API for any training process, with Python's standard library only.
+
+A trial whose entrypoint is a command (`entrypoint = "python3 train.py"`) runs it in a copy of
+the directory submitted with the experiment (`det submit CONFIG DIR`). The process learns what to
+do from its environment (DET_HPARAMS, DET_LATEST_CHECKPOINT, ...) and reports to the master's
+REST API with the token of its run:
+
+    ctx = det_core.Context()
+    for op in ctx.searcher_operations():      # train until op.length, validate, report
+        ...
+        ctx.report_validation_metrics(steps, {"validation_loss": loss})
+        if ctx.should_preempt():              # the searcher or a user stopped the trial
+            save a checkpoint and return
+    with ctx.checkpoint(steps) as path:       # files written under path become a checkpoint
+        ...
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+
+class DetError(RuntimeError):
+    """The master refused a call; the message says why."""
+
+
+class SearcherOperation:
+    """Train until the trial's total length reaches `length` (in `unit`), then validate."""
+
+    def __init__(self, length, unit):
+        self.length = length
+        self.unit = unit
+
+
+class Context:
+    def __init__(self, poll_interval=1.0):
+        env = os.environ
+        self.master = env["DET_MASTER"].rstrip("/")
+        self.trial_id = int(env["DET_TRIAL_ID"])
+        self.experiment_id = int(env["DET_EXPERIMENT_ID"])
+        self.allocation_id = env["DET_ALLOCATION_ID"]
+        self.hparams = json.loads(env.get("DET_HPARAMS") or "{}")
+        self.seed = int(env.get("DET_TRIAL_SEED", "0"))
+        self.checkpoint_dir = env["DET_CHECKPOINT_DIR"]
+        # The checkpoint to continue from (or, with warm_start, whose weights to start from).
+        self.latest_checkpoint = env.get("DET_LATEST_CHECKPOINT") or None
+        self.warm_start = env.get("DET_WARM_START") == "1"
+        self._token = env["DET_ALLOCATION_TOKEN"]
+        self._poll_interval = poll_interval
+        self._polled_at = 0.0
+        self._preempt = False
+        # The agent stops a run with SIGTERM: remember it rather than die mid-step.
+        signal.signal(signal.SIGTERM, self._on_sigterm)
+
+    def _on_sigterm(self, signum, frame):
+        self._preempt = True
+
+    def _call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.master + path, data=data, method=method, headers={
+            "Authorization": "Bearer " + self._token, "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as reply:
+                return json.loads(reply.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            try:
+                message = json.loads(e.read()).get("error", str(e))
+            except ValueError:
+                message = str(e)
+            raise DetError(message) from None
+
+    def _report(self, group, steps_completed, metrics, records, epochs):
+        self._call("POST", f"/api/v1/trials/{self.trial_id}/metrics", {
+            "group": group, "total_batches": steps_completed, "total_records": records,
+            "total_epochs": epochs, "metrics": dict(metrics, batches=steps_completed)})
+
+    def report_training_metrics(self, steps_completed, metrics, records=0, epochs=0.0):
+        self._report("training", steps_completed, metrics, records, epochs)
+
+    def report_validation_metrics(self, steps_completed, metrics, records=0, epochs=0.0):
+        """The searcher reads its metric from these."""
+        self._report("validation", steps_completed, metrics, records, epochs)
+
+    def searcher_operations(self):
+        """Yields what to train to next until the searcher has nothing more for this run."""
+        while True:
+            op = self._call("GET", f"/api/v1/trials/{self.trial_id}/searcher/operation")
+            if op.get("completed"):
+                return
+            yield SearcherOperation(int(op.get("length", 0)), op.get("unit", "batches"))
+
+    def should_preempt(self):
+        """True once the trial must checkpoint and exit (asked at most every poll_interval)."""
+        if self._preempt:
+            return True
+        now = time.monotonic()
+        if now - self._polled_at >= self._poll_interval:
+            self._polled_at = now
+            reply = self._call("GET", f"/api/v1/allocations/{self.allocation_id}/signals/preemption")
+            self._preempt = bool(reply.get("preempt"))
+        return self._preempt
+
+    @contextlib.contextmanager
+    def checkpoint(self, steps_completed, records=0, epochs=0.0):
+        """Yields a directory to write the checkpoint's files into; on leaving the block they
+        become checkpoint <uuid> under DET_CHECKPOINT_DIR and the master records it."""
+        checkpoint_uuid = str(uuid.uuid4())
+        partial = os.path.join(self.checkpoint_dir, checkpoint_uuid + ".partial")
+        os.makedirs(partial)
+        try:
+            yield partial
+            with open(os.path.join(partial, "metadata.json"), "w") as f:
+                json.dump({"uuid": checkpoint_uuid, "format": "core-api", "batches": steps_completed,
+                           "records": records, "epochs": epochs}, f)
+            resources = {name: os.path.getsize(os.path.join(partial, name)) for name in os.listdir(partial)}
+            os.rename(partial, os.path.join(self.checkpoint_dir, checkpoint_uuid))
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        self._call("POST", f"/api/v1/trials/{self.trial_id}/checkpoints", {
+            "uuid": checkpoint_uuid, "steps_completed": steps_completed, "total_records": records,
+            "total_epochs": epochs, "resources": resources})
+        self.latest_checkpoint = os.path.join(self.checkpoint_dir, checkpoint_uuid)
+
+    def report_early_exit(self, reason="INVALID_HP"):
+        """INVALID_HP: the searcher replaces the trial instead of counting it."""
+        self._call("POST", f"/api/v1/trials/{self.trial_id}/early_exit", {"reason": reason})

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The Core API on a real cluster: examples/core-api (train.py on det_core.py) submitted with
+its directory under adaptive_asha, the allocation token, and early exits."""
+
+import json
+import os
+import sys
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster, wait_for  # noqa: E402
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/core-api")
+
+
+class CoreApiTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=1, slots="cpu:3").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_example_search_completes_with_metrics_and_checkpoints(self):
+        c = self.cluster
+        out = c.det("submit", os.path.join(EXAMPLE, "adaptive.toml"), EXAMPLE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp_id = int(out.stdout.split()[-1])
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}, timeout=300)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+        trials = exp["trials"]
+        self.assertEqual(len(trials), 6)
+        for t in trials:
+            self.assertEqual(t["state"], "STATE_COMPLETED", (t, c.trial_logs(t["id"])))
+            self.assertIn("validation_loss", t["latest_validation"])
+            self.assertTrue(t["latest_checkpoint_uuid"], t)
+            logs = c.trial_logs(t["id"])
+            self.assertTrue(any("training to" in line for line in logs), logs)
+        trained = sorted(int(t["total_batches"]) for t in trials)
+        self.assertEqual(trained[-1], 90)
+        self.assertLess(trained[0], 90)  # the search stopped some early
+        stopped = [t for t in trials if t["searcher_stopped"]]
+        self.assertTrue(stopped)
+        # A stopped trial was preempted through the API and checkpointed where it stopped.
+        self.assertTrue(all(t["latest_checkpoint_uuid"] for t in stopped))
+
+    def test_calls_without_the_run_token_are_refused(self):
+        c = self.cluster
+        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
+            config = f.read().replace('name = "adaptive_asha"', 'name = "random"').replace(
+                "max_trials = 6", "max_trials = 1").replace(
+                "max_length = { batches = 90 }", "max_length = { batches = 100000000 }")
+        path = os.path.join(c.root, "long.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        out = c.det("submit", path, EXAMPLE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp_id = int(out.stdout.split()[-1])
+        trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
+                                     if int(t["total_batches"]) > 0], 60, "the trial to train")[0]
+        body = json.dumps({"group": "training", "total_batches": 1, "metrics": {"loss": 1.0}}).encode()
+        for token in ("wrong", ""):
+            request = urllib.request.Request(f"{c.url}/api/v1/trials/{trial_id}/metrics", data=body, method="POST",
+                                             headers={"Authorization": "Bearer " + token,
+                                                      "Content-Type": "application/json"})
+            with self.assertRaises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            self.assertEqual(refused.exception.code, 403)
+            self.assertIn("allocation token", json.loads(refused.exception.read())["error"])
+        self.assertEqual(c.det("experiment", "kill", str(exp_id)).returncode, 0)
+        c.wait_experiment(exp_id, {"STATE_CANCELED"}, timeout=60)
+
+    def test_invalid_hyperparameters_reported_by_the_process_are_replaced(self):
+        c = self.cluster
+        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
+            config = f.read()
+        config = config.replace('batch_size = { type = "categorical", vals = [8, 16, 32] }',
+                                'batch_size = { type = "categorical", vals = [0, 16] }')
+        config = config.replace('name = "adaptive_asha"', 'name = "random"').replace(
+            "max_trials = 6", "max_trials = 2").replace("max_length = { batches = 90 }", "max_length = { batches = 20 }")
+        path = os.path.join(c.root, "invalid.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        out = c.det("submit", path, EXAMPLE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp_id = int(out.stdout.split()[-1])
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        invalid = [t for t in exp["trials"] if t["exit_reason"].startswith("invalid hyperparameters")]
+        valid = [t for t in exp["trials"] if t["state"] == "STATE_COMPLETED"]
+        self.assertTrue(invalid, [(t["hparams"], t["state"], t["exit_reason"], c.trial_logs(t["id"])) for t in exp["trials"]])
+        self.assertEqual(len(valid), 2)
+        self.assertTrue(all(json.loads(t["hparams"])["batch_size"] == 0 for t in invalid))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
