@@ -55,6 +55,8 @@ struct experiment_state {
   // asks for them again (it is deterministic) and then adopts them.
   std::map<int64_t, pb::Trial> unclaimed_rows;  // by request id
   std::shared_ptr<const std::string> model_definition;
+  std::string warm_start_uuid;  // searcher.source_*: every trial starts from it
+  std::string warm_start_dir;
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -108,6 +110,10 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.start_note = std::move(note);
   setup.checkpoint_root = checkpoint_root(self);
   setup.model_definition = st.model_definition;
+  const auto& warm = t.warm_start_checkpoint_uuid();
+  if (!warm.empty())
+    setup.warm_start_dir = warm == st.warm_start_uuid && !st.warm_start_dir.empty() ? st.warm_start_dir
+                                                                                   : setup.checkpoint_root + "/" + warm;
   setup.trial = t;
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;
@@ -201,6 +207,10 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
   t.set_state(pb::STATE_QUEUED);
   t.set_target_batches(st.cfg.target_batches());
   std::string note;
+  if (c.parent_request_id == 0 && !st.warm_start_uuid.empty()) {
+    t.set_warm_start_checkpoint_uuid(st.warm_start_uuid);
+    note = "it starts from the weights of checkpoint " + st.warm_start_uuid + " (the searcher's warm start)";
+  }
   if (c.parent_request_id != 0) {
     auto parent = st.trials.find(c.parent_request_id);
     if (parent != st.trials.end() && parent->second.trial_id != 0) {
@@ -365,6 +375,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.directory = std::move(directory);
   st.restored_trials = std::move(plan.restored_trials);
   st.model_definition = std::move(plan.model_definition);
+  st.warm_start_uuid = std::move(plan.warm_start_uuid);
+  st.warm_start_dir = std::move(plan.warm_start_dir);
   st.paused = st.exp.state() == pb::STATE_PAUSED;
   self->send(self, validated_atom::value, int64_t{-1}, 0.0, int64_t{0});  // starts the search
   return {

@@ -47,6 +47,27 @@ caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Atom signal
   return rp;
 }
 
+// Stores the experiment (with its model definition) and starts its actor.
+void store_experiment(self_ptr self, pb::Experiment exp, experiment_plan plan, const std::string& model_definition,
+                      caf::typed_response_promise<pb::CreateExperimentResponse> rp) {
+  self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp, model_definition)
+      .then(
+          [=](int64_t id) mutable {
+            if (id == 0) {
+              rp.deliver(failure("the experiment could not be stored; see the master's log"));
+              return;
+            }
+            exp.set_id(id);
+            auto actor = spawn_experiment(self->system(), exp, plan, self->state.handles, self->state.directory);
+            self->send(self->state.directory, register_atom::value, std::string{"experiment"}, std::to_string(id),
+                       caf::actor_cast<caf::actor>(actor));
+            pb::CreateExperimentResponse resp;
+            *resp.mutable_experiment() = exp;
+            rp.deliver(std::move(resp));
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+}
+
 master_front_actor::behavior_type front_impl(self_ptr self, master_handles handles,
                                              directory_actor directory) {
   self->state.handles = std::move(handles);
@@ -116,25 +137,48 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         *exp.mutable_start_time() = det::now();
         auto rp = self->make_response_promise<pb::CreateExperimentResponse>();
         plan.model_definition = std::make_shared<const std::string>(req.model_definition());
-        self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp,
-                      req.model_definition())
-            .then(
-                [=](int64_t id) mutable {
-                  if (id == 0) {
-                    rp.deliver(failure("the experiment could not be stored; see the master's log"));
-                    return;
-                  }
-                  exp.set_id(id);
-                  auto actor = spawn_experiment(self->system(), exp, plan, self->state.handles,
-                                                self->state.directory);
-                  self->send(self->state.directory, register_atom::value,
-                             std::string{"experiment"}, std::to_string(id),
-                             caf::actor_cast<caf::actor>(actor));
-                  pb::CreateExperimentResponse resp;
-                  *resp.mutable_experiment() = exp;
-                  rp.deliver(std::move(resp));
-                },
-                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        const auto& searcher = cfg.searcher;
+        auto source = req.config_path() + ": searcher.";
+        if (searcher.source_trial_id) {
+          auto trial = *searcher.source_trial_id;
+          self->request(self->state.handles.persistence, db_timeout, checkpoints_atom::value, trial_id{trial})
+              .then(
+                  [=](pb::GetCheckpointsResponse& found) mutable {
+                    const pb::Checkpoint* latest = nullptr;
+                    for (const auto& c : found.checkpoints())
+                      if (c.state() == "COMPLETED" && (!latest || c.steps_completed() >= latest->steps_completed()))
+                        latest = &c;
+                    if (!latest) {
+                      rp.deliver(rejection(source + "source_trial_id: trial " + std::to_string(trial) +
+                                           " has no checkpoint to start from"));
+                      return;
+                    }
+                    plan.warm_start_uuid = latest->uuid();
+                    plan.warm_start_dir = latest->storage_path() + "/" + latest->uuid();
+                    store_experiment(self, std::move(exp), std::move(plan), req.model_definition(), rp);
+                  },
+                  [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          return rp;
+        }
+        if (!searcher.source_checkpoint_uuid.empty()) {
+          auto uuid = searcher.source_checkpoint_uuid;
+          self->request(self->state.handles.persistence, db_timeout, get_atom::value, uuid)
+              .then(
+                  [=](pb::GetCheckpointResponse& found) mutable {
+                    const auto& c = found.checkpoint();
+                    if (c.uuid().empty() || c.state() != "COMPLETED") {
+                      rp.deliver(rejection(source + "source_checkpoint_uuid: there is no checkpoint " + uuid +
+                                           (c.uuid().empty() ? "" : " any more: it was deleted")));
+                      return;
+                    }
+                    plan.warm_start_uuid = c.uuid();
+                    plan.warm_start_dir = c.storage_path() + "/" + c.uuid();
+                    store_experiment(self, std::move(exp), std::move(plan), req.model_definition(), rp);
+                  },
+                  [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          return rp;
+        }
+        store_experiment(self, std::move(exp), std::move(plan), req.model_definition(), rp);
         return rp;
       },
       [=](kill_atom a, experiment_id id) { return signal_experiment(self, id, a); },

@@ -60,6 +60,7 @@ struct trial_setup {
   std::string start_note;          // logged when it first starts (e.g. where a PBT copy comes from)
   std::string checkpoint_root;     // its checkpoints go to <checkpoint_root>/<uuid>/
   std::shared_ptr<const std::string> model_definition;  // tar archive for the worker; may be empty
+  std::string warm_start_dir;      // the directory of trial.warm_start_checkpoint_uuid
   caf::actor experiment;           // receives validated/exited
   master_handles handles;
   directory_actor directory;
@@ -78,6 +79,10 @@ struct experiment_plan {
   std::shared_ptr<searcher::searcher> search;
   /// Set when a restarted master restores the experiment: its trials as stored.
   std::optional<std::vector<pb::Trial>> restored_trials;
+  /// searcher.source_trial_id / source_checkpoint_uuid, resolved: the checkpoint every trial
+  /// starts from and its directory; empty for none.
+  std::string warm_start_uuid;
+  std::string warm_start_dir;
   /// The user's model directory as a tar archive (det submit CONFIG DIR); empty for none.
   std::shared_ptr<const std::string> model_definition = std::make_shared<const std::string>();
 };

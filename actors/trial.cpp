@@ -333,8 +333,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         if (st.setup.model_definition)
           spec.set_model_definition(*st.setup.model_definition);
         spec.set_resume_checkpoint_uuid(trial(self).latest_checkpoint_uuid());
-        if (trial(self).latest_checkpoint_uuid().empty())
+        if (trial(self).latest_checkpoint_uuid().empty()) {
           spec.set_warm_start_checkpoint_uuid(trial(self).warm_start_checkpoint_uuid());
+          spec.set_warm_start_checkpoint_dir(st.setup.warm_start_dir);
+        }
         if (st.allocation)
           spec.set_allocation_id(std::to_string(trial(self).id()) + "." + std::to_string(st.runs));
         set_state(self, pb::STATE_RUNNING);

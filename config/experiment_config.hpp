@@ -19,6 +19,9 @@ struct searcher_config {
   std::string name;
   std::string metric;
   bool smaller_is_better = true;
+  /// Warm start: every trial starts from this trial's latest checkpoint, or this checkpoint.
+  std::optional<int64_t> source_trial_id;
+  std::string source_checkpoint_uuid;
   std::optional<length> max_length;
   /// With `max_time`, the training length for searchers that read it from reported metrics
   /// (Determined 0.38); det trains by length, so this is "batches", "records" or "epochs".

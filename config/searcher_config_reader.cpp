@@ -144,8 +144,11 @@ void read_fields(table_reader& reader, searcher_config& config) {
   if (auto v = reader.read_integer_in("num_rounds", 1, no_limit)) config.num_rounds = *v;
   config.length_per_round = read_length(reader, "length_per_round", 1);
   read_pbt_functions(reader, config);
-  // Determined keys det does not act on yet: warm starts and the pre-0.38 ASHA switch.
-  reader.ignore({"source_trial_id", "source_checkpoint_uuid"});
+  config.source_trial_id = reader.read_integer_in("source_trial_id", 1, no_limit);
+  if (auto v = reader.read_string("source_checkpoint_uuid")) config.source_checkpoint_uuid = *v;
+  if (config.source_trial_id && !config.source_checkpoint_uuid.empty())
+    reader.error("source_checkpoint_uuid", "set source_trial_id or source_checkpoint_uuid, not both");
+  // The pre-0.38 ASHA switch: det's async_halving always stops trials.
   reader.read_boolean("stop_once");
 }
 

@@ -168,7 +168,8 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
     return uuid.empty() ? std::string{} : spec.checkpoint_root() + "/" + uuid;
   };
   plan.resume_from = in_storage(spec.resume_checkpoint_uuid());
-  plan.warm_start_from = in_storage(spec.warm_start_checkpoint_uuid());
+  plan.warm_start_from = spec.warm_start_checkpoint_dir().empty() ? in_storage(spec.warm_start_checkpoint_uuid())
+                                                                  : spec.warm_start_checkpoint_dir();
   return plan;
 }
 
@@ -209,7 +210,9 @@ void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_conf
   if (!spec.resume_checkpoint_uuid().empty()) {
     env["DET_LATEST_CHECKPOINT"] = in_storage(spec.resume_checkpoint_uuid());
   } else if (!spec.warm_start_checkpoint_uuid().empty()) {
-    env["DET_LATEST_CHECKPOINT"] = in_storage(spec.warm_start_checkpoint_uuid());
+    env["DET_LATEST_CHECKPOINT"] = spec.warm_start_checkpoint_dir().empty()
+                                       ? in_storage(spec.warm_start_checkpoint_uuid())
+                                       : spec.warm_start_checkpoint_dir();
     env["DET_WARM_START"] = "1";  // its weights only: training counts from 0
   }
   std::string command;

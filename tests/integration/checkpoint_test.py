@@ -145,5 +145,30 @@ class CheckpointTest(unittest.TestCase):
         self.assertIn("not found", missing.stderr)
 
 
+    def test_trials_warm_start_from_the_source_trials_latest_checkpoint(self):
+        c = self.cluster
+        source = c.submit(simulate_config("source", 'name = "single"', length=60, seconds_per_batch=0.001))
+        exp = c.wait_experiment(source, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=60)
+        source_trial = exp["trials"][0]
+        latest = source_trial["latest_checkpoint_uuid"]
+        self.assertTrue(latest)
+        warm = c.submit(simulate_config("warm", f'name = "random"\nmax_trials = 2\nsource_trial_id = {source_trial["id"]}',
+                                        length=40, seconds_per_batch=0.001))
+        exp = c.wait_experiment(warm, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=60)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        for t in exp["trials"]:
+            self.assertEqual(t["warm_start_checkpoint_uuid"], latest)
+            self.assertEqual(int(t["total_batches"]), 40)  # its own length, counted from 0
+            self.assertTrue(any(f"Starting from the weights of checkpoint" in line and latest in line
+                                for line in c.trial_logs(t["id"])))
+
+        path = os.path.join(c.root, "no-source.toml")
+        with open(path, "w") as f:
+            f.write(simulate_config("no-source", 'name = "single"\nsource_checkpoint_uuid = "00000000-0000-4000-8000-000000000000"'))
+        refused = c.det("submit", path)
+        self.assertEqual(refused.returncode, 1)
+        self.assertIn("searcher.source_checkpoint_uuid: there is no checkpoint", refused.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
