@@ -4,8 +4,6 @@
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
-
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -56,53 +54,6 @@ class training_period {
   int64_t records_ = 0;
 };
 
-constexpr const char* checkpoint_format = "det.mlp/1";
-
-// model.pt and optimizer.pt are torch::save archives a user can load on their own; trainer.pt holds
-// what a bit-exact resume needs besides: the global CPU generator (dropout) and the data order.
-saved_checkpoint save_mlp(const std::string& root, const progress& at, mlp& model,
-                          torch::optim::Optimizer& optimizer, const batch_stream& batches) {
-  checkpoint_writer writer(root);
-  const std::filesystem::path dir = writer.dir();
-  torch::save(model, (dir / "model.pt").string());
-  torch::save(optimizer, (dir / "optimizer.pt").string());
-  torch::serialize::OutputArchive trainer;
-  auto generator = at::detail::getDefaultCPUGenerator();
-  {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    trainer.write("cpu_generator", generator.get_state());
-  }
-  batches.save(trainer);
-  trainer.save_to((dir / "trainer.pt").string());
-  return writer.commit(checkpoint_format, at);
-}
-
-// Loads the weights and optimizer state; with `trainer`, also the generators and data position.
-progress load_mlp(const std::string& dir, bool trainer, mlp& model, torch::optim::Optimizer& optimizer,
-                  batch_stream& batches) {
-  auto metadata = read_checkpoint(dir, checkpoint_format);
-  const std::filesystem::path path = dir;
-  try {
-    torch::load(model, (path / "model.pt").string());
-    torch::load(optimizer, (path / "optimizer.pt").string());
-    if (trainer) {
-      torch::serialize::InputArchive archive;
-      archive.load_from((path / "trainer.pt").string());
-      torch::Tensor state;
-      archive.read("cpu_generator", state);
-      auto generator = at::detail::getDefaultCPUGenerator();
-      {
-        std::lock_guard<std::mutex> lock(generator.mutex());
-        generator.set_state(state);
-      }
-      batches.load(archive);
-    }
-  } catch (const c10::Error& e) {
-    throw std::runtime_error("Checkpoint " + dir + " cannot be loaded into this model: " + e.what_without_backtrace());
-  }
-  return metadata.at;
-}
-
 }  // namespace
 
 void run_mlp_trial(const training_plan& plan, reporter& out) {
@@ -132,10 +83,10 @@ void run_mlp_trial(const training_plan& plan, reporter& out) {
   batch_stream batches(data->train.to(device), batch_size, plan.seed);
   progress at;
   if (!plan.resume_from.empty()) {
-    at = load_mlp(plan.resume_from, true, model, *optimizer, batches);
+    at = load_mlp_checkpoint(plan.resume_from, true, model, *optimizer, batches);
     out.log("Resuming from checkpoint " + plan.resume_from + " at batch " + std::to_string(at.batches) + ".");
   } else if (!plan.warm_start_from.empty()) {
-    load_mlp(plan.warm_start_from, false, model, *optimizer, batches);
+    load_mlp_checkpoint(plan.warm_start_from, false, model, *optimizer, batches);
     out.log("Starting from the weights of checkpoint " + plan.warm_start_from + ".");
   }
 
@@ -150,7 +101,7 @@ void run_mlp_trial(const training_plan& plan, reporter& out) {
   int64_t checkpointed_at = plan.resume_from.empty() ? -1 : at.batches;
   auto checkpoint = [&] {
     if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
-    out.checkpoint_saved(save_mlp(plan.checkpoint_dir, at, model, *optimizer, batches));
+    out.checkpoint_saved(save_mlp_checkpoint(plan.checkpoint_dir, at, model, *optimizer, batches));
     checkpointed_at = at.batches;
   };
   auto validate = [&] {

@@ -1,5 +1,11 @@
 #include "gpu/mlp_model.hpp"
 
+#include "gpu/checkpoint_files.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <filesystem>
+
 #include "gpu/idx_file.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -202,6 +208,53 @@ std::string describe_layers(const std::vector<int64_t>& hidden_sizes) {
   std::string text = std::to_string(mlp_input_size);
   for (int64_t width : hidden_sizes) text += "-" + std::to_string(width);
   return text + "-" + std::to_string(mlp_classes);
+}
+
+namespace {
+constexpr const char* checkpoint_format = "det.mlp/1";
+}  // namespace
+
+saved_checkpoint save_mlp_checkpoint(const std::string& root, const progress& at, mlp& model,
+                          torch::optim::Optimizer& optimizer, const batch_stream& batches) {
+  checkpoint_writer writer(root);
+  const std::filesystem::path dir = writer.dir();
+  torch::save(model, (dir / "model.pt").string());
+  torch::save(optimizer, (dir / "optimizer.pt").string());
+  torch::serialize::OutputArchive trainer;
+  auto generator = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    trainer.write("cpu_generator", generator.get_state());
+  }
+  batches.save(trainer);
+  trainer.save_to((dir / "trainer.pt").string());
+  return writer.commit(checkpoint_format, at);
+}
+
+// Loads the weights and optimizer state; with `trainer`, also the generators and data position.
+progress load_mlp_checkpoint(const std::string& dir, bool trainer, mlp& model, torch::optim::Optimizer& optimizer,
+                  batch_stream& batches) {
+  auto metadata = read_checkpoint(dir, checkpoint_format);
+  const std::filesystem::path path = dir;
+  try {
+    torch::load(model, (path / "model.pt").string());
+    torch::load(optimizer, (path / "optimizer.pt").string());
+    if (trainer) {
+      torch::serialize::InputArchive archive;
+      archive.load_from((path / "trainer.pt").string());
+      torch::Tensor state;
+      archive.read("cpu_generator", state);
+      auto generator = at::detail::getDefaultCPUGenerator();
+      {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(state);
+      }
+      batches.load(archive);
+    }
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("Checkpoint " + dir + " cannot be loaded into this model: " + e.what_without_backtrace());
+  }
+  return metadata.at;
 }
 
 }  // namespace det::harness
