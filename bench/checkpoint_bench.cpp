@@ -4,6 +4,7 @@
 //
 // Usage: bench_checkpoint [DIR] [ROUNDS]   (DIR defaults to /tmp; ROUNDS to 21)
 
+#include "gpu/checkpoint_files.hpp"
 #include "gpu/mlp_model.hpp"
 
 #include <algorithm>
@@ -58,12 +59,15 @@ int main(int argc, char** argv) {
   int64_t det_bytes = 0, torch_bytes = 0;
   auto det_round = [&] {
     auto start = clock_type::now();
-    auto saved = save_mlp_checkpoint(root.string(), progress{100, 6400, 0.1}, model, *optimizer, batches);
+    checkpoint_writer writer(root.string());
+    save_mlp_state(writer.dir(), model, *optimizer, batches);
+    auto saved = writer.commit("det.mlp/1", progress{100, 6400, 0.1});
     det_save.push_back(seconds_since(start));
     auto dir = root / saved.uuid;
     det_bytes = bytes_under(dir);
     start = clock_type::now();
-    load_mlp_checkpoint(dir.string(), true, model, *optimizer, batches);
+    read_checkpoint(dir.string(), "det.mlp/1");
+    load_mlp_state(dir.string(), false, model, *optimizer, batches);
     det_load.push_back(seconds_since(start));
     fs::remove_all(dir);
   };

@@ -1,17 +1,17 @@
 #pragma once
-// The built-in trials behind `entrypoint = "builtin:NAME"`.
+// Trials in shared libraries: builtin:mlp (in libdet_torch_trials.so, which links LibTorch and so
+// is loaded only when needed) and users' plugins, both det::trial classes exported by DET_TRIAL.
 
 #include "gpu/harness.hpp"
 
 namespace det::harness {
 
-/// builtin:mlp: a LibTorch MLP on Fashion-MNIST or synthetic data. Defined in harness.cpp,
-/// inside libdet_torch_trials.so, which exports it as `det_run_mlp_trial`.
-void run_mlp_trial(const training_plan& plan, reporter& out);
-
-/// Loads libdet_torch_trials.so (once) from beside the running binary, or from
-/// ../lib/det/ for an installed det, and runs builtin:mlp in it. Throws
+/// builtin:mlp: loads libdet_torch_trials.so (once) from beside the running binary, or from
+/// ../lib/det/ for an installed det, and trains its det_make_trial_mlp. Throws
 /// std::runtime_error with a sentence if the library cannot be loaded.
 void run_torch_trial(const training_plan& plan, reporter& out);
+
+/// entrypoint = "plugin:LIBRARY:CLASS": loads the library and trains its DET_TRIAL(CLASS).
+void run_plugin_trial(const training_plan& plan, reporter& out);
 
 } // namespace det::harness

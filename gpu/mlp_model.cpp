@@ -1,6 +1,5 @@
 #include "gpu/mlp_model.hpp"
 
-#include "gpu/checkpoint_files.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -210,16 +209,11 @@ std::string describe_layers(const std::vector<int64_t>& hidden_sizes) {
   return text + "-" + std::to_string(mlp_classes);
 }
 
-namespace {
-constexpr const char* checkpoint_format = "det.mlp/1";
-}  // namespace
-
-saved_checkpoint save_mlp_checkpoint(const std::string& root, const progress& at, mlp& model,
-                          torch::optim::Optimizer& optimizer, const batch_stream& batches) {
-  checkpoint_writer writer(root);
-  const std::filesystem::path dir = writer.dir();
-  torch::save(model, (dir / "model.pt").string());
-  torch::save(optimizer, (dir / "optimizer.pt").string());
+void save_mlp_state(const std::string& dir, mlp& model, torch::optim::Optimizer& optimizer,
+                    const batch_stream& batches) {
+  const std::filesystem::path path = dir;
+  torch::save(model, (path / "model.pt").string());
+  torch::save(optimizer, (path / "optimizer.pt").string());
   torch::serialize::OutputArchive trainer;
   auto generator = at::detail::getDefaultCPUGenerator();
   {
@@ -227,19 +221,16 @@ saved_checkpoint save_mlp_checkpoint(const std::string& root, const progress& at
     trainer.write("cpu_generator", generator.get_state());
   }
   batches.save(trainer);
-  trainer.save_to((dir / "trainer.pt").string());
-  return writer.commit(checkpoint_format, at);
+  trainer.save_to((path / "trainer.pt").string());
 }
 
-// Loads the weights and optimizer state; with `trainer`, also the generators and data position.
-progress load_mlp_checkpoint(const std::string& dir, bool trainer, mlp& model, torch::optim::Optimizer& optimizer,
-                  batch_stream& batches) {
-  auto metadata = read_checkpoint(dir, checkpoint_format);
+void load_mlp_state(const std::string& dir, bool weights_only, mlp& model, torch::optim::Optimizer& optimizer,
+                    batch_stream& batches) {
   const std::filesystem::path path = dir;
   try {
     torch::load(model, (path / "model.pt").string());
     torch::load(optimizer, (path / "optimizer.pt").string());
-    if (trainer) {
+    if (!weights_only) {
       torch::serialize::InputArchive archive;
       archive.load_from((path / "trainer.pt").string());
       torch::Tensor state;
@@ -254,7 +245,6 @@ progress load_mlp_checkpoint(const std::string& dir, bool trainer, mlp& model, t
   } catch (const c10::Error& e) {
     throw std::runtime_error("Checkpoint " + dir + " cannot be loaded into this model: " + e.what_without_backtrace());
   }
-  return metadata.at;
 }
 
 }  // namespace det::harness

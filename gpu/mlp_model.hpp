@@ -3,7 +3,6 @@
 // Internal to det_harness and the bare-loop bench: it includes <torch/torch.h>, which costs ~18 s
 // and over 1 GB per translation unit, so nothing else may include it.
 
-#include "gpu/harness.hpp"
 #include "gpu/trial_settings.hpp"
 
 #include <torch/torch.h>
@@ -78,17 +77,16 @@ class batch_stream {
   int64_t position_ = 0;
 };
 
-/// Saves a checkpoint of the trial under root/<uuid>/: model.pt and optimizer.pt (torch::save
-/// archives a user can load on their own) and trainer.pt, which holds what a bit-exact resume
-/// needs besides: the global CPU generator (dropout) and the data order.
-saved_checkpoint save_mlp_checkpoint(const std::string& root, const progress& at, mlp& model,
-                                     torch::optim::Optimizer& optimizer, const batch_stream& batches);
+/// Writes model.pt and optimizer.pt (torch::save archives a user can load on their own) and
+/// trainer.pt, which holds what a bit-exact resume needs besides: the global CPU generator
+/// (dropout) and the data order.
+void save_mlp_state(const std::string& dir, mlp& model, torch::optim::Optimizer& optimizer,
+                    const batch_stream& batches);
 
-/// Loads the weights and optimizer state; with `trainer`, also the generators and data position.
-/// Returns the checkpoint's progress. Throws std::runtime_error naming a missing, corrupt or
-/// mismatched checkpoint.
-progress load_mlp_checkpoint(const std::string& dir, bool trainer, mlp& model, torch::optim::Optimizer& optimizer,
-                             batch_stream& batches);
+/// Reads what save_mlp_state wrote; `weights_only` skips trainer.pt. Throws std::runtime_error
+/// naming a checkpoint that does not fit the model.
+void load_mlp_state(const std::string& dir, bool weights_only, mlp& model, torch::optim::Optimizer& optimizer,
+                    batch_stream& batches);
 
 /// "784-256-128-10", for logs.
 std::string describe_layers(const std::vector<int64_t>& hidden_sizes);

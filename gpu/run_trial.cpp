@@ -12,6 +12,8 @@ void run_trial(const training_plan& plan, reporter& out) {
     return run_torch_trial(plan, out);
   if (plan.trial_name == "simulate")
     return run_simulated_trial(plan, out);
+  if (plan.trial_name == "plugin")
+    return run_plugin_trial(plan, out);
   throw std::runtime_error("There is no built-in trial 'builtin:" + plan.trial_name +
                            "'; the built-in trials are builtin:mlp and builtin:simulate.");
 }

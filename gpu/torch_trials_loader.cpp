@@ -1,16 +1,15 @@
 #include <dlfcn.h>
 #include <limits.h>
-#include <mutex>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
 
 #include "gpu/builtin_trials.hpp"
+#include "gpu/trial_loop.hpp"
 
 namespace det::harness {
 namespace {
-
-using entry_point = void (*)(const training_plan&, reporter&);
 
 std::string executable_dir() {
   char buf[PATH_MAX];
@@ -21,30 +20,51 @@ std::string executable_dir() {
   return path.substr(0, path.rfind('/'));
 }
 
-entry_point load() {
-  const std::string name = "libdet_torch_trials.so";
-  const std::string dir = executable_dir();
-  std::string tried;
-  for (const auto& path : {dir + "/" + name, dir + "/../lib/det/" + name}) {
-    // RTLD_GLOBAL: LibTorch's own plugins look up its symbols globally.
-    if (void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
-      if (auto fn = reinterpret_cast<entry_point>(::dlsym(lib, "det_run_mlp_trial")))
-        return fn;
-      throw std::runtime_error(path + " has no det_run_mlp_trial; it belongs to another det build.");
-    }
-    tried += std::string("\n  ") + ::dlerror();
-  }
-  throw std::runtime_error("builtin:mlp needs LibTorch, but " + name + " could not be loaded:" +
-                           tried);
+// Libraries stay loaded for the process's life: a worker trains one run.
+// RTLD_GLOBAL: LibTorch's own plugins look up its symbols globally, and a trial's
+// det::invalid_hyperparameters must be the harness's type.
+void* open_library(const std::string& path, std::string& error) {
+  if (void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    return lib;
+  error = ::dlerror();
+  return nullptr;
+}
+
+det::trial_factory find_factory(void* lib, const std::string& library, const std::string& name) {
+  auto symbol = "det_make_trial_" + name;
+  if (auto fn = reinterpret_cast<det::trial_factory>(::dlsym(lib, symbol.c_str())))
+    return fn;
+  throw std::runtime_error(library + " exports no trial named " + name +
+                           ": define the class there and add DET_TRIAL(" + name + ").");
+}
+
+void train(det::trial_factory make, const std::string& format, const training_plan& plan, reporter& out) {
+  auto context = make_trial_context(plan, out);
+  std::unique_ptr<det::trial> t(with_hyperparameter_errors([&] { return make(*context); }));
+  run_trial_loop(*t, plan, out, format);
 }
 
 } // namespace
 
 void run_torch_trial(const training_plan& plan, reporter& out) {
-  static std::once_flag once;
-  static entry_point fn = nullptr;
-  std::call_once(once, [] { fn = load(); });
-  fn(plan, out);
+  const std::string name = "libdet_torch_trials.so";
+  const std::string dir = executable_dir();
+  std::string tried, error;
+  for (const auto& path : {dir + "/" + name, dir + "/../lib/det/" + name}) {
+    if (void* lib = open_library(path, error))
+      return train(find_factory(lib, path, "mlp"), "det.mlp/1", plan, out);
+    tried += "\n  " + error;
+  }
+  throw std::runtime_error("builtin:mlp needs LibTorch, but " + name + " could not be loaded:" + tried);
+}
+
+void run_plugin_trial(const training_plan& plan, reporter& out) {
+  std::string error;
+  void* lib = open_library(plan.plugin_library, error);
+  if (!lib)
+    throw std::runtime_error("The trial library " + plan.plugin_library + " cannot be loaded: " + error);
+  train(find_factory(lib, plan.plugin_library, plan.plugin_class), "det.plugin." + plan.plugin_class + "/1", plan,
+        out);
 }
 
 } // namespace det::harness

@@ -9,7 +9,10 @@ enum class unit { batches, records, epochs };
 
 /// One trial's work for the harness: what to train, on which data, and for how long.
 struct training_plan {
-  std::string trial_name = "mlp";  // builtin:NAME; only "mlp" exists
+  std::string trial_name = "mlp";  // builtin:NAME (mlp, simulate), or "plugin"
+  /// plugin: the shared library (an absolute path) and the class DET_TRIAL exported.
+  std::string plugin_library;
+  std::string plugin_class;
   /// {"global_batch_size":64,"learning_rate":0.001,"hidden_sizes":[256,128],"dropout":0.1,
   ///  "optimizer":"adam"|"sgd","momentum":0.9}; missing keys take these defaults (momentum 0).
   std::string hparams_json;
@@ -22,7 +25,6 @@ struct training_plan {
   int64_t min_validation_period_batches = 0;   // 0 = validate only at the end
   int64_t report_every_batches = 100;          // training report period; 0 = only at the end
   int64_t records_per_epoch = 0;               // 0 = the training set's size
-  int threads = 0;                             // intra-op threads; 0 keeps torch's default
   /// Checkpoints go to checkpoint_dir/<uuid>/: every min_checkpoint_period_batches (0: never on
   /// a period), when the trial reaches its length and when it stops early. "" saves none.
   std::string checkpoint_dir;

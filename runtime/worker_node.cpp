@@ -141,16 +141,52 @@ harness::unit to_harness(config::length_unit u) {
 }
 
 const std::string builtin_prefix = "builtin:";
+const std::string plugin_prefix = "plugin:";
 
-bool is_builtin(const config::experiment_config& cfg) {
-  return cfg.entrypoint.size() == 1 && cfg.entrypoint.front().rfind(builtin_prefix, 0) == 0;
+/// builtin:NAME or plugin:LIBRARY:CLASS: the harness trains it in this process.
+bool is_harness_trial(const config::experiment_config& cfg) {
+  if (cfg.entrypoint.size() != 1) return false;
+  const auto& entry = cfg.entrypoint.front();
+  return entry.rfind(builtin_prefix, 0) == 0 || entry.rfind(plugin_prefix, 0) == 0;
 }
 
-harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experiment_config& cfg) {
+/// The trial's working directory, holding the experiment's model definition; removed when the
+/// worker is done with it.
+class working_directory {
+ public:
+  explicit working_directory(const pb::TrialSpec& spec)
+      : path_(std::filesystem::temp_directory_path() / ("det-trial-" + spec.allocation_id())) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+    if (!spec.model_definition().empty())
+      unpack_archive(spec.model_definition(), path_.string());
+  }
+  ~working_directory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experiment_config& cfg,
+                                 const std::filesystem::path& workdir) {
   auto entry = cfg.entrypoint.front();
-  const auto& prefix = builtin_prefix;
   harness::training_plan plan;
-  plan.trial_name = entry.substr(prefix.size());
+  if (entry.rfind(plugin_prefix, 0) == 0) {
+    auto rest = entry.substr(plugin_prefix.size());
+    auto colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size())
+      throw std::runtime_error("entrypoint \"" + entry + "\" must read plugin:LIBRARY:CLASS, e.g. "
+                               "plugin:build/libmytrial.so:MyTrial");
+    plan.trial_name = "plugin";
+    plan.plugin_library = (workdir / rest.substr(0, colon)).string();
+    plan.plugin_class = rest.substr(colon + 1);
+  } else {
+    plan.trial_name = entry.substr(builtin_prefix.size());
+  }
   plan.hparams_json = spec.hparams();
   plan.data_json = cfg.data_json;
   plan.seed = static_cast<uint64_t>(spec.seed());
@@ -192,11 +228,8 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
 /// A Core API trial: the entrypoint runs as a child process in a working directory holding the
 /// experiment's model definition; it talks to the master's REST API itself.
 void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_config& cfg, pb::WorkerExit& exit) {
-  auto workdir = std::filesystem::temp_directory_path() / ("det-trial-" + spec.allocation_id());
-  std::filesystem::remove_all(workdir);
-  std::filesystem::create_directories(workdir);
-  if (!spec.model_definition().empty())
-    unpack_archive(spec.model_definition(), workdir.string());
+  working_directory dir(spec);
+  const auto& workdir = dir.path();
   auto in_storage = [&](const std::string& uuid) { return spec.checkpoint_root() + "/" + uuid; };
   std::map<std::string, std::string> env{
       {"DET_TRIAL_ID", std::to_string(spec.trial_id())},
@@ -219,8 +252,6 @@ void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_conf
   for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
   std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string() << std::endl;
   auto result = run_command(cfg.entrypoint, env, workdir.string());
-  std::error_code ignored;
-  std::filesystem::remove_all(workdir, ignored);
   exit.set_success(result.success);
   exit.set_message(result.message);
   exit.set_stopped(result.success && stop_requested.load());
@@ -274,12 +305,13 @@ int run_worker(const worker_options& opts) {
   exit.set_trial_id(opts.trial_id);
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
-    if (!is_builtin(cfg)) {
+    if (!is_harness_trial(cfg)) {
       run_core_api_trial(spec, cfg, exit);
       return finish(self, trial, exit);
     }
-    auto plan = make_plan(spec, cfg);
-    std::cout << "trial " << spec.trial_id() << ": training builtin:" << plan.trial_name << " to "
+    working_directory workdir(spec);
+    auto plan = make_plan(spec, cfg, workdir.path());
+    std::cout << "trial " << spec.trial_id() << ": training " << cfg.entrypoint.front() << " to "
               << plan.length << " " << spec.validate_after_unit() << " with hyperparameters "
               << spec.hparams() << std::endl;
     actor_reporter reporter{self, trial, spec.trial_id()};

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Logistic regression on generated data, trained through det's Core API (det_core.py).
 
-Hyperparameters: learning_rate, batch_size; `noise_features` adds that many useless inputs.
+Hyperparameters: learning_rate, batch_size; `noise_features` adds that many useless inputs;
+`step_seconds` slows every step down, to watch a search unfold.
 Each batch is one step; the trial validates (log loss on a held-out set) every 10 steps and when
 the searcher's operation is reached, so that ASHA can stop it early; it checkpoints at the end and
 whenever it is preempted, and continues from
@@ -13,6 +14,7 @@ import math
 import os
 import random
 import sys
+import time
 
 import det_core
 
@@ -21,6 +23,7 @@ hp = ctx.hparams
 learning_rate = float(hp.get("learning_rate", 0.1))
 batch_size = int(hp.get("batch_size", 16))
 features = 2 + int(hp.get("noise_features", 0))
+step_seconds = float(hp.get("step_seconds", 0))
 if batch_size < 1:
     print(f"batch_size must be positive, got {batch_size}", file=sys.stderr)
     ctx.report_early_exit("INVALID_HP")
@@ -80,6 +83,7 @@ for op in ctx.searcher_operations():
         w = [wi - learning_rate * g / batch_size for wi, g in zip(w, grad_w)]
         b -= learning_rate * grad_b / batch_size
         steps += 1
+        time.sleep(step_seconds)
         if steps % 10 == 0:
             ctx.report_training_metrics(steps, {"loss": log_loss(w, b, batch)})
             if steps < op.length:

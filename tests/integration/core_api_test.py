@@ -26,7 +26,12 @@ class CoreApiTest(unittest.TestCase):
 
     def test_example_search_completes_with_metrics_and_checkpoints(self):
         c = self.cluster
-        out = c.det("submit", os.path.join(EXAMPLE, "adaptive.toml"), EXAMPLE)
+        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
+            config = f.read().replace("[hyperparameters]", "[hyperparameters]\nstep_seconds = 0.02")
+        path = os.path.join(c.root, "adaptive.toml")
+        with open(path, "w") as f:
+            f.write(config)  # slow enough that the searcher's stops land before the trials end
+        out = c.det("submit", path, EXAMPLE)
         self.assertEqual(out.returncode, 0, out.stderr)
         exp_id = int(out.stdout.split()[-1])
         exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}, timeout=300)

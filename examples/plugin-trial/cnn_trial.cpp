@@ -1,0 +1,146 @@
+// A convolutional network on Fashion-MNIST as a det trial plugin: det calls train_batch, evaluate,
+// save and load; everything else (the loop, metrics, checkpoints, stopping) is det's.
+//
+// Hyperparameters: global_batch_size, learning_rate, channels (of the first convolution).
+// [data]: data_dir (the gzipped IDX files of Fashion-MNIST), train_limit, validation_limit.
+
+#include <det/trial.hpp>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<uint8_t> read_gzip(const std::string& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) throw std::runtime_error("cannot open " + path);
+  std::vector<uint8_t> bytes;
+  uint8_t buffer[1 << 16];
+  int n;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
+  gzclose(file);
+  return bytes;
+}
+
+uint32_t big_endian(const std::vector<uint8_t>& b, size_t at) {
+  return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
+}
+
+/// Images as [n, 1, 28, 28] floats in [0, 1] and their labels, at most `limit` of them.
+std::pair<torch::Tensor, torch::Tensor> load_split(const std::string& dir, const std::string& prefix, int64_t limit) {
+  auto images = read_gzip(dir + "/" + prefix + "-images-idx3-ubyte.gz");
+  auto labels = read_gzip(dir + "/" + prefix + "-labels-idx1-ubyte.gz");
+  int64_t n = std::min<int64_t>(big_endian(images, 4), limit);
+  auto x = torch::from_blob(images.data() + 16, {n, 1, 28, 28}, torch::kUInt8).to(torch::kFloat32) / 255.0;
+  auto y = torch::from_blob(labels.data() + 8, {n}, torch::kUInt8).to(torch::kInt64);
+  return {x.clone(), y.clone()};
+}
+
+struct NetImpl : torch::nn::Module {
+  explicit NetImpl(int64_t channels)
+      : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, channels, 3)))),
+        conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, 2 * channels, 3)))),
+        fc(register_module("fc", torch::nn::Linear(2 * channels * 5 * 5, 10))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::max_pool2d(torch::relu(conv1(x)), 2);  // 26 -> 13
+    x = torch::max_pool2d(torch::relu(conv2(x)), 2);  // 11 -> 5
+    return fc(x.flatten(1));
+  }
+  torch::nn::Conv2d conv1, conv2;
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(Net);
+
+class CnnTrial : public det::trial {
+ public:
+  explicit CnnTrial(det::trial_context& context)
+      : batch_size_(static_cast<int64_t>(context.hparam("global_batch_size"))),
+        generator_(at::make_generator<at::CPUGeneratorImpl>(context.seed())) {
+    if (batch_size_ < 1) throw det::invalid_hyperparameters("global_batch_size must be at least 1");
+    auto channels = static_cast<int64_t>(context.hparam("channels"));
+    if (channels < 1) throw det::invalid_hyperparameters("channels must be at least 1");
+    auto data = nlohmann::json::parse(context.data_json());
+    auto dir = data.value("data_dir", std::string{"/usr/share/datasets/fashion-mnist"});
+    std::tie(train_x_, train_y_) = load_split(dir, "train", data.value("train_limit", int64_t{60000}));
+    std::tie(val_x_, val_y_) = load_split(dir, "t10k", data.value("validation_limit", int64_t{10000}));
+    torch::manual_seed(context.seed());
+    net_ = Net(channels);
+    optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(),
+                                                      torch::optim::AdamOptions(context.hparam("learning_rate")));
+    reshuffle();
+    context.log("CnnTrial: " + std::to_string(train_x_.size(0)) + " training images, " + std::to_string(channels) +
+                " channels");
+  }
+
+  int64_t batch_size() const override { return batch_size_; }
+  int64_t records_per_epoch() const override { return train_x_.size(0); }
+
+  det::metrics train_batch(int64_t) override {
+    if (position_ + batch_size_ > train_x_.size(0)) reshuffle();
+    auto indices = order_.slice(0, position_, position_ + batch_size_);
+    position_ += batch_size_;
+    optimizer_->zero_grad();
+    auto loss = torch::cross_entropy_loss(net_->forward(train_x_.index_select(0, indices)),
+                                          train_y_.index_select(0, indices));
+    loss.backward();
+    optimizer_->step();
+    return {{"loss", loss.item<double>()}};
+  }
+
+  det::metrics evaluate() override {
+    torch::NoGradGuard no_grad;
+    net_->eval();
+    auto logits = net_->forward(val_x_);
+    net_->train();
+    auto loss = torch::cross_entropy_loss(logits, val_y_).item<double>();
+    auto accuracy = logits.argmax(1).eq(val_y_).to(torch::kFloat64).mean().item<double>();
+    return {{"validation_loss", loss}, {"validation_accuracy", accuracy}};
+  }
+
+  void save(const std::string& dir) override {
+    torch::save(net_, dir + "/model.pt");
+    torch::save(*optimizer_, dir + "/optimizer.pt");
+    torch::serialize::OutputArchive state;
+    state.write("order", order_);
+    state.write("position", torch::tensor(position_));
+    state.write("generator", generator_.get_state());
+    state.save_to(dir + "/data_position.pt");
+  }
+
+  void load(const std::string& dir, bool weights_only) override {
+    torch::load(net_, dir + "/model.pt");
+    torch::load(*optimizer_, dir + "/optimizer.pt");
+    if (weights_only) return;
+    torch::serialize::InputArchive state;
+    state.load_from(dir + "/data_position.pt");
+    torch::Tensor position, generator;
+    state.read("order", order_);
+    state.read("position", position);
+    state.read("generator", generator);
+    position_ = position.item<int64_t>();
+    generator_.set_state(generator);
+  }
+
+ private:
+  void reshuffle() {
+    order_ = torch::randperm(train_x_.size(0), generator_, torch::kLong);
+    position_ = 0;
+  }
+
+  int64_t batch_size_;
+  at::Generator generator_;
+  torch::Tensor train_x_, train_y_, val_x_, val_y_;
+  Net net_{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  torch::Tensor order_;
+  int64_t position_ = 0;
+};
+
+} // namespace
+
+DET_TRIAL(CnnTrial)

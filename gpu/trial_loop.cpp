@@ -1,0 +1,163 @@
+#include "gpu/trial_loop.hpp"
+
+#include "gpu/checkpoint_files.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+namespace det::harness {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+class plan_context final : public det::trial_context {
+ public:
+  plan_context(const training_plan& plan, reporter& out)
+      : hparams_json_(plan.hparams_json.empty() ? "{}" : plan.hparams_json),
+        data_json_(plan.data_json.empty() ? "{}" : plan.data_json),
+        hparams_(nlohmann::json::parse(hparams_json_, nullptr, false)),
+        seed_(plan.seed),
+        out_(out) {
+    if (hparams_.is_discarded()) throw det::invalid_hyperparameters("The hyperparameters are not valid JSON.");
+    if (!hparams_.is_object()) throw det::invalid_hyperparameters("The hyperparameters are not a JSON object.");
+  }
+
+  const std::string& hparams_json() const override { return hparams_json_; }
+  double hparam(const std::string& name) const override {
+    auto it = hparams_.find(name);
+    if (it == hparams_.end()) throw det::invalid_hyperparameters("There is no hyperparameter '" + name + "'.");
+    if (it->is_boolean()) return it->get<bool>() ? 1 : 0;
+    if (!it->is_number()) throw det::invalid_hyperparameters("The hyperparameter '" + name + "' is not a number.");
+    return it->get<double>();
+  }
+  std::string hparam_text(const std::string& name) const override {
+    auto it = hparams_.find(name);
+    if (it == hparams_.end()) throw det::invalid_hyperparameters("There is no hyperparameter '" + name + "'.");
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  }
+  const std::string& data_json() const override { return data_json_; }
+  uint64_t seed() const override { return seed_; }
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  void log(const std::string& line) override { out_.log(line); }
+
+ private:
+  std::string hparams_json_;
+  std::string data_json_;
+  nlohmann::json hparams_;
+  uint64_t seed_;
+  reporter& out_;
+};
+
+int64_t total_batches(const training_plan& plan, int64_t batch_size, int64_t records_per_epoch) {
+  if (plan.length <= 0)
+    throw std::runtime_error("The trial's length must be positive, not " + std::to_string(plan.length) + ".");
+  auto batches_for_records = [&](int64_t records) { return (records + batch_size - 1) / batch_size; };
+  switch (plan.length_unit) {
+    case unit::batches: return plan.length;
+    case unit::records: return batches_for_records(plan.length);
+    case unit::epochs: return batches_for_records(plan.length * records_per_epoch);
+  }
+  throw std::logic_error("unhandled length unit");
+}
+
+// Accumulates one reporting period; validation and checkpoint time is left out so that
+// samples/s measures training only.
+class training_period {
+ public:
+  void resume() { resumed_ = clock_type::now(); }
+  void pause() { seconds_ += std::chrono::duration<double>(clock_type::now() - resumed_).count(); }
+  void add(const det::metrics& batch, int64_t records) {
+    for (const auto& [name, value] : batch) sums_[name] += value;
+    ++batches_;
+    records_ += records;
+  }
+  int64_t batches() const { return batches_; }
+  std::map<std::string, double> close() {
+    pause();
+    std::map<std::string, double> metrics;
+    for (const auto& [name, sum] : sums_) metrics[name] = sum / static_cast<double>(batches_);
+    metrics["samples_per_second"] = seconds_ > 0 ? static_cast<double>(records_) / seconds_ : 0;
+    *this = training_period{};
+    resume();
+    return metrics;
+  }
+
+ private:
+  clock_type::time_point resumed_ = clock_type::now();
+  double seconds_ = 0;
+  std::map<std::string, double> sums_;
+  int64_t batches_ = 0;
+  int64_t records_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan, reporter& out) {
+  return with_hyperparameter_errors([&] { return std::make_unique<plan_context>(plan, out); });
+}
+
+void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format) {
+  const int64_t batch_size = t.batch_size();
+  if (batch_size <= 0) throw invalid_hyperparameters("The batch size must be positive, not " + std::to_string(batch_size) + ".");
+  const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : t.records_per_epoch();
+  const int64_t goal = total_batches(plan, batch_size, std::max<int64_t>(records_per_epoch, 1));
+
+  progress at;
+  if (!plan.resume_from.empty()) {
+    at = read_checkpoint(plan.resume_from, format).at;
+    t.load(plan.resume_from, false);
+    out.log("Resuming from checkpoint " + plan.resume_from + " at batch " + std::to_string(at.batches) + ".");
+  } else if (!plan.warm_start_from.empty()) {
+    read_checkpoint(plan.warm_start_from, format);
+    t.load(plan.warm_start_from, true);
+    out.log("Starting from the weights of checkpoint " + plan.warm_start_from + ".");
+  }
+
+  int64_t validated_at = -1;
+  int64_t checkpointed_at = plan.resume_from.empty() ? -1 : at.batches;
+  training_period period;
+  auto validate = [&] {
+    period.pause();
+    out.validation_metrics(at, with_hyperparameter_errors([&] { return t.evaluate(); }));
+    validated_at = at.batches;
+    period.resume();
+  };
+  auto checkpoint = [&] {
+    if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
+    period.pause();
+    checkpoint_writer writer(plan.checkpoint_dir);
+    t.save(writer.dir());
+    out.checkpoint_saved(writer.commit(format, at));
+    checkpointed_at = at.batches;
+    period.resume();
+  };
+
+  bool stopped = false;
+  while (at.batches < goal) {
+    if (out.should_stop()) {
+      stopped = true;
+      break;
+    }
+    period.add(with_hyperparameter_errors([&] { return t.train_batch(at.batches); }), batch_size);
+    ++at.batches;
+    at.records += batch_size;
+    at.epochs = static_cast<double>(at.records) / static_cast<double>(std::max<int64_t>(records_per_epoch, 1));
+    if (plan.report_every_batches > 0 && period.batches() == plan.report_every_batches)
+      out.training_metrics(at, period.close());
+    if (plan.min_validation_period_batches > 0 && at.batches % plan.min_validation_period_batches == 0) validate();
+    if (plan.min_checkpoint_period_batches > 0 && at.batches % plan.min_checkpoint_period_batches == 0) checkpoint();
+  }
+  if (period.batches() > 0) out.training_metrics(at, period.close());
+  if (stopped) {
+    out.log("Stopped after " + std::to_string(at.batches) + " of " + std::to_string(goal) + " batches as requested.");
+    checkpoint();
+    return;
+  }
+  if (validated_at != at.batches) validate();
+  checkpoint();
+}
+
+} // namespace det::harness

@@ -1,0 +1,35 @@
+#pragma once
+// The harness's training loop for any det::trial (include/det/trial.hpp): builtin:mlp and user
+// plugins alike.
+
+#include "det/trial.hpp"
+#include "gpu/harness.hpp"
+
+#include <memory>
+#include <string>
+
+namespace det::harness {
+
+/// det::trial_context from a training plan: its hyperparameters, data settings and seed.
+std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan, reporter& out);
+
+/// Trains `t` as the plan says: resumes from plan.resume_from (or starts from the weights of
+/// plan.warm_start_from), trains until plan.length, reports training metrics (the mean of each
+/// metric over every report_every_batches, plus samples_per_second) and validations every
+/// min_validation_period_batches and at the end, checkpoints every min_checkpoint_period_batches,
+/// at the end and when stopped early. `format` names the trial's checkpoint layout, which a
+/// resume checks.
+void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format);
+
+/// A trial's constructor or loop threw det::invalid_hyperparameters: rethrows it as the
+/// harness's, so that the worker reports an early exit the searcher understands.
+template <class F>
+auto with_hyperparameter_errors(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const det::invalid_hyperparameters& e) {
+    throw invalid_hyperparameters(e.what());
+  }
+}
+
+} // namespace det::harness

@@ -1,0 +1,77 @@
+#pragma once
+// det's Trial API: what a user's trial library implements. The harness owns the loop: it asks for
+// training batches and validations as the searcher's lengths and the config's periods say,
+// averages and reports the metrics, checkpoints, resumes, and stops the trial gracefully.
+//
+// A trial is a class derived from det::trial, built from a det::trial_context, exported with
+// DET_TRIAL(ClassName), compiled into a shared library and named in the experiment config as
+//   entrypoint = "plugin:path/in/model/dir/libmytrial.so:ClassName"
+// The library may use LibTorch or anything else; this header needs only the standard library.
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace det {
+
+/// Metric name -> value, e.g. {"loss", 0.3}.
+using metrics = std::map<std::string, double>;
+
+/// Throw from the constructor (or anywhere) when the hyperparameters cannot work: the searcher
+/// replaces the trial instead of counting it.
+struct invalid_hyperparameters : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What a trial is built from; det implements it.
+class trial_context {
+ public:
+  virtual ~trial_context() = default;
+  /// Every hyperparameter, as a JSON object.
+  virtual const std::string& hparams_json() const = 0;
+  /// A top-level numeric (or boolean) hyperparameter; throws invalid_hyperparameters if it is
+  /// missing or not a number.
+  virtual double hparam(const std::string& name) const = 0;
+  /// A top-level hyperparameter as text (strings unquoted, anything else as JSON).
+  virtual std::string hparam_text(const std::string& name) const = 0;
+  /// The experiment config's [data] table, as a JSON object.
+  virtual const std::string& data_json() const = 0;
+  /// Seeds the trial's randomness; the same seed must give the same training.
+  virtual uint64_t seed() const = 0;
+  /// This process's place among the trial's processes (0 of 1 until distributed training).
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  /// A line for the trial's logs.
+  virtual void log(const std::string& line) = 0;
+};
+
+/// A user's trial. One instance trains one run of one trial.
+class trial {
+ public:
+  virtual ~trial() = default;
+  /// Records in one batch (the global batch size): the harness counts records and epochs with it.
+  virtual int64_t batch_size() const = 0;
+  /// Records in one epoch of the training data.
+  virtual int64_t records_per_epoch() const = 0;
+  /// One optimisation step on the next training batch; its metrics (e.g. "loss") are averaged
+  /// over each reporting period. `batch` counts from 0 across the trial's whole training.
+  virtual metrics train_batch(int64_t batch) = 0;
+  /// Evaluates the model on the validation data; the searcher reads its metric from these.
+  virtual metrics evaluate() = 0;
+  /// Writes into `dir` everything an exact resume needs: model, optimizer, LR scheduler,
+  /// random generators and the position in the data.
+  virtual void save(const std::string& dir) = 0;
+  /// Reads what save() wrote. `weights_only` (a warm start): the model and optimizer only,
+  /// since the new trial's training starts from batch 0.
+  virtual void load(const std::string& dir, bool weights_only) = 0;
+};
+
+/// The factory signature DET_TRIAL exports.
+using trial_factory = trial* (*)(trial_context&);
+
+} // namespace det
+
+/// Exports ClassName, which must be constructible from det::trial_context&, to the harness.
+#define DET_TRIAL(ClassName) \
+  extern "C" det::trial* det_make_trial_##ClassName(det::trial_context& context) { return new ClassName(context); }

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The Trial API on a real cluster: examples/plugin-trial's CnnTrial, built by the test suite,
+submitted with its model directory as a user would; a wrong class name and invalid
+hyperparameters become clear trial errors."""
+
+import os
+import shutil
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster  # noqa: E402
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/plugin-trial")
+PLUGIN = os.environ["DET_PLUGIN_LIBRARY"]
+
+
+class PluginTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=1, slots="cpu:2").start()
+        # The model directory as a user has it after building: sources plus build/libcnn_trial.so.
+        cls.model_dir = os.path.join(cls.cluster.root, "plugin-trial")
+        os.makedirs(os.path.join(cls.model_dir, "build"))
+        for name in ("cnn_trial.cpp", "CMakeLists.txt"):
+            shutil.copy(os.path.join(EXAMPLE, name), cls.model_dir)
+        shutil.copy(PLUGIN, os.path.join(cls.model_dir, "build", "libcnn_trial.so"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def submit(self, name, edits):
+        with open(os.path.join(EXAMPLE, "const.toml")) as f:
+            config = f.read()
+        config = config.replace("max_length = { batches = 300 }", "max_length = { batches = 40 }").replace(
+            "min_validation_period = { batches = 100 }", "min_validation_period = { batches = 20 }").replace(
+            "train_limit = 20000", "train_limit = 2000").replace("validation_limit = 2000", "validation_limit = 500")
+        for old, new in edits:
+            config = config.replace(old, new)
+        path = os.path.join(self.cluster.root, name)
+        with open(path, "w") as f:
+            f.write(config)
+        out = self.cluster.det("submit", path, self.model_dir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp_id = int(out.stdout.split()[-1])
+        return self.cluster.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=300)
+
+    def test_the_example_cnn_trains_validates_and_checkpoints(self):
+        exp = self.submit("cnn.toml", [])
+        trial = exp["trials"][0]
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", self.cluster.trial_logs(trial["id"]))
+        self.assertEqual(int(trial["total_batches"]), 40)
+        self.assertGreater(trial["latest_validation"]["validation_accuracy"], 0.3)
+        self.assertTrue(trial["latest_checkpoint_uuid"])
+        metrics = self.cluster.get(f"/api/v1/trials/{trial['id']}/metrics?group=validation")["metrics"]
+        self.assertEqual([int(m["total_batches"]) for m in metrics], [20, 40])
+        self.assertTrue(any("CnnTrial: 2000 training images" in l for l in self.cluster.trial_logs(trial["id"])))
+
+    def test_a_class_the_library_does_not_export_is_a_clear_error(self):
+        exp = self.submit("wrong-class.toml", [(":CnnTrial", ":NoSuchTrial"), ("max_restarts = 1", "max_restarts = 0")])
+        trial = exp["trials"][0]
+        self.assertEqual(trial["state"], "STATE_ERROR")
+        self.assertIn("exports no trial named NoSuchTrial", trial["exit_reason"])
+
+    def test_hyperparameters_the_trial_rejects_end_it_as_invalid(self):
+        exp = self.submit("invalid.toml", [("channels = 16", "channels = 0")])
+        trial = exp["trials"][0]
+        self.assertEqual(trial["state"], "STATE_ERROR")
+        self.assertTrue(trial["exit_reason"].startswith("invalid hyperparameters: channels must be at least 1"),
+                        trial["exit_reason"])
+        self.assertEqual(trial["restarts"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
