@@ -95,6 +95,9 @@ struct experiment_config {
   int max_restarts = 5;
   int64_t records_per_epoch = 0;
   int scheduling_unit = 100;
+  /// `[profiling] enabled`: the worker samples system metrics every second and the harness
+  /// times its steps; both are reported as the metric groups "system" and "timings".
+  bool profiling_enabled = false;
   /// The `[data]` table as JSON object text, handed to training code unchanged.
   std::string data_json = "{}";
   /// `reproducibility.experiment_seed`; the parse time (Unix seconds) when not given.

@@ -165,9 +165,16 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   if (auto v = reader.read_integer_in("records_per_epoch", 0, no_limit)) config.records_per_epoch = *v;
   if (auto v = reader.read_integer_in("scheduling_unit", 1, int_max)) config.scheduling_unit = static_cast<int>(*v);
   if (const auto* data = reader.read_table("data")) config.data_json = detail::to_json_text(*data);
+  if (const auto* profiling = reader.read_table("profiling")) {
+    table_reader section(*profiling, reader.path_of("profiling"), reader.diag());
+    if (auto v = section.read_boolean("enabled")) config.profiling_enabled = *v;
+    // Determined's bounds and sync switch: det profiles the whole run.
+    section.ignore({"begin_on_batch", "end_after_batch", "sync_timings"});
+    section.report_unknown_keys();
+  }
   read_reproducibility(reader, config);
   // Determined keys that det accepts so that Determined configs load, but does not act on yet.
-  reader.ignore({"labels", "project", "workspace", "environment", "bind_mounts", "profiling",
+  reader.ignore({"labels", "project", "workspace", "environment", "bind_mounts",
                  "optimizations", "checkpoint_policy", "perform_initial_validation", "debug",
                  "preemption_timeout", "log_policies", "retention_policy", "integrations", "slurm",
                  "pbs", "security", "tensorboard_storage", "data_layer"});

@@ -4,6 +4,7 @@
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
 
+#include <chrono>
 #include <sstream>
 #include <stdexcept>
 
@@ -13,7 +14,8 @@ namespace {
 class mlp_trial final : public det::trial {
  public:
   explicit mlp_trial(det::trial_context& context)
-      : hparams_(parse_hparams(context.hparams_json())),
+      : context_(context),
+        hparams_(parse_hparams(context.hparams_json())),
         data_spec_(parse_data_settings(context.data_json())),
         data_(load_trial_data(data_spec_)),
         // A CUDA build of LibTorch trains on the GPU the agent exposed; Debian's CPU build never does.
@@ -35,7 +37,9 @@ class mlp_trial final : public det::trial {
   int64_t records_per_epoch() const override { return data_->train.size(); }
 
   det::metrics train_batch(int64_t) override {
+    auto start = std::chrono::steady_clock::now();
     auto [inputs, labels] = batches_.next();
+    context_.record_timing("dataloader_next", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return {{"loss", train_step(model_, *optimizer_, inputs, labels).item<double>()}};
   }
 
@@ -65,6 +69,7 @@ class mlp_trial final : public det::trial {
     return model;
   }
 
+  det::trial_context& context_;
   mlp_hparams hparams_;
   data_settings data_spec_;
   std::shared_ptr<const trial_data> data_;

@@ -41,6 +41,8 @@ class reporter {
   virtual bool should_stop() = 0;
   /// A checkpoint is complete on the checkpoint storage.
   virtual void checkpoint_saved(const saved_checkpoint&) = 0;
+  /// Profiling: group "system" (sampled utilisation) or "timings" (mean seconds per step kind).
+  virtual void profile_metrics(const std::string& group, const progress&, const std::map<std::string, double>&) {}
 };
 
 /// Trains per the plan. Throws std::runtime_error with a sentence on bad hyperparameters or data.

@@ -39,9 +39,10 @@ det::trial_factory find_factory(void* lib, const std::string& library, const std
 }
 
 void train(det::trial_factory make, const std::string& format, const training_plan& plan, reporter& out) {
-  auto context = make_trial_context(plan, out);
+  step_timings timings(plan.profiling);
+  auto context = make_trial_context(plan, out, timings);
   std::unique_ptr<det::trial> t(with_hyperparameter_errors([&] { return make(*context); }));
-  run_trial_loop(*t, plan, out, format);
+  run_trial_loop(*t, plan, out, format, timings);
 }
 
 } // namespace

@@ -31,6 +31,7 @@ struct training_plan {
   int64_t min_checkpoint_period_batches = 0;
   std::string resume_from;      // a checkpoint directory to continue from, its progress included
   std::string warm_start_from;  // a checkpoint directory whose weights to start from, progress at 0
+  bool profiling = false;       // report "system" samples every second and "timings" per period
 };
 
 }  // namespace det::harness

@@ -1,10 +1,12 @@
 #include "gpu/trial_loop.hpp"
 
 #include "gpu/checkpoint_files.hpp"
+#include "gpu/system_sampler.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <optional>
 
 namespace det::harness {
 
@@ -14,8 +16,9 @@ using clock_type = std::chrono::steady_clock;
 
 class plan_context final : public det::trial_context {
  public:
-  plan_context(const training_plan& plan, reporter& out)
-      : hparams_json_(plan.hparams_json.empty() ? "{}" : plan.hparams_json),
+  plan_context(const training_plan& plan, reporter& out, step_timings& timings)
+      : timings_(timings),
+        hparams_json_(plan.hparams_json.empty() ? "{}" : plan.hparams_json),
         data_json_(plan.data_json.empty() ? "{}" : plan.data_json),
         hparams_(nlohmann::json::parse(hparams_json_, nullptr, false)),
         seed_(plan.seed),
@@ -42,8 +45,10 @@ class plan_context final : public det::trial_context {
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   void log(const std::string& line) override { out_.log(line); }
+  void record_timing(const std::string& name, double seconds) override { timings_.add(name, seconds); }
 
  private:
+  step_timings& timings_;
   std::string hparams_json_;
   std::string data_json_;
   nlohmann::json hparams_;
@@ -95,11 +100,40 @@ class training_period {
 
 } // namespace
 
-std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan, reporter& out) {
-  return with_hyperparameter_errors([&] { return std::make_unique<plan_context>(plan, out); });
+void step_timings::add(const std::string& name, double seconds) {
+  if (!enabled_) return;
+  auto& [sum, count] = sums_[name];
+  sum += seconds;
+  ++count;
 }
 
-void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format) {
+std::map<std::string, double> step_timings::close() {
+  std::map<std::string, double> means;
+  for (const auto& [name, sum_count] : sums_) means[name] = sum_count.first / static_cast<double>(sum_count.second);
+  sums_.clear();
+  return means;
+}
+
+std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan, reporter& out, step_timings& timings) {
+  return with_hyperparameter_errors([&] { return std::make_unique<plan_context>(plan, out, timings); });
+}
+
+void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
+                    step_timings& timings) {
+  // Times `f` as `name` when profiling.
+  auto timed = [&](const char* name, auto&& f) {
+    if (!timings.enabled()) return f();
+    auto start = clock_type::now();
+    struct record {
+      step_timings& timings;
+      const char* name;
+      clock_type::time_point start;
+      ~record() { timings.add(name, std::chrono::duration<double>(clock_type::now() - start).count()); }
+    } guard{timings, name, start};
+    return f();
+  };
+  std::optional<system_sampler> sampler;
+  if (plan.profiling) sampler.emplace();
   const int64_t batch_size = t.batch_size();
   if (batch_size <= 0) throw invalid_hyperparameters("The batch size must be positive, not " + std::to_string(batch_size) + ".");
   const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : t.records_per_epoch();
@@ -108,7 +142,7 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   progress at;
   if (!plan.resume_from.empty()) {
     at = read_checkpoint(plan.resume_from, format).at;
-    t.load(plan.resume_from, false);
+    timed("checkpoint_load", [&] { t.load(plan.resume_from, false); });
     out.log("Resuming from checkpoint " + plan.resume_from + " at batch " + std::to_string(at.batches) + ".");
   } else if (!plan.warm_start_from.empty()) {
     read_checkpoint(plan.warm_start_from, format);
@@ -121,18 +155,26 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   training_period period;
   auto validate = [&] {
     period.pause();
-    out.validation_metrics(at, with_hyperparameter_errors([&] { return t.evaluate(); }));
+    out.validation_metrics(at, timed("evaluate", [&] { return with_hyperparameter_errors([&] { return t.evaluate(); }); }));
     validated_at = at.batches;
     period.resume();
   };
   auto checkpoint = [&] {
     if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
     period.pause();
-    checkpoint_writer writer(plan.checkpoint_dir);
-    t.save(writer.dir());
-    out.checkpoint_saved(writer.commit(format, at));
+    auto saved = timed("checkpoint_save", [&] {
+      checkpoint_writer writer(plan.checkpoint_dir);
+      t.save(writer.dir());
+      return writer.commit(format, at);
+    });
+    out.checkpoint_saved(saved);
     checkpointed_at = at.batches;
     period.resume();
+  };
+
+  auto report_timings = [&] {
+    auto means = timings.close();
+    if (!means.empty()) out.profile_metrics("timings", at, means);
   };
 
   bool stopped = false;
@@ -141,12 +183,17 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
       stopped = true;
       break;
     }
-    period.add(with_hyperparameter_errors([&] { return t.train_batch(at.batches); }), batch_size);
+    period.add(timed("train_batch", [&] { return with_hyperparameter_errors([&] { return t.train_batch(at.batches); }); }),
+               batch_size);
+    if (sampler)
+      for (auto& sample : sampler->take()) out.profile_metrics("system", at, sample);
     ++at.batches;
     at.records += batch_size;
     at.epochs = static_cast<double>(at.records) / static_cast<double>(std::max<int64_t>(records_per_epoch, 1));
-    if (plan.report_every_batches > 0 && period.batches() == plan.report_every_batches)
+    if (plan.report_every_batches > 0 && period.batches() == plan.report_every_batches) {
       out.training_metrics(at, period.close());
+      report_timings();
+    }
     if (plan.min_validation_period_batches > 0 && at.batches % plan.min_validation_period_batches == 0) validate();
     if (plan.min_checkpoint_period_batches > 0 && at.batches % plan.min_checkpoint_period_batches == 0) checkpoint();
   }
@@ -154,10 +201,12 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   if (stopped) {
     out.log("Stopped after " + std::to_string(at.batches) + " of " + std::to_string(goal) + " batches as requested.");
     checkpoint();
+    report_timings();
     return;
   }
   if (validated_at != at.batches) validate();
   checkpoint();
+  report_timings();
 }
 
 } // namespace det::harness

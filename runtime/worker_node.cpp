@@ -54,6 +54,10 @@ public:
                           const std::map<std::string, double>& m) override {
     send("validation", p, m);
   }
+  void profile_metrics(const std::string& group, const harness::progress& p,
+                       const std::map<std::string, double>& m) override {
+    send(group.c_str(), p, m);
+  }
   void log(const std::string& line) override { std::cout << line << std::endl; }
 
   /// Waits until the master has recorded the checkpoint: a trial that stops right after must not
@@ -200,6 +204,7 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
   if (cfg.min_checkpoint_period)
     plan.min_checkpoint_period_batches = cfg.batches_in(*cfg.min_checkpoint_period);
   plan.checkpoint_dir = spec.checkpoint_root();
+  plan.profiling = cfg.profiling_enabled;
   auto in_storage = [&](const std::string& uuid) {
     return uuid.empty() ? std::string{} : spec.checkpoint_root() + "/" + uuid;
   };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -90,7 +91,36 @@ std::int64_t drain_logs(rest_client& master, std::int64_t trial, std::int64_t af
 
 } // namespace
 
-int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics) {
+// Profiling's groups summarised: per metric, how many samples, their mean and max, and the last.
+void print_profile(rest_client& master, std::int64_t id, const std::string& group, const char* title) {
+  auto reply = master.get<pb::GetTrialMetricsResponse>(trial_path(id) + "/metrics?group=" + group);
+  struct summary {
+    int64_t count = 0;
+    double sum = 0, max = 0, last = 0;
+  };
+  std::map<std::string, summary> by_name;
+  for (const auto& report : reply.metrics())
+    for (const auto& [name, value] : report.metrics()) {
+      if (name == "batches" || name == "epochs") continue;
+      auto& s = by_name[name];
+      s.max = s.count == 0 ? value : std::max(s.max, value);
+      s.sum += value;
+      s.last = value;
+      ++s.count;
+    }
+  std::cout << "\n" << title << ":\n";
+  if (by_name.empty()) {
+    std::cout << "(none: set [profiling] enabled = true in the experiment config)\n";
+    return;
+  }
+  table out({"Metric", "Samples", "Mean", "Max", "Last"});
+  for (const auto& [name, s] : by_name)
+    out.add_row({name, std::to_string(s.count), format_number(s.sum / static_cast<double>(s.count)),
+                 format_number(s.max), format_number(s.last)});
+  out.print(std::cout);
+}
+
+int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics, bool profile) {
   auto reply = master.get<pb::GetTrialResponse>(trial_path(id));
   if (json) {
     std::cout << det::to_json(reply, true) << '\n';
@@ -112,6 +142,10 @@ int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics
   if (metrics) {
     print_metrics_history(master, id, "training");
     print_metrics_history(master, id, "validation");
+  }
+  if (profile) {
+    print_profile(master, id, "system", "System metrics (sampled every second)");
+    print_profile(master, id, "timings", "Timings (mean seconds per step, per report period)");
   }
   return 0;
 }

@@ -9,8 +9,9 @@ namespace det::tools {
 class rest_client;
 
 /// Prints a trial's fields and latest metrics, with `metrics` also every
-/// reported training and validation row, or with `json` the GetTrialResponse.
-int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics);
+/// reported training and validation row, with `profile` a summary of its profiling
+/// metrics, or with `json` the GetTrialResponse.
+int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics, bool profile);
 
 struct trial_logs_options {
   bool follow = false;              ///< keep printing until the trial ends and its logs stop

@@ -30,6 +30,7 @@ struct command_line {
   bool follow = false;
   bool json = false;
   bool metrics = false;
+  bool profile = false;
   std::int64_t id = 0;
   std::int64_t head = 0;
   std::int64_t tail = 0;
@@ -138,8 +139,9 @@ void add_trial(CLI::App& app, command_line& cl) {
   add_id(describe, "trial_id", cl);
   add_json_flag(describe, cl);
   describe->add_flag("--metrics", cl.metrics, "Also print every reported metric.");
+  describe->add_flag("--profile", cl.profile, "Also summarise the trial's system metrics and timings.");
   cl.on_master(describe, [&cl](rest_client& m) {
-    return det::tools::describe_trial(m, cl.id, cl.json, cl.metrics);
+    return det::tools::describe_trial(m, cl.id, cl.json, cl.metrics, cl.profile);
   });
 
   auto* download = t->add_subcommand("download", "Download a trial's best or latest checkpoint.");

@@ -44,6 +44,10 @@ class trial_context {
   virtual int world_size() const = 0;
   /// A line for the trial's logs.
   virtual void log(const std::string& line) = 0;
+  /// Profiling: seconds spent in a step of the trial's own making (e.g. "dataloader_next"),
+  /// reported as its mean per period in the metric group "timings". A no-op unless the
+  /// experiment enables profiling.
+  virtual void record_timing(const std::string& name, double seconds) = 0;
 };
 
 /// A user's trial. One instance trains one run of one trial.

@@ -57,6 +57,23 @@ class PluginTest(unittest.TestCase):
         self.assertEqual([int(m["total_batches"]) for m in metrics], [20, 40])
         self.assertTrue(any("CnnTrial: 2000 training images" in l for l in self.cluster.trial_logs(trial["id"])))
 
+    def test_profiling_reports_system_metrics_and_timings(self):
+        exp = self.submit("profiled.toml", [("max_length = { batches = 40 }", "max_length = { batches = 150 }"),
+                                             ("[hyperparameters]", "[profiling]\nenabled = true\n\n[hyperparameters]")])
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        trial_id = exp["trials"][0]["id"]
+        system = self.cluster.get(f"/api/v1/trials/{trial_id}/metrics?group=system")["metrics"]
+        self.assertTrue(system, "no system sample")
+        self.assertTrue(all(0 <= m["metrics"]["cpu_util_percent"] <= 100 for m in system))
+        timings = self.cluster.get(f"/api/v1/trials/{trial_id}/metrics?group=timings")["metrics"]
+        names = set().union(*(m["metrics"].keys() for m in timings))
+        self.assertTrue({"train_batch", "evaluate", "checkpoint_save"} <= names, names)
+        described = self.cluster.det("trial", "describe", str(trial_id), "--profile")
+        self.assertEqual(described.returncode, 0, described.stderr)
+        self.assertIn("System metrics", described.stdout)
+        self.assertIn("cpu_util_percent", described.stdout)
+        self.assertIn("train_batch", described.stdout)
+
     def test_a_class_the_library_does_not_export_is_a_clear_error(self):
         exp = self.submit("wrong-class.toml", [(":CnnTrial", ":NoSuchTrial"), ("max_restarts = 1", "max_restarts = 0")])
         trial = exp["trials"][0]

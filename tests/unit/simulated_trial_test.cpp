@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <thread>
 #include <filesystem>
 #include <unistd.h>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 
 #include "gpu/harness.hpp"
 #include "gpu/simulated_trial.hpp"
+#include "gpu/system_sampler.hpp"
 
 using namespace det::harness;
 
@@ -111,4 +113,19 @@ TEST_CASE("builtin:simulate resumes from its checkpoint with the same noise as a
   REQUIRE(whole.validations.size() == 5);
   for (size_t i = 0; i < 3; ++i) CHECK(second.validations[i] == whole.validations[i + 2]);
   std::filesystem::remove_all(storage);
+}
+
+TEST_CASE("the profiling sampler reports the machine's utilisation every interval") {
+  det::harness::system_sampler sampler(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto samples = sampler.take();
+  REQUIRE(samples.size() >= 2);
+  for (const auto& s : samples) {
+    CHECK(s.at("cpu_util_percent") >= 0);
+    CHECK(s.at("cpu_util_percent") <= 100);
+    CHECK(s.at("memory_used_gb") > 0);
+    CHECK(s.count("disk_write_mb_s") == 1);
+    CHECK(s.count("net_recv_mb_s") == 1);
+  }
+  CHECK(sampler.take().size() <= 1);  // taken samples are gone
 }
