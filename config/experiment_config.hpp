@@ -98,6 +98,10 @@ struct experiment_config {
   /// `[profiling] enabled`: the worker samples system metrics every second and the harness
   /// times its steps; both are reported as the metric groups "system" and "timings".
   bool profiling_enabled = false;
+  /// `[optimizations]`: Determined's mixed_precision ("O0" off, "O1".."O3" on) and det's
+  /// gradient_clip_norm (0: no clipping), which trials read from their context.
+  std::string mixed_precision = "O0";
+  double gradient_clip_norm = 0;
   /// The `[data]` table as JSON object text, handed to training code unchanged.
   std::string data_json = "{}";
   /// `reproducibility.experiment_seed`; the parse time (Unix seconds) when not given.

@@ -165,6 +165,26 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   if (auto v = reader.read_integer_in("records_per_epoch", 0, no_limit)) config.records_per_epoch = *v;
   if (auto v = reader.read_integer_in("scheduling_unit", 1, int_max)) config.scheduling_unit = static_cast<int>(*v);
   if (const auto* data = reader.read_table("data")) config.data_json = detail::to_json_text(*data);
+  if (const auto* optimizations = reader.read_table("optimizations")) {
+    table_reader section(*optimizations, reader.path_of("optimizations"), reader.diag());
+    if (auto v = section.read_string("mixed_precision")) {
+      if (*v == "O0" || *v == "O1" || *v == "O2" || *v == "O3")
+        config.mixed_precision = *v;
+      else
+        section.error("mixed_precision", "expected O0 (off), O1, O2 or O3, got \"" + *v + "\"");
+    }
+    if (auto v = section.read_number("gradient_clip_norm")) {
+      if (*v >= 0)
+        config.gradient_clip_norm = *v;
+      else
+        section.error("gradient_clip_norm", "must be 0 (no clipping) or positive");
+    }
+    // Determined's distributed-training knobs: det does not act on them yet.
+    section.ignore({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
+                    "gradient_compression", "grad_updates_size_file", "tensor_fusion_threshold",
+                    "tensor_fusion_cycle_time", "auto_tune_tensor_fusion"});
+    section.report_unknown_keys();
+  }
   if (const auto* profiling = reader.read_table("profiling")) {
     table_reader section(*profiling, reader.path_of("profiling"), reader.diag());
     if (auto v = section.read_boolean("enabled")) config.profiling_enabled = *v;
@@ -175,7 +195,7 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   read_reproducibility(reader, config);
   // Determined keys that det accepts so that Determined configs load, but does not act on yet.
   reader.ignore({"labels", "project", "workspace", "environment", "bind_mounts",
-                 "optimizations", "checkpoint_policy", "perform_initial_validation", "debug",
+                 "checkpoint_policy", "perform_initial_validation", "debug",
                  "preemption_timeout", "log_policies", "retention_policy", "integrations", "slurm",
                  "pbs", "security", "tensorboard_storage", "data_layer"});
   reader.report_unknown_keys();

@@ -23,7 +23,8 @@ class mlp_trial final : public det::trial {
         validation_(data_->validation.first(data_spec_.validation_limit).to(device_)),
         model_(seeded_model(hparams_, context.seed(), device_)),
         optimizer_(make_optimizer(hparams_, model_)),
-        batches_(data_->train.to(device_), hparams_.global_batch_size, context.seed()) {
+        batches_(data_->train.to(device_), hparams_.global_batch_size, context.seed()),
+        clip_norm_(context.gradient_clip_norm()) {
     context.log("Loaded " + data_->description + ".");
     std::ostringstream intro;
     intro << "Training builtin:mlp " << describe_layers(hparams_.hidden_sizes) << " with "
@@ -31,6 +32,11 @@ class mlp_trial final : public det::trial {
           << hparams_.learning_rate << ", batch " << hparams_.global_batch_size << ") on " << device_.str()
           << " with " << at::get_num_threads() << " thread(s).";
     context.log(intro.str());
+    if (context.gradient_clip_norm() > 0)
+      context.log("Clipping gradients to a total norm of " + std::to_string(context.gradient_clip_norm()) + ".");
+    if (context.mixed_precision() != "O0")
+      context.log("optimizations.mixed_precision = " + context.mixed_precision() +
+                  " is not applied: builtin:mlp trains in float32 on " + device_.str() + ".");
   }
 
   int64_t batch_size() const override { return hparams_.global_batch_size; }
@@ -40,7 +46,7 @@ class mlp_trial final : public det::trial {
     auto start = std::chrono::steady_clock::now();
     auto [inputs, labels] = batches_.next();
     context_.record_timing("dataloader_next", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return {{"loss", train_step(model_, *optimizer_, inputs, labels).item<double>()}};
+    return {{"loss", train_step(model_, *optimizer_, inputs, labels, clip_norm_).item<double>()}};
   }
 
   det::metrics evaluate() override {
@@ -78,6 +84,7 @@ class mlp_trial final : public det::trial {
   mlp model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   batch_stream batches_;
+  double clip_norm_;
 };
 
 }  // namespace

@@ -133,10 +133,11 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, ml
 }
 
 torch::Tensor train_step(mlp& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs,
-                         const torch::Tensor& labels) {
+                         const torch::Tensor& labels, double clip_norm) {
   optimizer.zero_grad();
   auto loss = torch::nn::functional::cross_entropy(model->forward(inputs), labels);
   loss.backward();
+  if (clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip_norm);
   optimizer.step();
   return loss.detach();
 }

@@ -45,9 +45,10 @@ std::shared_ptr<const trial_data> load_trial_data(const data_settings&);
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams&, mlp&);
 
-/// One optimisation step; returns the batch's mean cross-entropy, detached.
-torch::Tensor train_step(mlp&, torch::optim::Optimizer&, const torch::Tensor& inputs,
-                         const torch::Tensor& labels);
+/// One optimisation step, clipping the gradients' total norm to `clip_norm` when it is positive;
+/// returns the batch's mean cross-entropy, detached.
+torch::Tensor train_step(mlp&, torch::optim::Optimizer&, const torch::Tensor& inputs, const torch::Tensor& labels,
+                         double clip_norm = 0);
 
 struct evaluation {
   double loss = 0;

@@ -32,6 +32,8 @@ struct training_plan {
   std::string resume_from;      // a checkpoint directory to continue from, its progress included
   std::string warm_start_from;  // a checkpoint directory whose weights to start from, progress at 0
   bool profiling = false;       // report "system" samples every second and "timings" per period
+  std::string mixed_precision = "O0";  // [optimizations], for the trial to apply where it can
+  double gradient_clip_norm = 0;
 };
 
 }  // namespace det::harness

@@ -22,6 +22,8 @@ class plan_context final : public det::trial_context {
         data_json_(plan.data_json.empty() ? "{}" : plan.data_json),
         hparams_(nlohmann::json::parse(hparams_json_, nullptr, false)),
         seed_(plan.seed),
+        mixed_precision_(plan.mixed_precision),
+        gradient_clip_norm_(plan.gradient_clip_norm),
         out_(out) {
     if (hparams_.is_discarded()) throw det::invalid_hyperparameters("The hyperparameters are not valid JSON.");
     if (!hparams_.is_object()) throw det::invalid_hyperparameters("The hyperparameters are not a JSON object.");
@@ -42,6 +44,8 @@ class plan_context final : public det::trial_context {
   }
   const std::string& data_json() const override { return data_json_; }
   uint64_t seed() const override { return seed_; }
+  const std::string& mixed_precision() const override { return mixed_precision_; }
+  double gradient_clip_norm() const override { return gradient_clip_norm_; }
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   void log(const std::string& line) override { out_.log(line); }
@@ -53,6 +57,8 @@ class plan_context final : public det::trial_context {
   std::string data_json_;
   nlohmann::json hparams_;
   uint64_t seed_;
+  std::string mixed_precision_;
+  double gradient_clip_norm_;
   reporter& out_;
 };
 

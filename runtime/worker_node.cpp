@@ -205,6 +205,8 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
     plan.min_checkpoint_period_batches = cfg.batches_in(*cfg.min_checkpoint_period);
   plan.checkpoint_dir = spec.checkpoint_root();
   plan.profiling = cfg.profiling_enabled;
+  plan.mixed_precision = cfg.mixed_precision;
+  plan.gradient_clip_norm = cfg.gradient_clip_norm;
   auto in_storage = [&](const std::string& uuid) {
     return uuid.empty() ? std::string{} : spec.checkpoint_root() + "/" + uuid;
   };

@@ -39,6 +39,10 @@ class trial_context {
   virtual const std::string& data_json() const = 0;
   /// Seeds the trial's randomness; the same seed must give the same training.
   virtual uint64_t seed() const = 0;
+  /// [optimizations]: "O0" (float32) or "O1".."O3" (mixed precision where the device allows; a
+  /// trial that cannot should say so with log()), and the norm to clip gradients to (0: none).
+  virtual const std::string& mixed_precision() const = 0;
+  virtual double gradient_clip_norm() const = 0;
   /// This process's place among the trial's processes (0 of 1 until distributed training).
   virtual int rank() const = 0;
   virtual int world_size() const = 0;

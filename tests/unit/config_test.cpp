@@ -364,3 +364,19 @@ TEST_CASE("a bad master config reports every problem") {
                              "integer or a duration such as \"25s\" or \"1m\"\n" +
                       path + ":13:13: resource_pools[1].pool_name: the pool \"a\" is already defined");
 }
+
+TEST_CASE("optimizations and profiling are read, and bad values named") {
+  auto config = parse_experiment_config("entrypoint = \"builtin:mlp\"\n[optimizations]\nmixed_precision = \"O1\"\n"
+                                        "gradient_clip_norm = 1.5\naggregation_frequency = 2\n[profiling]\nenabled = true\n"
+                                        "begin_on_batch = 0\n" + single_searcher,
+                                        "inline.toml");
+  CHECK(config.mixed_precision == "O1");
+  CHECK(config.gradient_clip_norm == 1.5);
+  CHECK(config.profiling_enabled);
+  CHECK(parse_errors("entrypoint = \"x\"\n[optimizations]\nmixed_precision = \"O4\"\n" + single_searcher) ==
+        "inline.toml:3:19: optimizations.mixed_precision: expected O0 (off), O1, O2 or O3, got \"O4\"");
+  CHECK(parse_errors("entrypoint = \"x\"\n[optimizations]\ngradient_clip_norm = -1\n" + single_searcher).find(
+            "optimizations.gradient_clip_norm: must be 0 (no clipping) or positive") != std::string::npos);
+  CHECK(parse_errors("entrypoint = \"x\"\n[profiling]\nenabeld = true\n" + single_searcher).find("profiling.enabeld") !=
+        std::string::npos);
+}

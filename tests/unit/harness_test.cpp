@@ -295,3 +295,21 @@ TEST_CASE("checkpoints on a period, and a missing or corrupt checkpoint is a cle
   std::filesystem::remove(storage.path / out.checkpoints[1].uuid / "model.pt");
   CHECK(error_of(plan).find("cannot be loaded") != std::string::npos);
 }
+
+TEST_CASE("gradient clipping is applied and mixed precision is reported as not applied on the CPU") {
+  auto plan = synthetic_plan(60);
+  recording_reporter free_run;
+  det::harness::run_trial(plan, free_run);
+  plan.gradient_clip_norm = 1e-9;  // so small that the model barely moves
+  plan.mixed_precision = "O1";
+  recording_reporter clipped;
+  det::harness::run_trial(plan, clipped);
+  auto loss = [](const recording_reporter& r) { return r.validation.back().metrics.at("validation_loss"); };
+  CHECK(loss(clipped) > loss(free_run) + 0.1);
+  auto said = [&](const std::string& text) {
+    return std::any_of(clipped.lines.begin(), clipped.lines.end(),
+                       [&](const std::string& line) { return line.find(text) != std::string::npos; });
+  };
+  CHECK(said("Clipping gradients to a total norm of"));
+  CHECK(said("mixed_precision = O1 is not applied"));
+}
