@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   mlp model(std::vector<int64_t>{2048, 2048}, 0.1);
   mlp_hparams hparams;
   hparams.hidden_sizes = {2048, 2048};
-  auto optimizer = make_optimizer(hparams, model);
+  auto optimizer = make_optimizer(hparams, model->parameters());
   // One step so that Adam holds its moment estimates.
   auto inputs = torch::randn({64, mlp_input_size});
   auto labels = torch::randint(0, mlp_classes, {64}, torch::kLong);
@@ -60,14 +60,14 @@ int main(int argc, char** argv) {
   auto det_round = [&] {
     auto start = clock_type::now();
     checkpoint_writer writer(root.string());
-    save_mlp_state(writer.dir(), model, *optimizer, batches);
+    save_trial_state(writer.dir(), *model, *optimizer, batches);
     auto saved = writer.commit("det.mlp/1", progress{100, 6400, 0.1});
     det_save.push_back(seconds_since(start));
     auto dir = root / saved.uuid;
     det_bytes = bytes_under(dir);
     start = clock_type::now();
     read_checkpoint(dir.string(), "det.mlp/1");
-    load_mlp_state(dir.string(), false, model, *optimizer, batches);
+    load_trial_state(dir.string(), false, *model, *optimizer, batches);
     det_load.push_back(seconds_since(start));
     fs::remove_all(dir);
   };

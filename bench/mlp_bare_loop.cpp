@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
     auto data = load_trial_data(data_spec);
     torch::manual_seed(0);
     mlp model(hparams.hidden_sizes, hparams.dropout);
-    auto optimizer = make_optimizer(hparams, model);
+    auto optimizer = make_optimizer(hparams, model->parameters());
     batch_stream batches(data->train, hparams.global_batch_size, 0);
 
     auto start = std::chrono::steady_clock::now();

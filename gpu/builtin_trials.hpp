@@ -6,8 +6,8 @@
 
 namespace det::harness {
 
-/// builtin:mlp: loads libdet_torch_trials.so (once) from beside the running binary, or from
-/// ../lib/det/ for an installed det, and trains its det_make_trial_mlp. Throws
+/// builtin:mlp and builtin:cnn: loads libdet_torch_trials.so (once) from beside the running
+/// binary, or from ../lib/det/ for an installed det, and trains its det_make_trial_NAME. Throws
 /// std::runtime_error with a sentence if the library cannot be loaded.
 void run_torch_trial(const training_plan& plan, reporter& out);
 

@@ -125,11 +125,11 @@ std::shared_ptr<const trial_data> load_trial_data(const data_settings& settings)
   return slot;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, mlp& model) {
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, const std::vector<torch::Tensor>& parameters) {
   if (h.optimizer == optimizer_kind::sgd)
-    return std::make_unique<torch::optim::SGD>(model->parameters(),
+    return std::make_unique<torch::optim::SGD>(parameters,
                                                torch::optim::SGDOptions(h.learning_rate).momentum(h.momentum));
-  return std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(h.learning_rate));
+  return std::make_unique<torch::optim::Adam>(parameters, torch::optim::AdamOptions(h.learning_rate));
 }
 
 torch::Tensor train_step(mlp& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs,
@@ -210,10 +210,12 @@ std::string describe_layers(const std::vector<int64_t>& hidden_sizes) {
   return text + "-" + std::to_string(mlp_classes);
 }
 
-void save_mlp_state(const std::string& dir, mlp& model, torch::optim::Optimizer& optimizer,
-                    const batch_stream& batches) {
+void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                      const batch_stream& batches) {
   const std::filesystem::path path = dir;
-  torch::save(model, (path / "model.pt").string());
+  torch::serialize::OutputArchive weights;
+  model.save(weights);
+  weights.save_to((path / "model.pt").string());
   torch::save(optimizer, (path / "optimizer.pt").string());
   torch::serialize::OutputArchive trainer;
   auto generator = at::detail::getDefaultCPUGenerator();
@@ -225,11 +227,13 @@ void save_mlp_state(const std::string& dir, mlp& model, torch::optim::Optimizer&
   trainer.save_to((path / "trainer.pt").string());
 }
 
-void load_mlp_state(const std::string& dir, bool weights_only, mlp& model, torch::optim::Optimizer& optimizer,
-                    batch_stream& batches) {
+void load_trial_state(const std::string& dir, bool weights_only, torch::nn::Module& model,
+                      torch::optim::Optimizer& optimizer, batch_stream& batches) {
   const std::filesystem::path path = dir;
   try {
-    torch::load(model, (path / "model.pt").string());
+    torch::serialize::InputArchive weights;
+    weights.load_from((path / "model.pt").string());
+    model.load(weights);
     torch::load(optimizer, (path / "optimizer.pt").string());
     if (!weights_only) {
       torch::serialize::InputArchive archive;

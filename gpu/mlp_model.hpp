@@ -43,7 +43,8 @@ struct trial_data {
 /// The data set the settings name, decoded once per process and shared by later trials.
 std::shared_ptr<const trial_data> load_trial_data(const data_settings&);
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams&, mlp&);
+/// Adam or SGD as the hyperparameters say, over `parameters`.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams&, const std::vector<torch::Tensor>& parameters);
 
 /// One optimisation step, clipping the gradients' total norm to `clip_norm` when it is positive;
 /// returns the batch's mean cross-entropy, detached.
@@ -81,13 +82,13 @@ class batch_stream {
 /// Writes model.pt and optimizer.pt (torch::save archives a user can load on their own) and
 /// trainer.pt, which holds what a bit-exact resume needs besides: the global CPU generator
 /// (dropout) and the data order.
-void save_mlp_state(const std::string& dir, mlp& model, torch::optim::Optimizer& optimizer,
-                    const batch_stream& batches);
+void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                      const batch_stream& batches);
 
-/// Reads what save_mlp_state wrote; `weights_only` skips trainer.pt. Throws std::runtime_error
+/// Reads what save_trial_state wrote; `weights_only` skips trainer.pt. Throws std::runtime_error
 /// naming a checkpoint that does not fit the model.
-void load_mlp_state(const std::string& dir, bool weights_only, mlp& model, torch::optim::Optimizer& optimizer,
-                    batch_stream& batches);
+void load_trial_state(const std::string& dir, bool weights_only, torch::nn::Module& model,
+                      torch::optim::Optimizer& optimizer, batch_stream& batches);
 
 /// "784-256-128-10", for logs.
 std::string describe_layers(const std::vector<int64_t>& hidden_sizes);

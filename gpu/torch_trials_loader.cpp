@@ -48,15 +48,16 @@ void train(det::trial_factory make, const std::string& format, const training_pl
 } // namespace
 
 void run_torch_trial(const training_plan& plan, reporter& out) {
+  const std::string trial = plan.trial_name;
   const std::string name = "libdet_torch_trials.so";
   const std::string dir = executable_dir();
   std::string tried, error;
   for (const auto& path : {dir + "/" + name, dir + "/../lib/det/" + name}) {
     if (void* lib = open_library(path, error))
-      return train(find_factory(lib, path, "mlp"), "det.mlp/1", plan, out);
+      return train(find_factory(lib, path, trial), "det." + trial + "/1", plan, out);
     tried += "\n  " + error;
   }
-  throw std::runtime_error("builtin:mlp needs LibTorch, but " + name + " could not be loaded:" + tried);
+  throw std::runtime_error("builtin:" + trial + " needs LibTorch, but " + name + " could not be loaded:" + tried);
 }
 
 void run_plugin_trial(const training_plan& plan, reporter& out) {

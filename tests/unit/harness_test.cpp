@@ -313,3 +313,21 @@ TEST_CASE("gradient clipping is applied and mixed precision is reported as not a
   CHECK(said("Clipping gradients to a total norm of"));
   CHECK(said("mixed_precision = O1 is not applied"));
 }
+
+TEST_CASE("builtin:cnn learns images on the same loop, checkpoints included") {
+  scratch_dir storage;
+  write_idx_pair(storage.path, "train", 400);  // each class lights its own band of pixels
+  write_idx_pair(storage.path, "t10k", 100);
+  auto plan = synthetic_plan(80);
+  plan.trial_name = "cnn";
+  plan.data_json = R"({"dataset":"fashion-mnist","data_dir":")" + storage.path.string() + R"("})";
+  plan.hparams_json = R"({"global_batch_size":32,"learning_rate":0.003,"channels":4})";
+  plan.checkpoint_dir = storage.path.string();
+  recording_reporter out;
+  det::harness::run_trial(plan, out);
+  REQUIRE(!out.validation.empty());
+  CHECK(out.validation.back().metrics.at("validation_accuracy") > 0.9);
+  REQUIRE(out.checkpoints.size() == 1);
+  plan.hparams_json = R"({"global_batch_size":32,"channels":0})";
+  CHECK(error_of(plan) == "The hyperparameter 'channels' must be a positive integer.");
+}
