@@ -47,6 +47,7 @@ struct trial_state {
   bool worker_failed = false;
   std::string worker_message;
   std::string token;  // the current run's allocation token (Core API calls carry it)
+  double reported_progress = 0;  // a Core API process's own progress through its operation
 };
 
 using self_ptr = trial_actor::stateful_pointer<trial_state>;
@@ -279,6 +280,19 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       reply.set_unit(st.length_unit);
       reply.set_completed(st.stopping || st.trained >= st.length);
       return reply;
+    case pb::CoreApiCall::kProgress:
+      if (call.progress() < 0 || call.progress() > 1)
+        return refusal(400, "progress is a share of the searcher operation, from 0 to 1");
+      st.reported_progress = call.progress();
+      return reply;
+    case pb::CoreApiCall::kCompletedLength:
+      // The searcher reads its metric from the validations; completing is only checked.
+      if (call.completed_length() > st.trained || call.completed_length() != st.length)
+        return refusal(400, "trial " + id + " was asked to train to " + std::to_string(st.length) + " " +
+                                st.length_unit + " and reported validations up to " + std::to_string(st.trained) +
+                                "; report validation metrics there before completing the operation");
+      reply.set_completed(true);
+      return reply;
     case pb::CoreApiCall::kPreemption:
       reply.set_preempt(st.stopping || st.pausing || st.killed);
       return reply;
@@ -441,6 +455,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
                                  std::to_string(st.setup.max_restarts))
             .add("runs", st.runs)
             .add("waiting for the searcher", st.waiting ? "yes" : "no")
+            .add("reported progress", st.reported_progress)
             .add("stopping", st.stopping ? "yes" : "no")
             .add("pausing", st.pausing ? "yes" : "no")
             .add("killed", st.killed ? "yes" : "no");

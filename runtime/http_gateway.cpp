@@ -228,6 +228,23 @@ struct http_gateway::impl {
                  call.set_preemption(true);
                  core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
                });
+    server.Post(R"(/api/v1/trials/(\d+)/progress)", [this](const httplib::Request& req, httplib::Response& res) {
+      pb::ProgressRequest body;
+      if (!parse_body(req, res, body))
+        return;
+      pb::CoreApiCall call;
+      call.set_progress(body.progress());
+      core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+    });
+    server.Post(R"(/api/v1/trials/(\d+)/searcher/completed_operation)",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  pb::CompleteOperationRequest body;
+                  if (!parse_body(req, res, body))
+                    return;
+                  pb::CoreApiCall call;
+                  call.set_completed_length(body.length());
+                  core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+                });
     server.Post(R"(/api/v1/trials/(\d+)/early_exit)", [this](const httplib::Request& req, httplib::Response& res) {
       pb::EarlyExitRequest body;
       if (!parse_body(req, res, body))

@@ -33,9 +33,20 @@ class DetError(RuntimeError):
 class SearcherOperation:
     """Train until the trial's total length reaches `length` (in `unit`), then validate."""
 
-    def __init__(self, length, unit):
+    def __init__(self, context, length, unit):
+        self._context = context
         self.length = length
         self.unit = unit
+
+    def report_progress(self, length_trained):
+        """How far through the operation the trial is, for the master's view of the search."""
+        self._context._call("POST", f"/api/v1/trials/{self._context.trial_id}/progress",
+                            {"progress": min(max(length_trained / self.length, 0.0), 1.0)})
+
+    def report_completed(self, searcher_metric):
+        """After reporting validation metrics at `length`: the operation is done."""
+        self._context._call("POST", f"/api/v1/trials/{self._context.trial_id}/searcher/completed_operation",
+                            {"length": self.length, "searcher_metric": searcher_metric})
 
 
 class Context:
@@ -93,7 +104,7 @@ class Context:
             op = self._call("GET", f"/api/v1/trials/{self.trial_id}/searcher/operation")
             if op.get("completed"):
                 return
-            yield SearcherOperation(int(op.get("length", 0)), op.get("unit", "batches"))
+            yield SearcherOperation(self, int(op.get("length", 0)), op.get("unit", "batches"))
 
     def should_preempt(self):
         """True once the trial must checkpoint and exit (asked at most every poll_interval)."""

@@ -86,6 +86,7 @@ for op in ctx.searcher_operations():
         time.sleep(step_seconds)
         if steps % 10 == 0:
             ctx.report_training_metrics(steps, {"loss": log_loss(w, b, batch)})
+            op.report_progress(steps)
             if steps < op.length:
                 ctx.report_validation_metrics(steps, {"validation_loss": log_loss(w, b, validation)})
         if ctx.should_preempt():
@@ -94,5 +95,6 @@ for op in ctx.searcher_operations():
             sys.exit(0)
     loss = log_loss(w, b, validation)
     ctx.report_validation_metrics(steps, {"validation_loss": loss})
+    op.report_completed(loss)
     print(f"validation loss {loss:.4f} at step {steps}")
 save()

@@ -6,6 +6,7 @@ end, and the CLI lists, describes, downloads and deletes checkpoints."""
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -95,6 +96,23 @@ class CheckpointTest(unittest.TestCase):
         resumed = [l for l in c.trial_logs(trial_id) if "Resuming from checkpoint" in l]
         self.assertEqual(len(resumed), 1)
         self.assertIn(f"at batch {checkpoints[0]['steps_completed']}", resumed[0])
+
+    def test_a_missing_checkpoint_fails_its_trial_clearly_and_the_agent_serves_on(self):
+        c = self.cluster
+        exp_id = c.submit(simulate_config("lost", 'name = "single"', length=300, checkpoint_period=1000,
+                                          max_restarts=0))
+        trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
+                                     if int(t["total_batches"]) >= 50], 60, "some training")[0]
+        self.assertEqual(c.det("experiment", "pause", str(exp_id)).returncode, 0)
+        wait_for(lambda: c.experiment(exp_id)["trials"][0]["state"] == "STATE_PAUSED", 60, "the trial to pause")
+        saved = c.get(f"/api/v1/trials/{trial_id}/checkpoints")["checkpoints"][0]
+        shutil.rmtree(os.path.join(saved["storage_path"], saved["uuid"]))
+        self.assertEqual(c.det("experiment", "activate", str(exp_id)).returncode, 0)
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=60)
+        trial = exp["trials"][0]
+        self.assertEqual(trial["state"], "STATE_ERROR")
+        self.assertIn(f"Checkpoint {saved['storage_path']}/{saved['uuid']} is missing", trial["exit_reason"])
+        self.assertEqual(len(c.connected_agents()), 1)
 
     def test_gc_keeps_the_best_and_latest_and_the_cli_manages_checkpoints(self):
         c = self.cluster
