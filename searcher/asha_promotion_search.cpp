@@ -27,14 +27,7 @@ create_action asha_promotion_search::new_trial() {
 }
 
 std::vector<action> asha_promotion_search::initial_trials() {
-  int64_t count = settings_.max_concurrent_trials;
-  if (count > 0) {
-    count = std::min(count, settings_.max_trials);
-  } else {
-    double needed = std::pow(settings_.divisor, static_cast<double>(settings_.num_rungs - 1));
-    auto most = static_cast<double>(std::max<int64_t>(settings_.max_trials, 1));
-    count = static_cast<int64_t>(std::clamp(needed, 1.0, most));
-  }
+  const auto count = initial_trial_count(settings_);
   std::vector<action> actions;
   for (int64_t i = 0; i < count; ++i) actions.push_back(new_trial());
   return actions;

@@ -24,16 +24,16 @@ bool asha_stopping_search::trials_remain() const {
   return requested_ - invalid_ < settings_.max_trials;
 }
 
+int64_t initial_trial_count(const asha_settings& settings) {
+  if (settings.max_concurrent_trials > 0) return std::min(settings.max_concurrent_trials, settings.max_trials);
+  // Enough trials that one of them can reach the top rung.
+  double needed = std::pow(settings.divisor, static_cast<double>(settings.num_rungs - 1));
+  auto most = static_cast<double>(std::max<int64_t>(settings.max_trials, 1));
+  return static_cast<int64_t>(std::clamp(needed, 1.0, most));
+}
+
 std::vector<action> asha_stopping_search::initial_trials() {
-  int64_t count = settings_.max_concurrent_trials;
-  if (count > 0) {
-    count = std::min(count, settings_.max_trials);
-  } else {
-    // Enough trials that one of them can reach the top rung.
-    double needed = std::pow(settings_.divisor, static_cast<double>(settings_.num_rungs - 1));
-    auto most = static_cast<double>(std::max<int64_t>(settings_.max_trials, 1));
-    count = static_cast<int64_t>(std::clamp(needed, 1.0, most));
-  }
+  const auto count = initial_trial_count(settings_);
   std::vector<action> actions;
   for (int64_t i = 0; i < count; ++i) actions.push_back(next_trial());
   return actions;

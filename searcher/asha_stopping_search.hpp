@@ -26,6 +26,10 @@ struct asha_settings {
   bool smaller_is_better = true;
 };
 
+/// How many trials an ASHA search starts with: max_concurrent_trials (at most max_trials), or
+/// without a limit enough for one trial to reach the top rung, divisor^(num_rungs-1).
+int64_t initial_trial_count(const asha_settings& settings);
+
 /// Determined 0.38's `async_halving`: ASHA that stops trials instead of promoting them. Every
 /// trial is asked to train the whole max_length; each validation ranks it in every rung whose
 /// length it reached, and a trial outside the top 1/divisor of a rung, or in the top rung, is
