@@ -180,7 +180,7 @@ void create_waiting_copies(self_ptr self, trial_entry& parent) {
 
 void create_trial(self_ptr self, const searcher::create_action& c) {
   auto& st = self->state;
-  if (waits_for_parent_checkpoint(self, c))
+  if (!st.unclaimed_rows.count(c.request_id) && waits_for_parent_checkpoint(self, c))
     return;
   st.trials[c.request_id] = trial_entry{};
   if (auto row = st.unclaimed_rows.find(c.request_id); row != st.unclaimed_rows.end()) {
@@ -328,6 +328,8 @@ void restore(self_ptr self) {
     auto& entry = st.trials[rid];
     entry.trial_id = t.id();
     entry.latest_checkpoint = t.latest_checkpoint_uuid();
+    if (!entry.latest_checkpoint.empty())  // saved after its last validation, as trials checkpoint last
+      entry.checkpoint_length = 0;
     if (auto target = st.search->trials_wait_at_length() ? st.search->training_target(rid) : length) {
       entry.unit = config::to_string(target->unit);
       entry.length = target->value;
@@ -352,6 +354,17 @@ void restore(self_ptr self) {
       ++live;
     if (!st.search->was_created(rid))
       append(st.search->trial_created(rid));
+  }
+  // Requests the snapshot names but no row was stored for (a PBT copy waiting for its parent's
+  // checkpoint, or a creation the crash cut short) would keep the search open for ever.
+  for (auto rid : st.search->open_requests()) {
+    if (st.trials.count(rid) || st.unclaimed_rows.count(rid))
+      continue;
+    std::cout << "master: experiment " << st.exp.id() << " lost trial request " << rid
+              << " with the master; it counts as failed" << std::endl;
+    st.trials[rid].exited = true;
+    append(st.search->trial_exited_early(rid, searcher::exit_reason::errored));
+    append(st.search->trial_exited(rid));
   }
   std::cout << "master: restored experiment " << st.exp.id() << " with " << live
             << " trials starting over" << std::endl;

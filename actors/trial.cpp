@@ -33,7 +33,8 @@ struct trial_state {
   std::string length_unit = "batches";
   int64_t length = 0;
   int64_t trained = 0;  // in length_unit, as far as the worker reported
-  int64_t trained_at_run_start = 0;
+  int64_t run_length = 0;     // the length the current (or last) run was handed
+  bool user_canceled = false;  // a Core API process exited early as USER_CANCELED
   bool waiting = false;   // at its length, no allocation: the searcher decides what follows
   bool paused = false;    // its experiment is paused
   allocation_actor allocation;
@@ -88,7 +89,7 @@ void start_run(self_ptr self) {
   st.worker_stopped = false;
   st.waiting = false;
   st.token = new_token();
-  st.trained_at_run_start = st.trained;
+
   st.worker_message.clear();
   st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
                                    st.setup.slots_per_trial, caf::actor_cast<caf::actor>(self),
@@ -138,7 +139,9 @@ void wait_for_searcher(self_ptr self) {
 void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   auto& st = self->state;
   st.allocation = nullptr;
-  bool clean = e.signal() == 0 && e.exit_code() == 0 && e.message().empty() && !st.worker_failed;
+  st.token.clear();  // calls from the run that ended are refused
+  bool clean = e.signal() == 0 && e.exit_code() == 0 && e.message().empty() && !st.worker_failed &&
+               !st.invalid_hparams;
   if (st.killed) {
     log_line(self, "trial killed: " + describe_exit(e));
     end(self, pb::STATE_CANCELED, "");
@@ -148,7 +151,11 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
     end(self, pb::STATE_COMPLETED, "");
     return;
   }
-  if (st.pausing) {
+  if (st.user_canceled) {  // the process said so: no restarts
+    end(self, pb::STATE_CANCELED, "the trial exited early: USER_CANCELED");
+    return;
+  }
+  if (st.pausing && !st.invalid_hparams) {
     st.pausing = false;
     if (!clean || st.worker_stopped) {  // it had not finished: resume it on activate
       log_line(self, "trial paused");
@@ -160,11 +167,16 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
     }
   }
   if (clean && st.setup.waits_at_length && !st.worker_stopped) {
-    if (st.length > st.trained && st.trained > st.trained_at_run_start) {  // promoted as it trained
-      start_run(self);
-    } else if (st.length > st.trained) {
-      end(self, pb::STATE_ERROR, "the worker exited without training towards " + std::to_string(st.length) +
-                                     " " + st.length_unit);
+    if (st.length > st.run_length) {  // promoted after this run was handed its length
+      if (st.paused) {
+        log_line(self, "trial paused");
+        set_state(self, pb::STATE_PAUSED);
+      } else {
+        start_run(self);
+      }
+    } else if (st.run_length > st.trained) {
+      end(self, pb::STATE_ERROR, "the worker exited without training to " + std::to_string(st.run_length) + " " +
+                                     st.length_unit);
     } else {
       wait_for_searcher(self);
     }
@@ -299,7 +311,9 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
     case pb::CoreApiCall::kEarlyExit:
       if (call.early_exit() == "INVALID_HP") {
         st.invalid_hparams = true;
-      } else if (call.early_exit() == "ERRORED" || call.early_exit() == "USER_CANCELED") {
+      } else if (call.early_exit() == "USER_CANCELED") {
+        st.user_canceled = true;
+      } else if (call.early_exit() == "ERRORED") {
         st.worker_failed = true;
         st.worker_message = "the trial exited early: " + call.early_exit();
       } else {
@@ -332,8 +346,13 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
     start_run(self);
   }
   return {
-      [=](pb::WorkerHello&) -> std::tuple<pb::TrialSpec, trial_endpoint> {
+      [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
         auto& st = self->state;
+        auto current = std::to_string(trial(self).id()) + "." + std::to_string(st.runs);
+        if (!st.allocation || hello.allocation_id() != current)  // a worker of a run that has ended
+          return caf::make_error(caf::sec::invalid_argument, "allocation " + hello.allocation_id() +
+                                                                 " is not the current run of trial " +
+                                                                 std::to_string(trial(self).id()));
         pb::TrialSpec spec;
         spec.set_trial_id(trial(self).id());
         spec.set_experiment_id(trial(self).experiment_id());
@@ -342,6 +361,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_seed(trial(self).seed());
         spec.set_validate_after_unit(st.length_unit);
         spec.set_validate_after_length(st.length);
+        st.run_length = st.length;
         spec.set_checkpoint_root(st.setup.checkpoint_root);
         spec.set_allocation_token(st.token);
         if (st.setup.model_definition)
@@ -389,7 +409,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         st.length = length;
         if (unit == "batches")
           trial(self).set_target_batches(length);
-        if (st.waiting && length > st.trained) {  // promoted, or its next PBT round
+        if (st.waiting && length > st.run_length) {  // promoted, or its next PBT round
           st.waiting = false;
           if (st.paused)
             set_state(self, pb::STATE_PAUSED);

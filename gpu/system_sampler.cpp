@@ -31,9 +31,12 @@ counters read_counters() {
   while (std::getline(disks, line)) {
     std::istringstream in(line);
     std::string major, minor, name;
-    double reads, reads_merged, sectors_read, read_ms, writes, writes_merged, sectors_written;
-    in >> major >> minor >> name >> reads >> reads_merged >> sectors_read >> read_ms >> writes >> writes_merged >>
-        sectors_written;
+    double reads = 0, reads_merged = 0, sectors_read = 0, read_ms = 0, writes = 0, writes_merged = 0,
+           sectors_written = 0;
+    if (!(in >> major >> minor >> name >> reads >> reads_merged >> sectors_read >> read_ms >> writes >>
+          writes_merged >> sectors_written) ||
+        name.empty())
+      continue;
     bool whole = (name.rfind("nvme", 0) == 0 && name.find('p') == std::string::npos) ||
                  ((name.rfind("sd", 0) == 0 || name.rfind("vd", 0) == 0 || name.rfind("xvd", 0) == 0) &&
                   !std::isdigit(static_cast<unsigned char>(name.back())));
@@ -49,8 +52,10 @@ counters read_counters() {
     name.erase(0, name.find_first_not_of(' '));
     if (name == "lo") continue;
     std::istringstream in(line.substr(colon + 1));
-    double recv_bytes, recv_packets, errs, drop, fifo, frame, compressed, multicast, send_bytes;
-    in >> recv_bytes >> recv_packets >> errs >> drop >> fifo >> frame >> compressed >> multicast >> send_bytes;
+    double recv_bytes = 0, recv_packets = 0, errs = 0, drop = 0, fifo = 0, frame = 0, compressed = 0, multicast = 0,
+           send_bytes = 0;
+    if (!(in >> recv_bytes >> recv_packets >> errs >> drop >> fifo >> frame >> compressed >> multicast >> send_bytes))
+      continue;
     c.net_recv_bytes += recv_bytes;
     c.net_send_bytes += send_bytes;
   }

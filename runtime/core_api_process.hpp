@@ -3,6 +3,7 @@
 // directory. The process reports to the master over REST (det_core.py); the worker only starts
 // it, passes on its output and reports how it ended.
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,13 +12,16 @@ namespace det::runtime {
 
 struct command_result {
   bool success = false;
-  std::string message;  // how it failed, as a sentence
+  bool stopped = false;  // it ended on the stop it was sent
+  std::string message;   // how it failed, as a sentence
 };
 
 /// Runs `entrypoint` (one string: through /bin/sh -c; several: the program and its arguments)
-/// in `workdir` with `env` added to this process's environment, and waits for it. Its output
-/// goes where this process's goes. It dies with this process.
+/// in `workdir` with `env` added to this process's environment, in a process group of its own,
+/// and waits for it. Once `stop` is set the group gets SIGTERM (the process checkpoints and
+/// exits); ending by that SIGTERM counts as stopped. Whatever is left of the group is killed when
+/// the command ends. Its output goes where this process's goes; it dies with this process.
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
-                           const std::string& workdir);
+                           const std::string& workdir, const std::atomic<bool>& stop);
 
 } // namespace det::runtime

@@ -33,8 +33,9 @@ std::string header(const std::string& name, char type, uint64_t size, unsigned m
   std::string h(block, '\0');
   std::string prefix, base = name;
   if (name.size() > 100) {
-    auto cut = name.rfind('/', 155);
-    if (cut == std::string::npos || name.size() - cut - 1 > 100)
+    // Split at a slash before the last character, so that a directory's name ("dir/") keeps a base.
+    auto cut = name.rfind('/', std::min<std::size_t>(155, name.size() - 2));
+    if (cut == std::string::npos || cut == 0 || name.size() - cut - 1 > 100)
       throw std::runtime_error("the path " + name + " is too long for the model definition archive");
     prefix = name.substr(0, cut);
     base = name.substr(cut + 1);
@@ -64,9 +65,11 @@ void pad(std::string& out) {
 
 std::string pack_directory(const std::string& dir, std::size_t max_bytes) {
   if (!fs::is_directory(dir)) throw std::runtime_error(dir + " is not a directory");
+  // Links to files are packed as the files; links to directories are not followed, so that a
+  // link cannot pack a directory twice, or forever.
   std::vector<fs::path> entries;
-  for (const auto& e : fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink))
-    entries.push_back(e.path());
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (!(e.is_symlink() && e.is_directory())) entries.push_back(e.path());
   std::sort(entries.begin(), entries.end());
   std::string out;
   auto check = [&] {
@@ -75,7 +78,7 @@ std::string pack_directory(const std::string& dir, std::size_t max_bytes) {
                                " MiB; det takes at most that much: leave data sets and outputs out of it");
   };
   for (const auto& path : entries) {
-    auto name = fs::relative(path, dir).generic_string();
+    auto name = path.lexically_relative(dir).generic_string();
     auto perms = static_cast<unsigned>(fs::status(path).permissions()) & 0777u;
     if (fs::is_directory(path)) {
       out += header(name + "/", '5', 0, perms);
@@ -87,9 +90,10 @@ std::string pack_directory(const std::string& dir, std::size_t max_bytes) {
         check();
       }
       std::ifstream in(path, std::ios::binary);
-      std::ostringstream bytes;
-      bytes << in.rdbuf();
-      out += bytes.str();
+      auto at = out.size();
+      out.resize(at + size);
+      if (!in || !in.read(out.data() + at, static_cast<std::streamsize>(size)))
+        throw std::runtime_error("cannot read " + path.string() + " whole for the model definition archive");
       pad(out);
     }
     check();
@@ -104,7 +108,7 @@ void unpack_archive(const std::string& archive, const std::string& into) {
   std::size_t at = 0;
   while (at + block <= archive.size()) {
     const char* h = archive.data() + at;
-    if (h[0] == '\0') break;  // the end blocks
+    if (std::all_of(h, h + block, [](char c) { return c == '\0'; })) break;  // the end blocks
     std::string base(h, strnlen(h, 100)), prefix(h + 345, strnlen(h + 345, 155));
     std::string name = prefix.empty() ? base : prefix + "/" + base;
     auto size = get_octal(h + 124, 12);
@@ -119,7 +123,10 @@ void unpack_archive(const std::string& archive, const std::string& into) {
       fs::create_directories(target);
     } else if (h[156] == '0' || h[156] == '\0') {
       fs::create_directories(target.parent_path());
-      std::ofstream(target, std::ios::binary).write(archive.data() + at, static_cast<std::streamsize>(size));
+      std::ofstream file(target, std::ios::binary);
+      if (!file.write(archive.data() + at, static_cast<std::streamsize>(size)))
+        throw std::runtime_error("cannot write " + target.string() + " from the model definition archive");
+      file.close();
       fs::permissions(target, mode);
     }
     at += (size + block - 1) / block * block;

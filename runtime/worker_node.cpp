@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <cstdlib>
@@ -158,10 +160,12 @@ bool is_harness_trial(const config::experiment_config& cfg) {
 /// worker is done with it.
 class working_directory {
  public:
-  explicit working_directory(const pb::TrialSpec& spec)
-      : path_(std::filesystem::temp_directory_path() / ("det-trial-" + spec.allocation_id())) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+  // mkdtemp: a fresh directory only this user can enter, whatever else is in /tmp.
+  explicit working_directory(const pb::TrialSpec& spec) {
+    auto pattern = (std::filesystem::temp_directory_path() / ("det-trial-" + spec.allocation_id() + "-XXXXXX")).string();
+    if (!::mkdtemp(pattern.data()))
+      throw std::runtime_error("cannot create the trial's working directory " + pattern + ": " + std::strerror(errno));
+    path_ = pattern;
     if (!spec.model_definition().empty())
       unpack_archive(spec.model_definition(), path_.string());
   }
@@ -258,10 +262,10 @@ void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_conf
   std::string command;
   for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
   std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string() << std::endl;
-  auto result = run_command(cfg.entrypoint, env, workdir.string());
+  auto result = run_command(cfg.entrypoint, env, workdir.string(), stop_requested);
   exit.set_success(result.success);
   exit.set_message(result.message);
-  exit.set_stopped(result.success && stop_requested.load());
+  exit.set_stopped(result.stopped);
   std::cout << "trial " << spec.trial_id() << ": " << (result.success ? "the entrypoint finished" : result.message)
             << std::endl;
 }
@@ -338,6 +342,10 @@ int run_worker(const worker_options& opts) {
     std::cerr << "error: " << e.what() << std::endl;
     exit.set_success(false);
     exit.set_message(e.what());
+  } catch (...) {  // a trial library may throw anything
+    std::cerr << "error: the trial threw something that is not a std::exception" << std::endl;
+    exit.set_success(false);
+    exit.set_message("the trial threw something that is not a std::exception");
   }
   return finish(self, trial, exit);
 }

@@ -47,6 +47,13 @@ class searcher {
   bool was_created(int64_t request_id) const { return created_.count(request_id) > 0; }
   bool was_closed(int64_t request_id) const { return closed_.count(request_id) > 0; }
   int64_t trials_closed() const { return static_cast<int64_t>(closed_.size()); }
+  /// Requested and not yet closed, in request order.
+  std::vector<int64_t> open_requests() const {
+    std::vector<int64_t> open;
+    for (auto id : requested_)
+      if (!closed_.count(id)) open.push_back(id);
+    return open;
+  }
   /// Whether a shutdown_action has been handed out.
   bool shut_down() const { return shut_down_; }
 

@@ -129,15 +129,24 @@ class Context:
             with open(os.path.join(partial, "metadata.json"), "w") as f:
                 json.dump({"uuid": checkpoint_uuid, "format": "core-api", "batches": steps_completed,
                            "records": records, "epochs": epochs}, f)
-            resources = {name: os.path.getsize(os.path.join(partial, name)) for name in os.listdir(partial)}
+            resources = {}
+            for folder, _, files in os.walk(partial):
+                for name in files:
+                    path = os.path.join(folder, name)
+                    resources[os.path.relpath(path, partial)] = os.path.getsize(path)
             os.rename(partial, os.path.join(self.checkpoint_dir, checkpoint_uuid))
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise
-        self._call("POST", f"/api/v1/trials/{self.trial_id}/checkpoints", {
-            "uuid": checkpoint_uuid, "steps_completed": steps_completed, "total_records": records,
-            "total_epochs": epochs, "resources": resources})
-        self.latest_checkpoint = os.path.join(self.checkpoint_dir, checkpoint_uuid)
+        final = os.path.join(self.checkpoint_dir, checkpoint_uuid)
+        try:
+            self._call("POST", f"/api/v1/trials/{self.trial_id}/checkpoints", {
+                "uuid": checkpoint_uuid, "steps_completed": steps_completed, "total_records": records,
+                "total_epochs": epochs, "resources": resources})
+        except BaseException:
+            shutil.rmtree(final, ignore_errors=True)  # unrecorded, it would never be collected
+            raise
+        self.latest_checkpoint = final
 
     def report_early_exit(self, reason="INVALID_HP"):
         """INVALID_HP: the searcher replaces the trial instead of counting it."""

@@ -41,16 +41,17 @@ class CoreApiTest(unittest.TestCase):
         for t in trials:
             self.assertEqual(t["state"], "STATE_COMPLETED", (t, c.trial_logs(t["id"])))
             self.assertIn("validation_loss", t["latest_validation"])
-            self.assertTrue(t["latest_checkpoint_uuid"], t)
+            self.assertTrue(t["latest_checkpoint_uuid"], (t, c.trial_logs(t["id"])))
             logs = c.trial_logs(t["id"])
             self.assertTrue(any("training to" in line for line in logs), logs)
         trained = sorted(int(t["total_batches"]) for t in trials)
         self.assertEqual(trained[-1], 90)
-        self.assertLess(trained[0], 90)  # the search stopped some early
-        stopped = [t for t in trials if t["searcher_stopped"]]
-        self.assertTrue(stopped)
-        # A stopped trial was preempted through the API and checkpointed where it stopped.
-        self.assertTrue(all(t["latest_checkpoint_uuid"] for t in stopped))
+        # Trials the search stopped early were preempted through the API and checkpointed where
+        # they stopped (whether any is stopped early depends on the order results arrive in).
+        for t in trials:
+            if int(t["total_batches"]) < 90:
+                self.assertTrue(t["searcher_stopped"], t)
+                self.assertTrue(any("preempted at step" in line for line in c.trial_logs(t["id"])))
 
     def test_calls_without_the_run_token_are_refused(self):
         c = self.cluster
