@@ -161,7 +161,9 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   training_period period;
   auto validate = [&] {
     period.pause();
-    out.validation_metrics(at, timed("evaluate", [&] { return with_hyperparameter_errors([&] { return t.evaluate(); }); }));
+    auto metrics = timed("evaluate", [&] { return with_hyperparameter_errors([&] { return t.evaluate(); }); });
+    out.validation_metrics(at, metrics);
+    t.on_validation_end(at.batches, metrics);
     validated_at = at.batches;
     period.resume();
   };

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,7 +60,8 @@ TORCH_MODULE(Net);
 class CnnTrial : public det::trial {
  public:
   explicit CnnTrial(det::trial_context& context)
-      : batch_size_(static_cast<int64_t>(context.hparam("global_batch_size"))),
+      : context_(context),
+        batch_size_(static_cast<int64_t>(context.hparam("global_batch_size"))),
         generator_(at::make_generator<at::CPUGeneratorImpl>(context.seed())) {
     if (batch_size_ < 1) throw det::invalid_hyperparameters("global_batch_size must be at least 1");
     auto channels = static_cast<int64_t>(context.hparam("channels"));
@@ -102,6 +104,12 @@ class CnnTrial : public det::trial {
     return {{"validation_loss", loss}, {"validation_accuracy", accuracy}};
   }
 
+  void on_validation_end(int64_t batch, const det::metrics& validation) override {
+    best_accuracy_ = std::max(best_accuracy_, validation.at("validation_accuracy"));
+    context_.log("CnnTrial: best validation accuracy so far " + std::to_string(best_accuracy_) + " (batch " +
+                 std::to_string(batch) + ")");
+  }
+
   void save(const std::string& dir) override {
     torch::save(net_, dir + "/model.pt");
     torch::save(*optimizer_, dir + "/optimizer.pt");
@@ -132,7 +140,9 @@ class CnnTrial : public det::trial {
     position_ = 0;
   }
 
+  det::trial_context& context_;
   int64_t batch_size_;
+  double best_accuracy_ = 0;
   at::Generator generator_;
   torch::Tensor train_x_, train_y_, val_x_, val_y_;
   Net net_{nullptr};

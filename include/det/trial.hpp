@@ -24,7 +24,7 @@ struct invalid_hyperparameters : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// What a trial is built from; det implements it.
+/// What a trial is built from; det implements it, and it outlives the trial.
 class trial_context {
  public:
   virtual ~trial_context() = default;
@@ -67,6 +67,12 @@ class trial {
   virtual metrics train_batch(int64_t batch) = 0;
   /// Evaluates the model on the validation data; the searcher reads its metric from these.
   virtual metrics evaluate() = 0;
+  /// Optional: called with each validation's metrics once they are reported (e.g. to adjust an
+  /// LR schedule); `batch` is how many batches the trial has trained.
+  virtual void on_validation_end(int64_t batch, const metrics& validation) {
+    (void)batch;
+    (void)validation;
+  }
   /// Writes into `dir` everything an exact resume needs: model, optimizer, LR scheduler,
   /// random generators and the position in the data.
   virtual void save(const std::string& dir) = 0;

@@ -55,7 +55,10 @@ class PluginTest(unittest.TestCase):
         self.assertTrue(trial["latest_checkpoint_uuid"])
         metrics = self.cluster.get(f"/api/v1/trials/{trial['id']}/metrics?group=validation")["metrics"]
         self.assertEqual([int(m["total_batches"]) for m in metrics], [20, 40])
-        self.assertTrue(any("CnnTrial: 2000 training images" in l for l in self.cluster.trial_logs(trial["id"])))
+        logs = self.cluster.trial_logs(trial["id"])
+        self.assertTrue(any("CnnTrial: 2000 training images" in l for l in logs))
+        # on_validation_end ran after each of the two validations.
+        self.assertEqual(sum("CnnTrial: best validation accuracy so far" in l for l in logs), 2)
 
     def test_profiling_reports_system_metrics_and_timings(self):
         exp = self.submit("profiled.toml", [("max_length = { batches = 40 }", "max_length = { batches = 150 }"),
