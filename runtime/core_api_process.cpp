@@ -37,7 +37,8 @@ std::vector<std::string> command_line(const std::vector<std::string>& entrypoint
 } // namespace
 
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
-                           const std::string& workdir, const std::atomic<bool>& stop) {
+                           const std::string& workdir, const std::atomic<bool>& stop,
+                           const std::function<void()>& on_poll) {
   std::vector<std::string> argv = command_line(entrypoint);
   if (argv.empty()) return {false, false, "the entrypoint is empty"};
   // Its descendants become ours when their parent dies, so that we can wait for all of them.
@@ -96,7 +97,10 @@ command_result run_command(const std::vector<std::string>& entrypoint, const std
       ::kill(-pid, SIGTERM);
     }
     if (stopping && std::chrono::steady_clock::now() - stopped_at > stop_grace) break;
-    if (ended <= 0) ::usleep(20000);
+    if (ended <= 0) {
+      on_poll();
+      ::usleep(20000);
+    }
   }
   ::kill(-pid, SIGKILL);  // what it left running
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {

@@ -4,6 +4,7 @@
 // it, passes on its output and reports how it ended.
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,7 +22,9 @@ struct command_result {
 /// and waits for it. Once `stop` is set the group gets SIGTERM (the process checkpoints and
 /// exits); ending by that SIGTERM counts as stopped. Whatever is left of the group is killed when
 /// the command ends. Its output goes where this process's goes; it dies with this process.
+/// `on_poll` runs every 20 ms or so while it waits.
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
-                           const std::string& workdir, const std::atomic<bool>& stop);
+                           const std::string& workdir, const std::atomic<bool>& stop,
+                           const std::function<void()>& on_poll);
 
 } // namespace det::runtime

@@ -21,6 +21,7 @@
 #include "caf/io/all.hpp"
 #include "config/experiment_config.hpp"
 #include "gpu/harness.hpp"
+#include "gpu/system_sampler.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/core_api_process.hpp"
@@ -238,7 +239,8 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
 
 /// A Core API trial: the entrypoint runs as a child process in a working directory holding the
 /// experiment's model definition; it talks to the master's REST API itself.
-void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_config& cfg, pb::WorkerExit& exit) {
+void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, const pb::TrialSpec& spec,
+                        const config::experiment_config& cfg, pb::WorkerExit& exit) {
   working_directory dir(spec);
   const auto& workdir = dir.path();
   auto in_storage = [&](const std::string& uuid) { return spec.checkpoint_root() + "/" + uuid; };
@@ -262,7 +264,16 @@ void run_core_api_trial(const pb::TrialSpec& spec, const config::experiment_conf
   std::string command;
   for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
   std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string() << std::endl;
-  auto result = run_command(cfg.entrypoint, env, workdir.string(), stop_requested);
+  // Profiling: the process reports its own metrics; the worker samples the machine meanwhile.
+  std::optional<harness::system_sampler> sampler;
+  if (cfg.profiling_enabled) sampler.emplace();
+  actor_reporter reporter{self, trial, spec.trial_id()};
+  auto report_samples = [&] {
+    if (sampler)
+      for (auto& sample : sampler->take()) reporter.profile_metrics("system", harness::progress{}, sample);
+  };
+  auto result = run_command(cfg.entrypoint, env, workdir.string(), stop_requested, report_samples);
+  reporter.drain();
   exit.set_success(result.success);
   exit.set_message(result.message);
   exit.set_stopped(result.stopped);
@@ -317,7 +328,7 @@ int run_worker(const worker_options& opts) {
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
     if (!is_harness_trial(cfg)) {
-      run_core_api_trial(spec, cfg, exit);
+      run_core_api_trial(self, trial, spec, cfg, exit);
       return finish(self, trial, exit);
     }
     working_directory workdir(spec);

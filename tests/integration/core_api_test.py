@@ -79,6 +79,24 @@ class CoreApiTest(unittest.TestCase):
         self.assertEqual(c.det("experiment", "kill", str(exp_id)).returncode, 0)
         c.wait_experiment(exp_id, {"STATE_CANCELED"}, timeout=60)
 
+    def test_profiling_samples_the_machine_while_the_process_trains(self):
+        c = self.cluster
+        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
+            config = f.read().replace('name = "adaptive_asha"', 'name = "random"').replace(
+                "max_trials = 6", "max_trials = 1").replace(
+                "[hyperparameters]", "[profiling]\nenabled = true\n\n[hyperparameters]\nstep_seconds = 0.03")
+        path = os.path.join(c.root, "profiled.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        out = c.det("submit", path, EXAMPLE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp = c.wait_experiment(int(out.stdout.split()[-1]), {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        trial_id = exp["trials"][0]["id"]
+        system = c.get(f"/api/v1/trials/{trial_id}/metrics?group=system")["metrics"]
+        self.assertGreaterEqual(len(system), 1)
+        self.assertIn("cpu_util_percent", system[0]["metrics"])
+
     def test_invalid_hyperparameters_reported_by_the_process_are_replaced(self):
         c = self.cluster
         with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
