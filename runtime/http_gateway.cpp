@@ -1,6 +1,7 @@
 #include "runtime/http_gateway.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include <httplib.h>
 
@@ -266,12 +268,24 @@ struct http_gateway::impl {
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != "COMPLETED" || !c.resources().count(name) || name == "." || name == "..")
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
-    std::ifstream in(c.storage_path() + "/" + uuid + "/" + name, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (!in)
+    // Streamed a megabyte at a time: checkpoints can be larger than the master's spare memory.
+    const std::string path = c.storage_path() + "/" + uuid + "/" + name;
+    std::error_code error;
+    auto size = std::filesystem::file_size(path, error);
+    auto file = std::make_shared<std::ifstream>(path, std::ios::binary);
+    if (error || !*file)
       return reply_error(res, 500, "cannot read " + name + " of checkpoint " + uuid + " from " + c.storage_path());
-    res.set_content(bytes.str(), "application/octet-stream");
+    res.set_content_provider(static_cast<std::size_t>(size), "application/octet-stream",
+                             [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                               std::vector<char> chunk(std::min<std::size_t>(length, std::size_t{1} << 20));
+                               file->seekg(static_cast<std::streamoff>(offset));
+                               file->read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+                               auto got = file->gcount();
+                               if (got <= 0)
+                                 return false;  // the file shrank: the client sees a short body
+                               sink.write(chunk.data(), static_cast<std::size_t>(got));
+                               return true;
+                             });
   }
 
   void routes() {
