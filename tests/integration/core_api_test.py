@@ -24,16 +24,25 @@ class CoreApiTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.cluster.stop()
 
+    def submit_example(self, name, edits):
+        """Submits examples/core-api/adaptive.toml with `edits` (old, new) applied, and the
+        example directory as its model definition; returns the experiment id."""
+        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
+            config = f.read()
+        for old, new in edits:
+            self.assertIn(old, config)
+            config = config.replace(old, new)
+        path = os.path.join(self.cluster.root, name)
+        with open(path, "w") as f:
+            f.write(config)
+        out = self.cluster.det("submit", path, EXAMPLE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return int(out.stdout.split()[-1])
+
     def test_example_search_completes_with_metrics_and_checkpoints(self):
         c = self.cluster
-        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
-            config = f.read().replace("[hyperparameters]", "[hyperparameters]\nstep_seconds = 0.02")
-        path = os.path.join(c.root, "adaptive.toml")
-        with open(path, "w") as f:
-            f.write(config)  # slow enough that the searcher's stops land before the trials end
-        out = c.det("submit", path, EXAMPLE)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp_id = int(out.stdout.split()[-1])
+        # Slow enough that the searcher's stops land before the trials end.
+        exp_id = self.submit_example("adaptive.toml", [("[hyperparameters]", "[hyperparameters]\nstep_seconds = 0.02")])
         exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}, timeout=300)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
         trials = exp["trials"]
@@ -55,16 +64,9 @@ class CoreApiTest(unittest.TestCase):
 
     def test_calls_without_the_run_token_are_refused(self):
         c = self.cluster
-        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
-            config = f.read().replace('name = "adaptive_asha"', 'name = "random"').replace(
-                "max_trials = 6", "max_trials = 1").replace(
-                "max_length = { batches = 90 }", "max_length = { batches = 100000000 }")
-        path = os.path.join(c.root, "long.toml")
-        with open(path, "w") as f:
-            f.write(config)
-        out = c.det("submit", path, EXAMPLE)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp_id = int(out.stdout.split()[-1])
+        exp_id = self.submit_example("long.toml", [('name = "adaptive_asha"', 'name = "random"'),
+                                                   ("max_trials = 6", "max_trials = 1"),
+                                                   ("max_length = { batches = 90 }", "max_length = { batches = 100000000 }")])
         trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
                                      if int(t["total_batches"]) > 0], 60, "the trial to train")[0]
         body = json.dumps({"group": "training", "total_batches": 1, "metrics": {"loss": 1.0}}).encode()
@@ -81,16 +83,10 @@ class CoreApiTest(unittest.TestCase):
 
     def test_profiling_samples_the_machine_while_the_process_trains(self):
         c = self.cluster
-        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
-            config = f.read().replace('name = "adaptive_asha"', 'name = "random"').replace(
-                "max_trials = 6", "max_trials = 1").replace(
-                "[hyperparameters]", "[profiling]\nenabled = true\n\n[hyperparameters]\nstep_seconds = 0.03")
-        path = os.path.join(c.root, "profiled.toml")
-        with open(path, "w") as f:
-            f.write(config)
-        out = c.det("submit", path, EXAMPLE)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp = c.wait_experiment(int(out.stdout.split()[-1]), {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        exp_id = self.submit_example("profiled.toml", [
+            ('name = "adaptive_asha"', 'name = "random"'), ("max_trials = 6", "max_trials = 1"),
+            ("[hyperparameters]", "[profiling]\nenabled = true\n\n[hyperparameters]\nstep_seconds = 0.03")])
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
         trial_id = exp["trials"][0]["id"]
         system = c.get(f"/api/v1/trials/{trial_id}/metrics?group=system")["metrics"]
@@ -99,18 +95,10 @@ class CoreApiTest(unittest.TestCase):
 
     def test_invalid_hyperparameters_reported_by_the_process_are_replaced(self):
         c = self.cluster
-        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
-            config = f.read()
-        config = config.replace('batch_size = { type = "categorical", vals = [8, 16, 32] }',
-                                'batch_size = { type = "categorical", vals = [0, 16] }')
-        config = config.replace('name = "adaptive_asha"', 'name = "random"').replace(
-            "max_trials = 6", "max_trials = 2").replace("max_length = { batches = 90 }", "max_length = { batches = 20 }")
-        path = os.path.join(c.root, "invalid.toml")
-        with open(path, "w") as f:
-            f.write(config)
-        out = c.det("submit", path, EXAMPLE)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp_id = int(out.stdout.split()[-1])
+        exp_id = self.submit_example("invalid.toml", [
+            ('batch_size = { type = "categorical", vals = [8, 16, 32] }', 'batch_size = { type = "categorical", vals = [0, 16] }'),
+            ('name = "adaptive_asha"', 'name = "random"'), ("max_trials = 6", "max_trials = 2"),
+            ("max_length = { batches = 90 }", "max_length = { batches = 20 }")])
         exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
         invalid = [t for t in exp["trials"] if t["exit_reason"].startswith("invalid hyperparameters")]
