@@ -1,7 +1,9 @@
 #include "gpu/simulated_trial.hpp"
 
 #include "gpu/checkpoint_files.hpp"
+#include "gpu/trial_loop.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -48,22 +50,6 @@ void numeric_leaves(const json& j, std::vector<double>& out) {
     for (auto& v : j)
       numeric_leaves(v, out);
   }
-}
-
-int64_t batches_for(const training_plan& plan, int64_t batch_size) {
-  if (plan.length <= 0)
-    throw std::runtime_error("The trial's length must be positive, not " +
-                             std::to_string(plan.length) + ".");
-  auto records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : 1000;
-  switch (plan.length_unit) {
-    case unit::batches:
-      return plan.length;
-    case unit::records:
-      return (plan.length + batch_size - 1) / batch_size;
-    case unit::epochs:
-      return (plan.length * records_per_epoch + batch_size - 1) / batch_size;
-  }
-  throw std::logic_error("unhandled length unit");
 }
 
 } // namespace
@@ -119,99 +105,76 @@ struct noise_source {
   }
 };
 
-saved_checkpoint save_simulation(const std::string& root, const progress& at, const noise_source& noise) {
-  checkpoint_writer writer(root);
-  std::ofstream(std::filesystem::path(writer.dir()) / "noise.txt") << noise.text() << '\n';
-  return writer.commit(checkpoint_format, at);
-}
+/// builtin:simulate on the Trial API: each batch sleeps its share of simulated time and reports
+/// the curve's loss there; a validation reports the curve at the batches trained.
+class simulated_trial final : public det::trial {
+ public:
+  explicit simulated_trial(det::trial_context& context)
+      : settings_(parse_simulation_settings(context.hparams_json(), context.data_json())),
+        floor_(simulated_loss_floor(context.hparams_json())),
+        noise_{std::mt19937_64{context.seed()}} {
+    context.log("Simulating builtin:simulate (loss floor " + std::to_string(floor_) + ", " +
+                std::to_string(settings_.seconds_per_batch) + " s per batch).");
+  }
 
-progress load_simulation(const std::string& dir, noise_source& noise) {
-  auto metadata = read_checkpoint(dir, checkpoint_format);
-  std::ifstream in(std::filesystem::path(dir) / "noise.txt");
-  std::string text;
-  if (!std::getline(in, text)) throw std::runtime_error("Checkpoint " + dir + " is corrupt: noise.txt is missing.");
-  noise.load(text, dir);
-  return metadata.at;
-}
+  int64_t batch_size() const override { return settings_.batch_size; }
+  int64_t records_per_epoch() const override { return 1000; }
+
+  det::metrics train_batch(int64_t batch) override {
+    using clock_type = std::chrono::steady_clock;
+    if (!started_) {  // paced from the first batch of this run, so that time does not drift
+      started_ = true;
+      start_ = clock_type::now();
+      first_batch_ = batch;
+    }
+    trained_ = batch + 1;
+    if (settings_.seconds_per_batch > 0)
+      std::this_thread::sleep_until(start_ + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(
+                                                 static_cast<double>(trained_ - first_batch_) * settings_.seconds_per_batch)));
+    return {{"loss", loss_at(trained_)}};
+  }
+
+  det::metrics evaluate() override {
+    double loss = loss_at(trained_);
+    return {{"validation_loss", loss}, {"validation_accuracy", std::clamp(1 - loss, 0.0, 1.0)}};
+  }
+
+  void save(const std::string& dir) override {
+    std::ofstream(std::filesystem::path(dir) / "noise.txt") << noise_.text() << '\n';
+  }
+
+  // A simulation has no weights: a warm start only checks that the checkpoint is there.
+  void load(const std::string& dir, bool weights_only) override {
+    std::ifstream in(std::filesystem::path(dir) / "noise.txt");
+    std::string text;
+    if (!std::getline(in, text)) throw std::runtime_error("Checkpoint " + dir + " is corrupt: noise.txt is missing.");
+    if (weights_only) return;
+    noise_.load(text, dir);
+    trained_ = read_checkpoint(dir, checkpoint_format).at.batches;
+  }
+
+ private:
+  double loss_at(int64_t batches) {
+    double clean = floor_ + (1 - floor_) * std::exp(-static_cast<double>(batches) / settings_.time_constant);
+    return clean + settings_.noise * noise_.gauss(noise_.rng);
+  }
+
+  simulation_settings settings_;
+  double floor_;
+  noise_source noise_;
+  int64_t trained_ = 0;
+  bool started_ = false;
+  std::chrono::steady_clock::time_point start_;
+  int64_t first_batch_ = 0;
+};
 
 } // namespace
 
 void run_simulated_trial(const training_plan& plan, reporter& out) {
-  using clock_type = std::chrono::steady_clock;
-  auto settings = parse_simulation_settings(plan.hparams_json, plan.data_json);
-  const double floor = simulated_loss_floor(plan.hparams_json);
-  const int64_t goal = batches_for(plan, settings.batch_size);
-  const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : 1000;
-  noise_source noise{std::mt19937_64{plan.seed}};
-  auto loss_at = [&](int64_t batches) {
-    double clean = floor + (1 - floor) * std::exp(-static_cast<double>(batches) / settings.time_constant);
-    return clean + settings.noise * noise.gauss(noise.rng);
-  };
-  progress at;
-  if (!plan.resume_from.empty()) {
-    at = load_simulation(plan.resume_from, noise);
-    out.log("Resuming from checkpoint " + plan.resume_from + " at batch " + std::to_string(at.batches) + ".");
-  } else if (!plan.warm_start_from.empty()) {
-    noise_source ignored;
-    load_simulation(plan.warm_start_from, ignored);  // a simulation has no weights: it only checks the checkpoint
-    out.log("Starting from the weights of checkpoint " + plan.warm_start_from + ".");
-  }
-  out.log("Simulating builtin:simulate for " + std::to_string(goal) + " batches (loss floor " +
-          std::to_string(floor) + ", " + std::to_string(settings.seconds_per_batch) +
-          " s per batch).");
-  int64_t checkpointed_at = plan.resume_from.empty() ? -1 : at.batches;
-  auto checkpoint = [&] {
-    if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
-    out.checkpoint_saved(save_simulation(plan.checkpoint_dir, at, noise));
-    checkpointed_at = at.batches;
-  };
-  const int64_t first_batch = at.batches;
-  auto advance = [&](int64_t batches) {
-    at.batches += batches;
-    at.records += batches * settings.batch_size;
-    at.epochs = static_cast<double>(at.records) / static_cast<double>(records_per_epoch);
-  };
-  auto validate = [&] {
-    double loss = loss_at(at.batches);
-    out.validation_metrics(at, {{"validation_loss", loss},
-                                {"validation_accuracy", std::clamp(1 - loss, 0.0, 1.0)}});
-  };
-  // Simulated time is slept in steps of at most one report period, checking
-  // for a stop request between steps, so a stop is honoured promptly.
-  const int64_t report = plan.report_every_batches > 0 ? plan.report_every_batches : goal;
-  const int64_t validate_every = plan.min_validation_period_batches;
-  int64_t validated_at = -1;
-  auto start = clock_type::now();
-  while (at.batches < goal) {
-    if (out.should_stop()) {
-      out.log("Stopped after " + std::to_string(at.batches) + " of " + std::to_string(goal) +
-              " batches as requested.");
-      checkpoint();
-      return;
-    }
-    int64_t step = std::min(goal - at.batches, report - at.batches % report);
-    if (validate_every > 0)
-      step = std::min(step, validate_every - at.batches % validate_every);
-    const int64_t period = plan.min_checkpoint_period_batches;
-    if (period > 0)
-      step = std::min(step, period - at.batches % period);
-    advance(step);
-    if (settings.seconds_per_batch > 0)
-      std::this_thread::sleep_until(start + std::chrono::duration<double>(
-                                                static_cast<double>(at.batches - first_batch) *
-                                                settings.seconds_per_batch));
-    if (at.batches % report == 0 || at.batches == goal)
-      out.training_metrics(at, {{"loss", loss_at(at.batches)}});
-    if (validate_every > 0 && at.batches % validate_every == 0) {
-      validate();
-      validated_at = at.batches;
-    }
-    if (period > 0 && at.batches % period == 0)
-      checkpoint();
-  }
-  if (validated_at != at.batches)
-    validate();
-  checkpoint();
+  step_timings timings(plan.profiling);
+  auto context = make_trial_context(plan, out, timings);
+  simulated_trial trial(*context);
+  run_trial_loop(trial, plan, out, checkpoint_format, timings);
 }
 
 } // namespace det::harness
