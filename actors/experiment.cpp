@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <utility>
 #include <variant>
 
 #include "messages/timestamp.hpp"
@@ -57,6 +58,7 @@ struct experiment_state {
   std::shared_ptr<const std::string> model_definition;
   std::string warm_start_uuid;  // searcher.source_*: every trial starts from it
   std::string warm_start_dir;
+  bool started = false;  // the search has begun (or been restored)
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -377,6 +379,17 @@ void restore(self_ptr self) {
   process(self, std::move(actions));
 }
 
+// Begins the search, or restores it, once: the message that starts it may come
+// after a kill or pause sent right after the actor was spawned.
+void start_search(self_ptr self) {
+  if (std::exchange(self->state.started, true))
+    return;
+  if (self->state.restored_trials)
+    restore(self);
+  else
+    process(self, self->state.search->initial_trials());
+}
+
 experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment exp,
                                                 experiment_plan plan, master_handles handles,
                                                 directory_actor directory) {
@@ -395,10 +408,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   return {
       [=](validated_atom, int64_t request_id, double metric, int64_t length) {
         if (request_id < 0) {
-          if (self->state.restored_trials)
-            restore(self);
-          else
-            process(self, self->state.search->initial_trials());
+          start_search(self);
           return;
         }
         auto& entry = self->state.trials[request_id];
@@ -433,6 +443,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
           create_waiting_copies(self, entry);
       },
       [=](pause_atom) {
+        start_search(self);
         auto& st = self->state;
         if (st.killed || st.paused)
           return;
@@ -453,6 +464,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
             self->send(t.handle, activate_atom::value);
       },
       [=](kill_atom) {
+        start_search(self);  // a restored experiment's trials must exist to be killed
         auto& st = self->state;
         if (st.killed)
           return;
