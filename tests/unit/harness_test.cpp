@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
@@ -39,7 +40,11 @@ struct recording_reporter : det::harness::reporter {
   void log(const std::string& line) override { lines.push_back(line); }
   bool should_stop() override { return stop_after_checks >= 0 && checks++ >= stop_after_checks; }
   void checkpoint_saved(const det::harness::saved_checkpoint& c) override { checkpoints.push_back(c); }
+  void profile_metrics(const std::string& group, const progress& p, const std::map<std::string, double>& m) override {
+    profiles[group].push_back({p, m});
+  }
   std::vector<det::harness::saved_checkpoint> checkpoints;
+  std::map<std::string, std::vector<report>> profiles;
 };
 
 /// A fresh directory under /tmp, removed by the destructor.
@@ -330,4 +335,22 @@ TEST_CASE("builtin:cnn learns images on the same loop, checkpoints included") {
   REQUIRE(out.checkpoints.size() == 1);
   plan.hparams_json = R"({"global_batch_size":32,"channels":0})";
   CHECK(error_of(plan) == "The hyperparameter 'channels' must be a positive integer.");
+}
+
+TEST_CASE("profiling times every phase of the built-in trials' steps") {
+  scratch_dir storage;
+  auto plan = synthetic_plan(60);
+  plan.profiling = true;
+  plan.checkpoint_dir = storage.path.string();
+  recording_reporter out;
+  det::harness::run_trial(plan, out);
+  std::set<std::string> timed;
+  for (const auto& r : out.profiles["timings"])
+    for (const auto& [name, seconds] : r.metrics) {
+      timed.insert(name);
+      CHECK(seconds >= 0);
+    }
+  for (const char* phase : {"dataloader_next", "forward", "backward", "optimizer_step", "train_batch", "evaluate",
+                            "checkpoint_save"})
+    CHECK_MESSAGE(timed.count(phase) == 1, phase);
 }
