@@ -366,9 +366,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_allocation_token(st.token);
         if (st.setup.model_definition)
           spec.set_model_definition(*st.setup.model_definition);
-        spec.set_resume_checkpoint_uuid(trial(self).latest_checkpoint_uuid());
+        const auto& latest = trial(self).latest_checkpoint_uuid();
+        if (!latest.empty())
+          spec.set_resume_checkpoint_dir(st.setup.checkpoint_root + "/" + latest);
         if (trial(self).latest_checkpoint_uuid().empty()) {
-          spec.set_warm_start_checkpoint_uuid(trial(self).warm_start_checkpoint_uuid());
           spec.set_warm_start_checkpoint_dir(st.setup.warm_start_dir);
         }
         if (st.allocation)

@@ -132,35 +132,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, co
   return std::make_unique<torch::optim::Adam>(parameters, torch::optim::AdamOptions(h.learning_rate));
 }
 
-torch::Tensor train_step(mlp& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs,
-                         const torch::Tensor& labels, double clip_norm) {
-  optimizer.zero_grad();
-  auto loss = torch::nn::functional::cross_entropy(model->forward(inputs), labels);
-  loss.backward();
-  if (clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip_norm);
-  optimizer.step();
-  return loss.detach();
-}
-
-evaluation evaluate(mlp& model, const labelled_set& data, int64_t batch_size) {
-  torch::NoGradGuard no_grad;
-  model->eval();
-  double loss_sum = 0;
-  int64_t correct = 0;
-  for (int64_t begin = 0; begin < data.size(); begin += batch_size) {
-    int64_t end = std::min(begin + batch_size, data.size());
-    auto logits = model->forward(data.inputs.slice(0, begin, end));
-    auto labels = data.labels.slice(0, begin, end);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
-  }
-  model->train();
-  if (data.size() == 0) return {};
-  return {loss_sum / data.size(), static_cast<double>(correct) / data.size()};
-}
-
 batch_stream::batch_stream(labelled_set data, int64_t batch_size, uint64_t seed)
     : data_(std::move(data)), batch_size_(batch_size), generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {
   if (batch_size_ > data_.size())

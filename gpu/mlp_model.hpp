@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,10 +47,27 @@ std::shared_ptr<const trial_data> load_trial_data(const data_settings&);
 /// Adam or SGD as the hyperparameters say, over `parameters`.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams&, const std::vector<torch::Tensor>& parameters);
 
+/// No timing: what train_step does unless a caller wants its phases timed.
+struct no_lap {
+  void operator()(const char*) const {}
+};
+
 /// One optimisation step, clipping the gradients' total norm to `clip_norm` when it is positive;
-/// returns the batch's mean cross-entropy, detached.
-torch::Tensor train_step(mlp&, torch::optim::Optimizer&, const torch::Tensor& inputs, const torch::Tensor& labels,
-                         double clip_norm = 0);
+/// returns the batch's mean cross-entropy, detached. `lap(phase)` is called after "forward",
+/// "backward" (and clipping) and "optimizer_step", for a caller that times them.
+template <class Model, class Lap = no_lap>
+torch::Tensor train_step(Model& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs,
+                         const torch::Tensor& labels, double clip_norm = 0, Lap lap = {}) {
+  optimizer.zero_grad();
+  auto loss = torch::nn::functional::cross_entropy(model->forward(inputs), labels);
+  lap("forward");
+  loss.backward();
+  if (clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip_norm);
+  lap("backward");
+  optimizer.step();
+  lap("optimizer_step");
+  return loss.detach();
+}
 
 struct evaluation {
   double loss = 0;
@@ -57,7 +75,25 @@ struct evaluation {
 };
 
 /// Mean loss and accuracy over the set in eval mode without gradients; leaves the model in train mode.
-evaluation evaluate(mlp&, const labelled_set&, int64_t batch_size = 1000);
+template <class Model>
+evaluation evaluate(Model& model, const labelled_set& data, int64_t batch_size = 1000) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double loss_sum = 0;
+  int64_t correct = 0;
+  for (int64_t begin = 0; begin < data.size(); begin += batch_size) {
+    int64_t end = std::min(begin + batch_size, data.size());
+    auto logits = model->forward(data.inputs.slice(0, begin, end));
+    auto labels = data.labels.slice(0, begin, end);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .template item<double>();
+    correct += logits.argmax(1).eq(labels).sum().template item<int64_t>();
+  }
+  model->train();
+  if (data.size() == 0) return {};
+  return {loss_sum / static_cast<double>(data.size()), static_cast<double>(correct) / static_cast<double>(data.size())};
+}
 
 /// Training batches as contiguous slices of a seeded permutation, reshuffled after each full pass;
 /// a pass drops the last partial batch so every batch has the same size.

@@ -139,8 +139,9 @@ class simulated_trial final : public det::trial {
     return {{"validation_loss", loss}, {"validation_accuracy", std::clamp(1 - loss, 0.0, 1.0)}};
   }
 
+  // noise.txt: the batches trained, then the noise generator's state.
   void save(const std::string& dir) override {
-    std::ofstream(std::filesystem::path(dir) / "noise.txt") << noise_.text() << '\n';
+    std::ofstream(std::filesystem::path(dir) / "noise.txt") << trained_ << ' ' << noise_.text() << '\n';
   }
 
   // A simulation has no weights: a warm start only checks that the checkpoint is there.
@@ -149,8 +150,13 @@ class simulated_trial final : public det::trial {
     std::string text;
     if (!std::getline(in, text)) throw std::runtime_error("Checkpoint " + dir + " is corrupt: noise.txt is missing.");
     if (weights_only) return;
-    noise_.load(text, dir);
-    trained_ = read_checkpoint(dir, checkpoint_format).at.batches;
+    auto space = text.find(' ');
+    try {
+      trained_ = std::stoll(text.substr(0, space));
+    } catch (const std::exception&) {
+      throw std::runtime_error("Checkpoint " + dir + " is corrupt: noise.txt does not start with a batch count.");
+    }
+    noise_.load(space == std::string::npos ? "" : text.substr(space + 1), dir);
   }
 
  private:

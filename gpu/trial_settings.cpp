@@ -73,6 +73,7 @@ mlp_hparams parse_mlp_hparams(const std::string& text) {
   h.learning_rate = get_number(obj, what, "learning_rate", h.learning_rate);
   h.dropout = get_number(obj, what, "dropout", h.dropout);
   h.momentum = get_number(obj, what, "momentum", h.momentum);
+  h.channels = get_integer(obj, what, "channels", h.channels);
   if (auto it = obj.find("hidden_sizes"); it != obj.end() && !it->is_null()) {
     if (!it->is_array()) wrong_type(what, "hidden_sizes", "a list of layer widths", *it);
     h.hidden_sizes.clear();
@@ -100,6 +101,7 @@ mlp_hparams parse_mlp_hparams(const std::string& text) {
           "The hyperparameter 'learning_rate' must be a positive number.");
   require(h.dropout >= 0 && h.dropout < 1, "The hyperparameter 'dropout' must lie in [0, 1).");
   require(h.momentum >= 0 && h.momentum < 1, "The hyperparameter 'momentum' must lie in [0, 1).");
+  require(h.channels > 0, "The hyperparameter 'channels' must be a positive integer.");
   for (int64_t width : h.hidden_sizes)
     require(width > 0, "Every entry of the hyperparameter 'hidden_sizes' must be positive, not " +
                            std::to_string(width) + ".");

@@ -17,6 +17,7 @@ struct mlp_hparams {
   double dropout = 0.1;
   optimizer_kind optimizer = optimizer_kind::adam;
   double momentum = 0;  // sgd only
+  int64_t channels = 16;  // builtin:cnn: its first convolution's
 };
 
 enum class dataset_kind { fashion_mnist, synthetic };

@@ -207,54 +207,44 @@ struct http_gateway::impl {
     return false;
   }
 
+  /// A Core API route: `fill` turns the request (with its JSON body parsed into a Body, for a
+  /// POST) into the call for the trial the path's first number names.
+  template <class Body, class Fill>
+  void core_api_post(const char* pattern, Fill fill) {
+    server.Post(pattern, [this, fill](const httplib::Request& req, httplib::Response& res) {
+      Body body;
+      if (!parse_body(req, res, body))
+        return;
+      pb::CoreApiCall call;
+      fill(body, call);
+      core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+    });
+  }
+  template <class Fill>
+  void core_api_get(const char* pattern, Fill fill) {
+    server.Get(pattern, [this, fill](const httplib::Request& req, httplib::Response& res) {
+      pb::CoreApiCall call;
+      fill(call);
+      core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
+    });
+  }
+
   void core_api_routes() {
-    server.Post(R"(/api/v1/trials/(\d+)/metrics)", [this](const httplib::Request& req, httplib::Response& res) {
-      pb::CoreApiCall call;
-      if (parse_body(req, res, *call.mutable_metrics()))
-        core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-    });
-    server.Post(R"(/api/v1/trials/(\d+)/checkpoints)", [this](const httplib::Request& req, httplib::Response& res) {
-      pb::CoreApiCall call;
-      if (parse_body(req, res, *call.mutable_checkpoint()))
-        core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-    });
-    server.Get(R"(/api/v1/trials/(\d+)/searcher/operation)",
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 pb::CoreApiCall call;
-                 call.set_searcher_operation(true);
-                 core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-               });
-    server.Get(R"(/api/v1/allocations/(\d+)\.\d+/signals/preemption)",
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 pb::CoreApiCall call;
-                 call.set_preemption(true);
-                 core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-               });
-    server.Post(R"(/api/v1/trials/(\d+)/progress)", [this](const httplib::Request& req, httplib::Response& res) {
-      pb::ProgressRequest body;
-      if (!parse_body(req, res, body))
-        return;
-      pb::CoreApiCall call;
-      call.set_progress(body.progress());
-      core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-    });
-    server.Post(R"(/api/v1/trials/(\d+)/searcher/completed_operation)",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  pb::CompleteOperationRequest body;
-                  if (!parse_body(req, res, body))
-                    return;
-                  pb::CoreApiCall call;
-                  call.set_completed_length(body.length());
-                  core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-                });
-    server.Post(R"(/api/v1/trials/(\d+)/early_exit)", [this](const httplib::Request& req, httplib::Response& res) {
-      pb::EarlyExitRequest body;
-      if (!parse_body(req, res, body))
-        return;
-      pb::CoreApiCall call;
-      call.set_early_exit(body.reason());
-      core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
-    });
+    core_api_post<pb::MetricReport>(R"(/api/v1/trials/(\d+)/metrics)",
+                                    [](pb::MetricReport& r, pb::CoreApiCall& c) { *c.mutable_metrics() = std::move(r); });
+    core_api_post<pb::Checkpoint>(R"(/api/v1/trials/(\d+)/checkpoints)",
+                                  [](pb::Checkpoint& k, pb::CoreApiCall& c) { *c.mutable_checkpoint() = std::move(k); });
+    core_api_post<pb::ProgressRequest>(R"(/api/v1/trials/(\d+)/progress)",
+                                       [](pb::ProgressRequest& p, pb::CoreApiCall& c) { c.set_progress(p.progress()); });
+    core_api_post<pb::CompleteOperationRequest>(
+        R"(/api/v1/trials/(\d+)/searcher/completed_operation)",
+        [](pb::CompleteOperationRequest& o, pb::CoreApiCall& c) { c.set_completed_length(o.length()); });
+    core_api_post<pb::EarlyExitRequest>(R"(/api/v1/trials/(\d+)/early_exit)",
+                                        [](pb::EarlyExitRequest& e, pb::CoreApiCall& c) { c.set_early_exit(e.reason()); });
+    core_api_get(R"(/api/v1/trials/(\d+)/searcher/operation)",
+                 [](pb::CoreApiCall& c) { c.set_searcher_operation(true); });
+    core_api_get(R"(/api/v1/allocations/(\d+)\.\d+/signals/preemption)",
+                 [](pb::CoreApiCall& c) { c.set_preemption(true); });
   }
 
   /// One file of a checkpoint, read from the checkpoint storage.

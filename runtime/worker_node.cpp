@@ -212,12 +212,8 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
   plan.profiling = cfg.profiling_enabled;
   plan.mixed_precision = cfg.mixed_precision;
   plan.gradient_clip_norm = cfg.gradient_clip_norm;
-  auto in_storage = [&](const std::string& uuid) {
-    return uuid.empty() ? std::string{} : spec.checkpoint_root() + "/" + uuid;
-  };
-  plan.resume_from = in_storage(spec.resume_checkpoint_uuid());
-  plan.warm_start_from = spec.warm_start_checkpoint_dir().empty() ? in_storage(spec.warm_start_checkpoint_uuid())
-                                                                  : spec.warm_start_checkpoint_dir();
+  plan.resume_from = spec.resume_checkpoint_dir();
+  plan.warm_start_from = spec.warm_start_checkpoint_dir();
   return plan;
 }
 
@@ -243,7 +239,6 @@ void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, co
                         const config::experiment_config& cfg, pb::WorkerExit& exit) {
   working_directory dir(spec);
   const auto& workdir = dir.path();
-  auto in_storage = [&](const std::string& uuid) { return spec.checkpoint_root() + "/" + uuid; };
   std::map<std::string, std::string> env{
       {"DET_TRIAL_ID", std::to_string(spec.trial_id())},
       {"DET_EXPERIMENT_ID", std::to_string(spec.experiment_id())},
@@ -253,12 +248,10 @@ void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, co
       {"DET_TRIAL_SEED", std::to_string(spec.seed())},
       {"DET_CHECKPOINT_DIR", spec.checkpoint_root()},
   };
-  if (!spec.resume_checkpoint_uuid().empty()) {
-    env["DET_LATEST_CHECKPOINT"] = in_storage(spec.resume_checkpoint_uuid());
-  } else if (!spec.warm_start_checkpoint_uuid().empty()) {
-    env["DET_LATEST_CHECKPOINT"] = spec.warm_start_checkpoint_dir().empty()
-                                       ? in_storage(spec.warm_start_checkpoint_uuid())
-                                       : spec.warm_start_checkpoint_dir();
+  if (!spec.resume_checkpoint_dir().empty()) {
+    env["DET_LATEST_CHECKPOINT"] = spec.resume_checkpoint_dir();
+  } else if (!spec.warm_start_checkpoint_dir().empty()) {
+    env["DET_LATEST_CHECKPOINT"] = spec.warm_start_checkpoint_dir();
     env["DET_WARM_START"] = "1";  // its weights only: training counts from 0
   }
   std::string command;

@@ -164,13 +164,7 @@ std::vector<action> asha_promotion_search::trial_exited_early(int64_t request_id
 }
 
 double asha_promotion_search::progress() const {
-  if (settings_.max_trials <= 0) return 0.0;
-  auto max_trials = static_cast<double>(settings_.max_trials);
-  auto ranked = rungs_.front().results.size();
-  double progress = static_cast<double>(ranked) / (1.2 * max_trials);
-  if (static_cast<int64_t>(ranked) == settings_.max_trials)
-    progress = std::max(progress, static_cast<double>(exited_ - invalid_) / max_trials);
-  return std::clamp(progress, 0.0, 1.0);
+  return asha_progress(rungs_.front().results.size(), settings_.max_trials, exited_ - invalid_);
 }
 
 int64_t asha_promotion_search::rung_of(int64_t request_id) const {

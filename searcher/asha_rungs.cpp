@@ -30,6 +30,15 @@ std::vector<rung> make_rungs(int64_t num_rungs, double divisor, int64_t max_leng
   return rungs;
 }
 
+double asha_progress(size_t rung0_results, int64_t max_trials, int64_t valid_exits) {
+  if (max_trials <= 0) return 0.0;
+  auto most = static_cast<double>(max_trials);
+  double progress = static_cast<double>(rung0_results) / (1.2 * most);
+  if (static_cast<int64_t>(rung0_results) == max_trials)
+    progress = std::max(progress, static_cast<double>(valid_exits) / most);
+  return std::clamp(progress, 0.0, 1.0);
+}
+
 double ranked_metric(double reported, bool smaller_is_better) {
   // A NaN would break the sorted order every later insert relies on.
   if (std::isnan(reported)) return exited_trial_metric;

@@ -28,6 +28,11 @@ std::vector<rung> make_rungs(int64_t num_rungs, double divisor, int64_t max_leng
 /// NaN ranks last, as a trial that exited early does.
 double ranked_metric(double reported, bool smaller_is_better);
 
+/// ASHA's progress (Determined's): results in rung 0 over 1.2 × max_trials, the 20 % headroom
+/// because rung 0 fills up well before the last trials finish; once rung 0 holds max_trials, at
+/// least the share of max_trials whose trials exited with valid hyperparameters.
+double asha_progress(size_t rung0_results, int64_t max_trials, int64_t valid_exits);
+
 /// The rank a trial that exited early takes in its rung: the worst there is.
 inline constexpr double exited_trial_metric = 1.7976931348623157e308;
 

@@ -93,14 +93,8 @@ std::vector<action> asha_stopping_search::trial_exited_early(int64_t request_id,
 }
 
 double asha_stopping_search::progress() const {
-  if (rungs_.empty() || settings_.max_trials <= 0) return 0.0;
-  auto max_trials = static_cast<double>(settings_.max_trials);
-  auto ranked = rungs_.front().metrics.size();
-  // Determined's 20 % headroom: rung 0 fills up well before the last trials finish.
-  double progress = static_cast<double>(ranked) / (1.2 * max_trials);
-  if (static_cast<int64_t>(ranked) == settings_.max_trials)
-    progress = std::max(progress, static_cast<double>(completed_ - invalid_) / max_trials);
-  return std::clamp(progress, 0.0, 1.0);
+  if (rungs_.empty()) return 0.0;
+  return asha_progress(rungs_.front().metrics.size(), settings_.max_trials, completed_ - invalid_);
 }
 
 int64_t asha_stopping_search::rung_of(int64_t request_id) const {
