@@ -183,7 +183,8 @@ experiment_seed = 5
         self.assertEqual(len(valid), 4)
         self.assertEqual(len(trials), 4 + len(invalid))
         self.assertTrue(all(json.loads(t["hparams"])["global_batch_size"] == 0 for t in invalid))
-        self.assertTrue(all(t["restarts"] == 0 for t in invalid))
+        self.assertTrue(all(t["restarts"] == 0 for t in invalid),
+                        [(t["id"], t["restarts"], c.trial_logs(t["id"])) for t in invalid])
 
 
 RANDOM = ADAPTIVE.replace('name = "adaptive_asha"', 'name = "random"').replace(
