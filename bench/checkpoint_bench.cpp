@@ -52,22 +52,20 @@ int main(int argc, char** argv) {
   auto inputs = torch::randn({64, mlp_input_size});
   auto labels = torch::randint(0, mlp_classes, {64}, torch::kLong);
   train_step(model, *optimizer, inputs, labels);
-  labelled_set data{torch::randn({256, mlp_input_size}), torch::randint(0, mlp_classes, {256}, torch::kLong)};
-  batch_stream batches(data, 64, 1);
 
   std::vector<double> det_save, det_load, torch_save, torch_load;
   int64_t det_bytes = 0, torch_bytes = 0;
   auto det_round = [&] {
     auto start = clock_type::now();
     checkpoint_writer writer(root.string());
-    save_trial_state(writer.dir(), *model, *optimizer, batches);
+    save_trial_state(writer.dir(), *model, *optimizer);
     auto saved = writer.commit("det.mlp/1", progress{100, 6400, 0.1});
     det_save.push_back(seconds_since(start));
     auto dir = root / saved.uuid;
     det_bytes = bytes_under(dir);
     start = clock_type::now();
     read_checkpoint(dir.string(), "det.mlp/1");
-    load_trial_state(dir.string(), false, *model, *optimizer, batches);
+    load_trial_state(dir.string(), false, *model, *optimizer);
     det_load.push_back(seconds_since(start));
     fs::remove_all(dir);
   };

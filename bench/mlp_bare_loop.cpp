@@ -74,13 +74,14 @@ int main(int argc, char** argv) {
     torch::manual_seed(0);
     mlp model(hparams.hidden_sizes, hparams.dropout);
     auto optimizer = make_optimizer(hparams, model->parameters());
-    batch_stream batches(data->train, hparams.global_batch_size, 0);
+    shuffled_batches batches(data->train, hparams.global_batch_size, 0);
+    const int64_t per_epoch = batches.batches_per_epoch();
 
     auto start = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < opts.batches; ++i) {
       if (i == opts.warmup)
         start = std::chrono::steady_clock::now();
-      auto [inputs, labels] = batches.next();
+      auto [inputs, labels] = batches.get(i / per_epoch, i % per_epoch);
       train_step(model, *optimizer, inputs, labels);
     }
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;

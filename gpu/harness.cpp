@@ -59,11 +59,9 @@ class image_trial final : public det::trial {
         data_(load_trial_data(data_spec_)),
         // A CUDA build of LibTorch trains on the GPU the agent exposed; Debian's CPU build never does.
         device_(torch::cuda::is_available() ? torch::kCUDA : torch::kCPU),
-        validation_(data_->validation.first(data_spec_.validation_limit).to(device_)),
         model_(seeded_model(hparams_, context.seed(), device_)),
         optimizer_(make_optimizer(hparams_, model_->parameters())),
-        batches_(data_->train.to(device_), hparams_.global_batch_size, context.seed()),
-        clip_norm_(context.gradient_clip_norm()) {
+        step_{context.gradient_clip_norm(), context.mixed_precision() != "O0" && device_.is_cuda()} {
     context.log("Loaded " + data_->description + ".");
     std::ostringstream intro;
     intro << "Training " << describe_model(hparams_, static_cast<Model*>(nullptr)) << " with "
@@ -71,19 +69,30 @@ class image_trial final : public det::trial {
           << hparams_.learning_rate << ", batch " << hparams_.global_batch_size << ") on " << device_.str()
           << " with " << at::get_num_threads() << " thread(s).";
     context.log(intro.str());
-    if (clip_norm_ > 0)
-      context.log("Clipping gradients to a total norm of " + std::to_string(clip_norm_) + ".");
-    if (context.mixed_precision() != "O0")
-      context.log("optimizations.mixed_precision = " + context.mixed_precision() + " is not applied: it trains in float32 on " +
-                  device_.str() + ".");
+    if (step_.clip_norm > 0)
+      context.log("Clipping gradients to a total norm of " + std::to_string(step_.clip_norm) + ".");
+    if (step_.mixed_precision)
+      context.log("optimizations.mixed_precision = " + context.mixed_precision() +
+                  ": the forward passes run under autocast to bfloat16.");
+    else if (context.mixed_precision() != "O0")
+      context.log("optimizations.mixed_precision = " + context.mixed_precision() +
+                  " is not applied: autocast needs a GPU, so it trains in float32 on " + device_.str() + ".");
   }
 
   int64_t batch_size() const override { return hparams_.global_batch_size; }
   int64_t records_per_epoch() const override { return data_->train.size(); }
 
+  std::unique_ptr<det::data_loader> build_training_data_loader() override {
+    return std::make_unique<training_loader>(shuffled_batches(data_->train, hparams_.global_batch_size, context_.seed()));
+  }
+  std::unique_ptr<det::data_loader> build_validation_data_loader() override {
+    return std::make_unique<validation_loader>(
+        sequential_batches(data_->validation.first(data_spec_.validation_limit), validation_batch_size));
+  }
+
   // Each phase timed for profiling (record_timing is a no-op unless the experiment profiles; on a
   // GPU a phase's time includes waiting for kernels queued before it).
-  det::metrics train_batch(int64_t) override {
+  det::metrics train_batch(det::batch& b, int64_t, int64_t) override {
     using clock_type = std::chrono::steady_clock;
     auto last = clock_type::now();
     auto lap = [&](const char* phase) {
@@ -91,22 +100,44 @@ class image_trial final : public det::trial {
       context_.record_timing(phase, std::chrono::duration<double>(now - last).count());
       last = now;
     };
-    auto [inputs, labels] = batches_.next();
-    lap("dataloader_next");
-    return {{"loss", train_step(model_, *optimizer_, inputs, labels, clip_norm_, lap).template item<double>()}};
+    auto [inputs, labels] = on_device(b);
+    lap("to_device");
+    return {{"loss", train_step(model_, *optimizer_, inputs, labels, step_, lap).template item<double>()}};
   }
 
-  det::metrics evaluate() override {
-    auto result = harness::evaluate(model_, validation_);
+  det::metrics evaluate_batch(det::batch& b) override {
+    auto [inputs, labels] = on_device(b);
+    auto result = harness::evaluate_batch(model_, inputs, labels, step_.mixed_precision);
     return {{"validation_loss", result.loss}, {"validation_accuracy", result.accuracy}};
   }
 
-  void save(const std::string& dir) override { save_trial_state(dir, *model_, *optimizer_, batches_); }
+  void save(const std::string& dir) override { save_trial_state(dir, *model_, *optimizer_); }
   void load(const std::string& dir, bool weights_only) override {
-    load_trial_state(dir, weights_only, *model_, *optimizer_, batches_);
+    load_trial_state(dir, weights_only, *model_, *optimizer_);
   }
 
  private:
+  using tensor_pair = std::pair<torch::Tensor, torch::Tensor>;
+  static constexpr int64_t validation_batch_size = 1000;
+
+  struct training_loader final : det::data_loader {
+    explicit training_loader(shuffled_batches batches) : batches(std::move(batches)) {}
+    int64_t batches_per_epoch() const override { return batches.batches_per_epoch(); }
+    det::batch get(int64_t epoch, int64_t index) override { return batches.get(epoch, index); }
+    shuffled_batches batches;
+  };
+  struct validation_loader final : det::data_loader {
+    explicit validation_loader(sequential_batches batches) : batches(std::move(batches)) {}
+    int64_t batches_per_epoch() const override { return batches.batches(); }
+    det::batch get(int64_t, int64_t index) override { return batches.get(index); }
+    sequential_batches batches;
+  };
+
+  tensor_pair on_device(det::batch& b) const {
+    auto& [inputs, labels] = std::any_cast<tensor_pair&>(b);
+    return {inputs.to(device_), labels.to(device_)};
+  }
+
   // Seeded before it is built: the seed decides the initial weights.
   static Model seeded_model(const mlp_hparams& hparams, uint64_t seed, const torch::Device& device) {
     torch::manual_seed(seed);
@@ -120,11 +151,9 @@ class image_trial final : public det::trial {
   data_settings data_spec_;
   std::shared_ptr<const trial_data> data_;
   torch::Device device_;
-  labelled_set validation_;
   Model model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  batch_stream batches_;
-  double clip_norm_;
+  step_options step_;
 };
 
 }  // namespace

@@ -132,47 +132,30 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, co
   return std::make_unique<torch::optim::Adam>(parameters, torch::optim::AdamOptions(h.learning_rate));
 }
 
-batch_stream::batch_stream(labelled_set data, int64_t batch_size, uint64_t seed)
-    : data_(std::move(data)), batch_size_(batch_size), generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {
+shuffled_batches::shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed)
+    : data_(std::move(data)), batch_size_(batch_size), seed_(seed) {
   if (batch_size_ > data_.size())
     throw std::runtime_error("The hyperparameter 'global_batch_size' (" + std::to_string(batch_size_) +
                              ") exceeds the " + std::to_string(data_.size()) + " training samples.");
-  reshuffle();
 }
 
-void batch_stream::reshuffle() {
-  order_ = torch::randperm(data_.size(), generator_, torch::kLong).to(data_.labels.device());
-  position_ = 0;
-}
-
-std::pair<torch::Tensor, torch::Tensor> batch_stream::next() {
-  if (position_ + batch_size_ > data_.size()) reshuffle();
-  auto indices = order_.slice(0, position_, position_ + batch_size_);
-  position_ += batch_size_;
+std::pair<torch::Tensor, torch::Tensor> shuffled_batches::get(int64_t epoch, int64_t index) {
+  if (epoch != epoch_) {
+    // splitmix64 of (seed, epoch): unrelated permutations for neighbouring seeds and epochs.
+    uint64_t z = seed_ + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(epoch + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(z ^ (z >> 31));
+    order_ = torch::randperm(data_.size(), generator, torch::kLong).to(data_.labels.device());
+    epoch_ = epoch;
+  }
+  auto indices = order_.slice(0, index * batch_size_, (index + 1) * batch_size_);
   return {data_.inputs.index_select(0, indices), data_.labels.index_select(0, indices)};
 }
 
-void batch_stream::save(torch::serialize::OutputArchive& archive) const {
-  auto generator = generator_;  // get_state is not const
-  {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    archive.write("stream_generator", generator.get_state());
-  }
-  archive.write("stream_order", order_.cpu());
-  archive.write("stream_position", torch::tensor(position_));
-}
-
-void batch_stream::load(torch::serialize::InputArchive& archive) {
-  torch::Tensor state, order, position;
-  archive.read("stream_generator", state);
-  archive.read("stream_order", order);
-  archive.read("stream_position", position);
-  {
-    std::lock_guard<std::mutex> lock(generator_.mutex());
-    generator_.set_state(state);
-  }
-  order_ = order.to(data_.labels.device());
-  position_ = position.item<int64_t>();
+std::pair<torch::Tensor, torch::Tensor> sequential_batches::get(int64_t index) const {
+  int64_t begin = index * batch_size_, end = std::min(begin + batch_size_, data_.size());
+  return {data_.inputs.slice(0, begin, end), data_.labels.slice(0, begin, end)};
 }
 
 std::string describe_layers(const std::vector<int64_t>& hidden_sizes) {
@@ -181,8 +164,7 @@ std::string describe_layers(const std::vector<int64_t>& hidden_sizes) {
   return text + "-" + std::to_string(mlp_classes);
 }
 
-void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                      const batch_stream& batches) {
+void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
   const std::filesystem::path path = dir;
   torch::serialize::OutputArchive weights;
   model.save(weights);
@@ -194,12 +176,11 @@ void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::o
     std::lock_guard<std::mutex> lock(generator.mutex());
     trainer.write("cpu_generator", generator.get_state());
   }
-  batches.save(trainer);
   trainer.save_to((path / "trainer.pt").string());
 }
 
 void load_trial_state(const std::string& dir, bool weights_only, torch::nn::Module& model,
-                      torch::optim::Optimizer& optimizer, batch_stream& batches) {
+                      torch::optim::Optimizer& optimizer) {
   const std::filesystem::path path = dir;
   try {
     torch::serialize::InputArchive weights;
@@ -216,7 +197,6 @@ void load_trial_state(const std::string& dir, bool weights_only, torch::nn::Modu
         std::lock_guard<std::mutex> lock(generator.mutex());
         generator.set_state(state);
       }
-      batches.load(archive);
     }
   } catch (const c10::Error& e) {
     throw std::runtime_error("Checkpoint " + dir + " cannot be loaded into this model: " + e.what_without_backtrace());

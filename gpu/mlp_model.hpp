@@ -3,6 +3,7 @@
 // Internal to det_harness and the bare-loop bench: it includes <torch/torch.h>, which costs ~18 s
 // and over 1 GB per translation unit, so nothing else may include it.
 
+#include "gpu/mixed_precision.hpp"
 #include "gpu/trial_settings.hpp"
 
 #include <torch/torch.h>
@@ -52,17 +53,26 @@ struct no_lap {
   void operator()(const char*) const {}
 };
 
-/// One optimisation step, clipping the gradients' total norm to `clip_norm` when it is positive;
-/// returns the batch's mean cross-entropy, detached. `lap(phase)` is called after "forward",
-/// "backward" (and clipping) and "optimizer_step", for a caller that times them.
+/// How train_step trains besides the model and optimizer.
+struct step_options {
+  double clip_norm = 0;        // clip the gradients' total norm to this when positive
+  bool mixed_precision = false;  // forward pass under CUDA autocast
+};
+
+/// One optimisation step; returns the batch's mean cross-entropy, detached. `lap(phase)` is called
+/// after "forward", "backward" (and clipping) and "optimizer_step", for a caller that times them.
 template <class Model, class Lap = no_lap>
 torch::Tensor train_step(Model& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs,
-                         const torch::Tensor& labels, double clip_norm = 0, Lap lap = {}) {
+                         const torch::Tensor& labels, step_options options = {}, Lap lap = {}) {
   optimizer.zero_grad();
-  auto loss = torch::nn::functional::cross_entropy(model->forward(inputs), labels);
+  torch::Tensor loss;
+  {
+    cuda_autocast autocast(options.mixed_precision);  // forward only: backward runs in the forward's types
+    loss = torch::nn::functional::cross_entropy(model->forward(inputs), labels);
+  }
   lap("forward");
   loss.backward();
-  if (clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip_norm);
+  if (options.clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), options.clip_norm);
   lap("backward");
   optimizer.step();
   lap("optimizer_step");
@@ -74,57 +84,61 @@ struct evaluation {
   double accuracy = 0;
 };
 
-/// Mean loss and accuracy over the set in eval mode without gradients; leaves the model in train mode.
+/// Mean loss and accuracy of one batch in eval mode without gradients; leaves the model in train mode.
 template <class Model>
-evaluation evaluate(Model& model, const labelled_set& data, int64_t batch_size = 1000) {
+evaluation evaluate_batch(Model& model, const torch::Tensor& inputs, const torch::Tensor& labels,
+                          bool mixed_precision = false) {
+  if (labels.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
   model->eval();
-  double loss_sum = 0;
-  int64_t correct = 0;
-  for (int64_t begin = 0; begin < data.size(); begin += batch_size) {
-    int64_t end = std::min(begin + batch_size, data.size());
-    auto logits = model->forward(data.inputs.slice(0, begin, end));
-    auto labels = data.labels.slice(0, begin, end);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .template item<double>();
-    correct += logits.argmax(1).eq(labels).sum().template item<int64_t>();
+  torch::Tensor logits;
+  {
+    cuda_autocast autocast(mixed_precision);
+    logits = model->forward(inputs).to(torch::kFloat32);
   }
   model->train();
-  if (data.size() == 0) return {};
-  return {loss_sum / static_cast<double>(data.size()), static_cast<double>(correct) / static_cast<double>(data.size())};
+  return {torch::nn::functional::cross_entropy(logits, labels).template item<double>(),
+          logits.argmax(1).eq(labels).to(torch::kFloat64).mean().template item<double>()};
 }
 
-/// Training batches as contiguous slices of a seeded permutation, reshuffled after each full pass;
-/// a pass drops the last partial batch so every batch has the same size.
-class batch_stream {
+/// Training batches as slices of a permutation drawn from (seed, epoch), so that a position in the
+/// data always gives the same batch; an epoch drops its last partial batch.
+class shuffled_batches {
  public:
-  batch_stream(labelled_set data, int64_t batch_size, uint64_t seed);
-  std::pair<torch::Tensor, torch::Tensor> next();
-  /// Its place in the data: the shuffling generator, the current order and the position in it.
-  void save(torch::serialize::OutputArchive& archive) const;
-  void load(torch::serialize::InputArchive& archive);
+  shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed);
+  int64_t batches_per_epoch() const { return data_.size() / batch_size_; }
+  /// Inputs and labels of batch `index` in epoch `epoch`.
+  std::pair<torch::Tensor, torch::Tensor> get(int64_t epoch, int64_t index);
 
  private:
-  void reshuffle();
-
   labelled_set data_;
   int64_t batch_size_;
-  at::Generator generator_;
+  uint64_t seed_;
+  int64_t epoch_ = -1;  // whose permutation `order_` is
   torch::Tensor order_;
-  int64_t position_ = 0;
+};
+
+/// Validation batches: consecutive slices of `batch_size` (the last one may be shorter).
+class sequential_batches {
+ public:
+  sequential_batches(labelled_set data, int64_t batch_size) : data_(std::move(data)), batch_size_(batch_size) {}
+  int64_t batches() const { return (data_.size() + batch_size_ - 1) / batch_size_; }
+  std::pair<torch::Tensor, torch::Tensor> get(int64_t index) const;
+
+ private:
+  labelled_set data_;
+  int64_t batch_size_;
 };
 
 /// Writes model.pt and optimizer.pt (torch::save archives a user can load on their own) and
 /// trainer.pt, which holds what a bit-exact resume needs besides: the global CPU generator
-/// (dropout) and the data order.
-void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                      const batch_stream& batches);
+/// (dropout). The harness keeps the position in the data.
+void save_trial_state(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer);
 
 /// Reads what save_trial_state wrote; `weights_only` skips trainer.pt. Throws std::runtime_error
 /// naming a checkpoint that does not fit the model.
 void load_trial_state(const std::string& dir, bool weights_only, torch::nn::Module& model,
-                      torch::optim::Optimizer& optimizer, batch_stream& batches);
+                      torch::optim::Optimizer& optimizer);
 
 /// "784-256-128-10", for logs.
 std::string describe_layers(const std::vector<int64_t>& hidden_sizes);

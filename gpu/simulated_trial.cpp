@@ -120,7 +120,7 @@ class simulated_trial final : public det::trial {
   int64_t batch_size() const override { return settings_.batch_size; }
   int64_t records_per_epoch() const override { return 1000; }
 
-  det::metrics train_batch(int64_t batch) override {
+  det::metrics train_batch(det::batch&, int64_t, int64_t batch) override {
     using clock_type = std::chrono::steady_clock;
     if (!started_) {  // paced from the first batch of this run, so that time does not drift
       started_ = true;
@@ -134,7 +134,7 @@ class simulated_trial final : public det::trial {
     return {{"loss", loss_at(trained_)}};
   }
 
-  det::metrics evaluate() override {
+  det::metrics evaluate_full() override {
     double loss = loss_at(trained_);
     return {{"validation_loss", loss}, {"validation_accuracy", std::clamp(1 - loss, 0.0, 1.0)}};
   }

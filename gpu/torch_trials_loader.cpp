@@ -54,7 +54,7 @@ void run_torch_trial(const training_plan& plan, reporter& out) {
   std::string tried, error;
   for (const auto& path : {dir + "/" + name, dir + "/../lib/det/" + name}) {
     if (void* lib = open_library(path, error))
-      return train(find_factory(lib, path, trial), "det." + trial + "/1", plan, out);
+      return train(find_factory(lib, path, trial), "det." + trial + "/2", plan, out);
     tried += "\n  " + error;
   }
   throw std::runtime_error("builtin:" + trial + " needs LibTorch, but " + name + " could not be loaded:" + tried);

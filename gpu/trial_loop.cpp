@@ -104,6 +104,18 @@ class training_period {
   int64_t records_ = 0;
 };
 
+// A validation through the trial's loader: each metric's mean over its batches.
+det::metrics mean_over(det::data_loader& data, det::trial& t) {
+  std::map<std::string, double> sums;
+  const int64_t batches = data.batches_per_epoch();
+  for (int64_t index = 0; index < batches; ++index) {
+    auto b = data.get(0, index);
+    for (const auto& [name, value] : t.evaluate_batch(b)) sums[name] += value;
+  }
+  for (auto& [name, sum] : sums) sum /= static_cast<double>(std::max<int64_t>(batches, 1));
+  return sums;
+}
+
 } // namespace
 
 void step_timings::add(const std::string& name, double seconds) {
@@ -142,7 +154,18 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   if (plan.profiling) sampler.emplace();
   const int64_t batch_size = t.batch_size();
   if (batch_size <= 0) throw invalid_hyperparameters("The batch size must be positive, not " + std::to_string(batch_size) + ".");
-  const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch : t.records_per_epoch();
+  auto training_data = with_hyperparameter_errors([&] { return t.build_training_data_loader(); });
+  auto validation_data = with_hyperparameter_errors([&] { return t.build_validation_data_loader(); });
+  const int64_t batches_per_epoch = training_data ? training_data->batches_per_epoch() : 0;
+  if (training_data && batches_per_epoch < 1)
+    throw std::runtime_error("The trial's training data loader has no batches.");
+  const int64_t records_per_epoch = plan.records_per_epoch > 0 ? plan.records_per_epoch
+                                    : t.records_per_epoch() > 0 ? t.records_per_epoch()
+                                                                : batches_per_epoch * batch_size;
+  if (records_per_epoch <= 0 && plan.length_unit == unit::epochs)
+    throw std::runtime_error(
+        "The searcher's length is in epochs, but neither the config's records_per_epoch, the trial's "
+        "records_per_epoch() nor a training data loader says how long an epoch is.");
   const int64_t goal = total_batches(plan, batch_size, std::max<int64_t>(records_per_epoch, 1));
 
   progress at;
@@ -161,7 +184,9 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   training_period period;
   auto validate = [&] {
     period.pause();
-    auto metrics = timed("evaluate", [&] { return with_hyperparameter_errors([&] { return t.evaluate(); }); });
+    auto metrics = timed("evaluate", [&] {
+      return with_hyperparameter_errors([&] { return validation_data ? mean_over(*validation_data, t) : t.evaluate_full(); });
+    });
     out.validation_metrics(at, metrics);
     t.on_validation_end(at.batches, metrics);
     validated_at = at.batches;
@@ -191,7 +216,16 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
       stopped = true;
       break;
     }
-    period.add(timed("train_batch", [&] { return with_hyperparameter_errors([&] { return t.train_batch(at.batches); }); }),
+    // With a loader, the batch is the one at the trial's position in the data, so a resume
+    // continues with the batch an uninterrupted run would have trained.
+    det::batch next;
+    int64_t epoch = records_per_epoch > 0 ? at.records / records_per_epoch : 0;
+    if (training_data) {
+      epoch = at.batches / batches_per_epoch;
+      next = timed("dataloader_next", [&] { return training_data->get(epoch, at.batches % batches_per_epoch); });
+    }
+    period.add(timed("train_batch",
+                     [&] { return with_hyperparameter_errors([&] { return t.train_batch(next, epoch, at.batches); }); }),
                batch_size);
     if (sampler)
       for (auto& sample : sampler->take()) out.profile_metrics("system", at, sample);

@@ -1,5 +1,6 @@
-// A convolutional network on Fashion-MNIST as a det trial plugin: det calls train_batch, evaluate,
-// save and load; everything else (the loop, metrics, checkpoints, stopping) is det's.
+// A convolutional network on Fashion-MNIST as a det trial plugin. It builds data loaders and says
+// how to train and evaluate one batch, save and load; everything else (the loop, which batch comes
+// next, metric averaging, checkpoints, stopping) is det's.
 //
 // Hyperparameters: global_batch_size, learning_rate, channels (of the first convolution).
 // [data]: data_dir (the gzipped IDX files of Fashion-MNIST), train_limit, validation_limit.
@@ -57,12 +58,53 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
+using Batch = std::pair<torch::Tensor, torch::Tensor>;  // images, labels
+
+/// Training batches: slices of a permutation drawn from the trial's seed and the epoch, so that a
+/// position always gives the same batch and a resumed trial goes on exactly where it stopped.
+class ShuffledImages : public det::data_loader {
+ public:
+  ShuffledImages(torch::Tensor x, torch::Tensor y, int64_t batch_size, uint64_t seed)
+      : x_(std::move(x)), y_(std::move(y)), batch_size_(batch_size), seed_(seed) {}
+  int64_t batches_per_epoch() const override { return x_.size(0) / batch_size_; }
+  det::batch get(int64_t epoch, int64_t index) override {
+    if (epoch != epoch_) {
+      auto generator = at::make_generator<at::CPUGeneratorImpl>(seed_ * 1000003 + static_cast<uint64_t>(epoch));
+      order_ = torch::randperm(x_.size(0), generator, torch::kLong);
+      epoch_ = epoch;
+    }
+    auto indices = order_.slice(0, index * batch_size_, (index + 1) * batch_size_);
+    return Batch{x_.index_select(0, indices), y_.index_select(0, indices)};
+  }
+
+ private:
+  torch::Tensor x_, y_;
+  int64_t batch_size_;
+  uint64_t seed_;
+  int64_t epoch_ = -1;
+  torch::Tensor order_;
+};
+
+/// Validation batches in order.
+class ImagesInOrder : public det::data_loader {
+ public:
+  ImagesInOrder(torch::Tensor x, torch::Tensor y, int64_t batch_size)
+      : x_(std::move(x)), y_(std::move(y)), batch_size_(batch_size) {}
+  int64_t batches_per_epoch() const override { return (x_.size(0) + batch_size_ - 1) / batch_size_; }
+  det::batch get(int64_t, int64_t index) override {
+    int64_t begin = index * batch_size_, end = std::min(begin + batch_size_, x_.size(0));
+    return Batch{x_.slice(0, begin, end), y_.slice(0, begin, end)};
+  }
+
+ private:
+  torch::Tensor x_, y_;
+  int64_t batch_size_;
+};
+
 class CnnTrial : public det::trial {
  public:
   explicit CnnTrial(det::trial_context& context)
-      : context_(context),
-        batch_size_(static_cast<int64_t>(context.hparam("global_batch_size"))),
-        generator_(at::make_generator<at::CPUGeneratorImpl>(context.seed())) {
+      : context_(context), batch_size_(static_cast<int64_t>(context.hparam("global_batch_size"))) {
     if (batch_size_ < 1) throw det::invalid_hyperparameters("global_batch_size must be at least 1");
     auto channels = static_cast<int64_t>(context.hparam("channels"));
     if (channels < 1) throw det::invalid_hyperparameters("channels must be at least 1");
@@ -70,11 +112,11 @@ class CnnTrial : public det::trial {
     auto dir = data.value("data_dir", std::string{"/usr/share/datasets/fashion-mnist"});
     std::tie(train_x_, train_y_) = load_split(dir, "train", data.value("train_limit", int64_t{60000}));
     std::tie(val_x_, val_y_) = load_split(dir, "t10k", data.value("validation_limit", int64_t{10000}));
+    if (batch_size_ > train_x_.size(0)) throw det::invalid_hyperparameters("global_batch_size exceeds the training set");
     torch::manual_seed(context.seed());
     net_ = Net(channels);
     optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(),
                                                       torch::optim::AdamOptions(context.hparam("learning_rate")));
-    reshuffle();
     context.log("CnnTrial: " + std::to_string(train_x_.size(0)) + " training images, " + std::to_string(channels) +
                 " channels");
   }
@@ -82,73 +124,58 @@ class CnnTrial : public det::trial {
   int64_t batch_size() const override { return batch_size_; }
   int64_t records_per_epoch() const override { return train_x_.size(0); }
 
-  det::metrics train_batch(int64_t) override {
-    if (position_ + batch_size_ > train_x_.size(0)) reshuffle();
-    auto indices = order_.slice(0, position_, position_ + batch_size_);
-    position_ += batch_size_;
+  std::unique_ptr<det::data_loader> build_training_data_loader() override {
+    return std::make_unique<ShuffledImages>(train_x_, train_y_, batch_size_, context_.seed());
+  }
+  std::unique_ptr<det::data_loader> build_validation_data_loader() override {
+    return std::make_unique<ImagesInOrder>(val_x_, val_y_, 1000);
+  }
+
+  det::metrics train_batch(det::batch& b, int64_t, int64_t) override {
+    auto& [images, labels] = std::any_cast<Batch&>(b);
     optimizer_->zero_grad();
-    auto loss = torch::cross_entropy_loss(net_->forward(train_x_.index_select(0, indices)),
-                                          train_y_.index_select(0, indices));
+    auto loss = torch::cross_entropy_loss(net_->forward(images), labels);
     loss.backward();
     optimizer_->step();
     return {{"loss", loss.item<double>()}};
   }
 
-  det::metrics evaluate() override {
+  det::metrics evaluate_batch(det::batch& b) override {
+    auto& [images, labels] = std::any_cast<Batch&>(b);
     torch::NoGradGuard no_grad;
     net_->eval();
-    auto logits = net_->forward(val_x_);
+    auto logits = net_->forward(images);
     net_->train();
-    auto loss = torch::cross_entropy_loss(logits, val_y_).item<double>();
-    auto accuracy = logits.argmax(1).eq(val_y_).to(torch::kFloat64).mean().item<double>();
+    auto loss = torch::cross_entropy_loss(logits, labels).item<double>();
+    auto accuracy = logits.argmax(1).eq(labels).to(torch::kFloat64).mean().item<double>();
     return {{"validation_loss", loss}, {"validation_accuracy", accuracy}};
   }
 
-  void on_validation_end(int64_t batch, const det::metrics& validation) override {
+  void on_validation_end(int64_t batches_trained, const det::metrics& validation) override {
     best_accuracy_ = std::max(best_accuracy_, validation.at("validation_accuracy"));
     context_.log("CnnTrial: best validation accuracy so far " + std::to_string(best_accuracy_) + " (batch " +
-                 std::to_string(batch) + ")");
+                 std::to_string(batches_trained) + ")");
   }
 
+  // The loaders need no state here: det resumes them at the batch it checkpointed. Dropout-free,
+  // so the model and optimizer are all an exact resume needs.
   void save(const std::string& dir) override {
     torch::save(net_, dir + "/model.pt");
     torch::save(*optimizer_, dir + "/optimizer.pt");
-    torch::serialize::OutputArchive state;
-    state.write("order", order_);
-    state.write("position", torch::tensor(position_));
-    state.write("generator", generator_.get_state());
-    state.save_to(dir + "/data_position.pt");
   }
 
-  void load(const std::string& dir, bool weights_only) override {
+  void load(const std::string& dir, bool /*weights_only*/) override {
     torch::load(net_, dir + "/model.pt");
     torch::load(*optimizer_, dir + "/optimizer.pt");
-    if (weights_only) return;
-    torch::serialize::InputArchive state;
-    state.load_from(dir + "/data_position.pt");
-    torch::Tensor position, generator;
-    state.read("order", order_);
-    state.read("position", position);
-    state.read("generator", generator);
-    position_ = position.item<int64_t>();
-    generator_.set_state(generator);
   }
 
  private:
-  void reshuffle() {
-    order_ = torch::randperm(train_x_.size(0), generator_, torch::kLong);
-    position_ = 0;
-  }
-
   det::trial_context& context_;
   int64_t batch_size_;
   double best_accuracy_ = 0;
-  at::Generator generator_;
   torch::Tensor train_x_, train_y_, val_x_, val_y_;
   Net net_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
-  torch::Tensor order_;
-  int64_t position_ = 0;
 };
 
 } // namespace

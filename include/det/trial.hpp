@@ -8,8 +8,10 @@
 //   entrypoint = "plugin:path/in/model/dir/libmytrial.so:ClassName"
 // The library may use LibTorch or anything else; this header needs only the standard library.
 
+#include <any>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -54,27 +56,61 @@ class trial_context {
   virtual void record_timing(const std::string& name, double seconds) = 0;
 };
 
+/// One batch as a data loader made it (tensors, a struct: anything copyable). The harness hands
+/// it on to train_batch or evaluate_batch without looking inside; take it with std::any_cast.
+using batch = std::any;
+
+/// A data set the harness draws batches from. The harness asks by position, so the same position
+/// must always give the same batch (shuffle with a generator seeded from the trial's seed and the
+/// epoch): a resumed trial then continues with exactly the batch it would have trained next, and
+/// the loader has no state a checkpoint must hold.
+class data_loader {
+ public:
+  virtual ~data_loader() = default;
+  /// Batches in one pass over the data; at least 1.
+  virtual int64_t batches_per_epoch() const = 0;
+  /// Batch `index` (0 to batches_per_epoch() - 1) of pass `epoch` (from 0).
+  virtual batch get(int64_t epoch, int64_t index) = 0;
+};
+
 /// A user's trial. One instance trains one run of one trial.
 class trial {
  public:
   virtual ~trial() = default;
   /// Records in one batch (the global batch size): the harness counts records and epochs with it.
   virtual int64_t batch_size() const = 0;
-  /// Records in one epoch of the training data.
-  virtual int64_t records_per_epoch() const = 0;
-  /// One optimisation step on the next training batch; its metrics (e.g. "loss") are averaged
-  /// over each reporting period. `batch` counts from 0 across the trial's whole training.
-  virtual metrics train_batch(int64_t batch) = 0;
-  /// Evaluates the model on the validation data; the searcher reads its metric from these.
-  virtual metrics evaluate() = 0;
+  /// Records in one epoch of the training data; 0 (the default) means batches_per_epoch() of the
+  /// training loader times batch_size(). The config's records_per_epoch overrides both.
+  virtual int64_t records_per_epoch() const { return 0; }
+  /// The training data, built once per run. Without one (nullptr, the default) the trial draws its
+  /// own batches in train_batch, which then gets an empty batch.
+  virtual std::unique_ptr<data_loader> build_training_data_loader() { return nullptr; }
+  /// The validation data: each validation passes over all of it through evaluate_batch. Without
+  /// one (nullptr, the default) each validation calls evaluate_full instead.
+  virtual std::unique_ptr<data_loader> build_validation_data_loader() { return nullptr; }
+  /// One optimisation step on `b`, the training loader's next batch. `epoch_idx` is the pass over
+  /// the training data and `batch_idx` counts batches from 0 across the trial's whole training.
+  /// The metrics (e.g. "loss") are averaged over each reporting period.
+  virtual metrics train_batch(batch& b, int64_t epoch_idx, int64_t batch_idx) = 0;
+  /// The metrics of one validation batch; a validation reports each metric's mean over the
+  /// validation loader's batches, and the searcher reads its metric from those.
+  virtual metrics evaluate_batch(batch& b) {
+    (void)b;
+    throw std::logic_error("The trial has a validation data loader but does not implement evaluate_batch.");
+  }
+  /// A whole validation at once, for a trial without a validation data loader.
+  virtual metrics evaluate_full() {
+    throw std::logic_error("The trial has no validation data loader and does not implement evaluate_full.");
+  }
   /// Optional: called with each validation's metrics once they are reported (e.g. to adjust an
-  /// LR schedule); `batch` is how many batches the trial has trained.
-  virtual void on_validation_end(int64_t batch, const metrics& validation) {
-    (void)batch;
+  /// LR schedule); `batches_trained` is how many batches the trial has trained.
+  virtual void on_validation_end(int64_t batches_trained, const metrics& validation) {
+    (void)batches_trained;
     (void)validation;
   }
-  /// Writes into `dir` everything an exact resume needs: model, optimizer, LR scheduler,
-  /// random generators and the position in the data.
+  /// Writes into `dir` everything an exact resume needs: model, optimizer, LR scheduler and
+  /// random generators (and the position in the data, for a trial without a training loader:
+  /// the harness keeps a loader's).
   virtual void save(const std::string& dir) = 0;
   /// Reads what save() wrote. `weights_only` (a warm start): the model and optimizer only,
   /// since the new trial's training starts from batch 0.

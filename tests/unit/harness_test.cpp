@@ -2,6 +2,7 @@
 #include "gpu/harness.hpp"
 #include "gpu/mlp_model.hpp"
 #include "gpu/idx_file.hpp"
+#include "gpu/trial_loop.hpp"
 #include "gpu/trial_settings.hpp"
 
 #include <doctest/doctest.h>
@@ -350,7 +351,81 @@ TEST_CASE("profiling times every phase of the built-in trials' steps") {
       timed.insert(name);
       CHECK(seconds >= 0);
     }
-  for (const char* phase : {"dataloader_next", "forward", "backward", "optimizer_step", "train_batch", "evaluate",
+  for (const char* phase : {"dataloader_next", "to_device", "forward", "backward", "optimizer_step", "train_batch", "evaluate",
                             "checkpoint_save"})
     CHECK_MESSAGE(timed.count(phase) == 1, phase);
+}
+
+namespace {
+
+/// Batches that say where they came from: (epoch, index).
+struct position_loader : det::data_loader {
+  int64_t per_epoch;
+  explicit position_loader(int64_t per_epoch) : per_epoch(per_epoch) {}
+  int64_t batches_per_epoch() const override { return per_epoch; }
+  det::batch get(int64_t epoch, int64_t index) override { return std::make_pair(epoch, index); }
+};
+
+/// A trial that records the batches the harness hands it; validation batch i scores i + 1.
+struct loader_trial : det::trial {
+  std::vector<std::pair<int64_t, int64_t>> trained;  // the loader's (epoch, index) of each batch
+  std::vector<std::pair<int64_t, int64_t>> positions;  // train_batch's (epoch_idx, batch_idx)
+  bool with_validation_loader = true;
+
+  int64_t batch_size() const override { return 10; }
+  std::unique_ptr<det::data_loader> build_training_data_loader() override { return std::make_unique<position_loader>(4); }
+  std::unique_ptr<det::data_loader> build_validation_data_loader() override {
+    if (!with_validation_loader) return nullptr;
+    return std::make_unique<position_loader>(3);
+  }
+  det::metrics train_batch(det::batch& b, int64_t epoch_idx, int64_t batch_idx) override {
+    trained.push_back(std::any_cast<std::pair<int64_t, int64_t>>(b));
+    positions.emplace_back(epoch_idx, batch_idx);
+    return {{"loss", 1.0}};
+  }
+  det::metrics evaluate_batch(det::batch& b) override {
+    return {{"score", static_cast<double>(std::any_cast<std::pair<int64_t, int64_t>>(b).second + 1)}};
+  }
+  void save(const std::string& dir) override { std::ofstream(dir + "/state.txt") << "ok\n"; }
+  void load(const std::string&, bool) override {}
+};
+
+}  // namespace
+
+TEST_CASE("the harness draws batches from the trial's loaders by position, across epochs and resumes") {
+  scratch_dir storage;
+  det::harness::training_plan plan;
+  plan.length = 10;
+  plan.report_every_batches = 5;
+  plan.checkpoint_dir = storage.path.string();
+  det::harness::step_timings timings(false);
+
+  recording_reporter first;
+  first.stop_after_checks = 6;
+  loader_trial stopped;
+  det::harness::run_trial_loop(stopped, plan, first, "test.loader/1", timings);
+  REQUIRE(first.checkpoints.size() == 1);
+  CHECK(first.checkpoints[0].at.batches == 6);
+  CHECK(first.checkpoints[0].at.epochs == doctest::Approx(1.5));  // 40 records per epoch: 4 batches of 10
+  std::vector<std::pair<int64_t, int64_t>> expected{{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}};
+  CHECK(stopped.trained == expected);
+  CHECK(stopped.positions[4] == std::make_pair<int64_t, int64_t>(1, 4));
+
+  recording_reporter second;
+  plan.resume_from = (storage.path / first.checkpoints[0].uuid).string();
+  loader_trial resumed;
+  det::harness::run_trial_loop(resumed, plan, second, "test.loader/1", timings);
+  expected = {{1, 2}, {1, 3}, {2, 0}, {2, 1}};
+  CHECK(resumed.trained == expected);
+  CHECK(resumed.positions.front() == std::make_pair<int64_t, int64_t>(1, 6));
+  REQUIRE(second.validation.size() == 1);
+  CHECK(second.validation[0].metrics.at("score") == doctest::Approx(2.0));  // the mean of 1, 2 and 3
+
+  loader_trial without;
+  without.with_validation_loader = false;
+  recording_reporter third;
+  plan.resume_from.clear();
+  CHECK_THROWS_WITH_AS(det::harness::run_trial_loop(without, plan, third, "test.loader/1", timings),
+                       doctest::Contains("no validation data loader and does not implement evaluate_full"),
+                       std::logic_error);
 }

@@ -1,0 +1,111 @@
+// Determined's priority scheduler (priority.go, reference §3.2), one pass.
+
+#include "scheduler/policies.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace det::scheduler {
+namespace {
+
+struct by_priority_then_order {
+  const pass_input& in;
+  bool operator()(const task_view* a, const task_view* b) const {
+    int pa = in.group(a->request.group).priority, pb = in.group(b->request.group).priority;
+    return pa != pb ? pa < pb : a->order < b->order;
+  }
+};
+
+// Releases running preemptible tasks, lowest priority and newest first, down to `task`'s own
+// priority (there, only tasks behind it in the queue) until `task` fits. Returns what to release,
+// or nothing if even that would not make it fit; on success `agents` holds the new state.
+std::vector<const task_view*> preempt_for(const pass_input& in, const task_view& task, int priority,
+                                          const std::vector<const task_view*>& running,
+                                          const std::set<std::string>& releasing, std::vector<agent_view>& agents) {
+  auto local = agents;
+  std::vector<const task_view*> released;
+  // `running` is sorted by priority then order: walking it backwards visits the lowest priority
+  // first and, within a priority, the newest first.
+  for (auto it = running.rbegin(); it != running.rend(); ++it) {
+    const task_view& candidate = **it;
+    int candidate_priority = in.group(candidate.request.group).priority;
+    if (candidate_priority < priority) break;
+    if (!candidate.request.preemptible || releasing.count(candidate.request.allocation_id)) continue;
+    if (candidate_priority == priority && candidate.order < task.order) continue;
+    give_back(local, candidate.request.allocation_id, candidate.parts);
+    released.push_back(&candidate);
+    if (auto fit = find_fit(task.request.allocation_id, task.request.slots, local, in.options.fitting,
+                            in.options.max_zero_slot_tasks_per_agent)) {
+      take(local, *fit);
+      agents = std::move(local);
+      return released;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+pass_result priority_pass(pass_input& in) {
+  std::vector<const task_view*> pending, running;
+  for (const task_view* t : in.tasks) (t->running ? running : pending).push_back(t);
+  by_priority_then_order order{in};
+  std::stable_sort(pending.begin(), pending.end(), order);
+  std::stable_sort(running.begin(), running.end(), order);
+  auto held = running_slots_by_group(in);
+
+  pass_result out;
+  std::set<std::string> releasing;
+  bool backfilling = false;
+  for (size_t level_begin = 0; level_begin < pending.size();) {
+    int priority = in.group(pending[level_begin]->request.group).priority;
+    size_t level_end = level_begin;
+    while (level_end < pending.size() && in.group(pending[level_end]->request.group).priority == priority) ++level_end;
+
+    std::vector<std::pair<const task_view*, placement>> fitted;
+    std::vector<const task_view*> unfitted;
+    for (size_t i = level_begin; i < level_end; ++i) {
+      const task_view& task = *pending[i];
+      if (!within_max_slots(in, task, held[task.request.group])) continue;  // waits for its own job's slots
+      auto fit = find_fit(task.request.allocation_id, task.request.slots, in.agents, in.options.fitting,
+                          in.options.max_zero_slot_tasks_per_agent);
+      if (!fit) {
+        unfitted.push_back(&task);
+        continue;
+      }
+      take(in.agents, *fit);
+      held[task.request.group] += task.request.slots;
+      fitted.emplace_back(&task, std::move(*fit));
+    }
+    // Nothing starts while a preemption is pending; behind a blocked level only preemptible tasks
+    // may start, and only where preemption can take their slots back.
+    if (releasing.empty()) {
+      for (auto& [task, where] : fitted) {
+        if (!backfilling) {
+          out.start.push_back(std::move(where));
+        } else if (in.options.preemption && task->request.preemptible) {
+          out.backfilled.push_back(task->request.allocation_id);
+          out.start.push_back(std::move(where));
+        }
+      }
+    }
+    if (!unfitted.empty()) backfilling = true;
+    if (in.options.preemption) {
+      for (const task_view* task : unfitted) {
+        // It will fit once the preemptions already chosen finish.
+        if (auto fit = find_fit(task->request.allocation_id, task->request.slots, in.agents, in.options.fitting,
+                                in.options.max_zero_slot_tasks_per_agent)) {
+          take(in.agents, *fit);
+          continue;
+        }
+        for (const task_view* victim : preempt_for(in, *task, priority, running, releasing, in.agents))
+          releasing.insert(victim->request.allocation_id);
+      }
+    }
+    level_begin = level_end;
+  }
+  out.preempt.assign(releasing.begin(), releasing.end());
+  return out;
+}
+
+}  // namespace det::scheduler
