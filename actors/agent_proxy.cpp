@@ -65,6 +65,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
   auto& st = self->state;
   st.info = std::move(info);
   st.info.set_connected(true);
+  st.info.set_enabled(true);
   *st.info.mutable_registered_time() = det::now();
   st.remote = std::move(remote);
   st.handles = std::move(handles);
@@ -109,6 +110,22 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
         self->send(self->state.handles.persistence, std::move(batch));
       },
       [=](get_atom) -> pb::Agent { return snapshot(self); },
+      [=](update_atom a, int32_t slot, bool enabled, bool drain) -> caf::result<bool> {
+        auto& info = self->state.info;
+        if (slot < 0) {
+          info.set_enabled(enabled);
+          info.set_draining(!enabled && drain);
+        } else {
+          auto* found = static_cast<pb::Slot*>(nullptr);
+          for (auto& s : *info.mutable_slots())
+            if (s.id() == slot)
+              found = &s;
+          if (!found)
+            return false;
+          found->set_enabled(enabled);
+        }
+        return self->delegate(self->state.handles.pool(info.resource_pool()), a, info.id(), slot, enabled, drain);
+      },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
         state_text text{self};

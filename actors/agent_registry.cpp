@@ -59,6 +59,12 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
         welcome.set_http_port(st.handles.http_port->load());
         return {welcome, caf::actor_cast<agent_endpoint>(proxy)};
       },
+      [=](update_atom a, const std::string& agent_id, int32_t slot, bool enabled, bool drain) -> caf::result<bool> {
+        auto it = self->state.agents.find(agent_id);
+        if (it == self->state.agents.end())
+          return false;
+        return self->delegate(it->second, a, slot, enabled, drain);
+      },
       [=](list_atom) -> caf::result<pb::GetAgentsResponse> {
         auto rp = self->make_response_promise<pb::GetAgentsResponse>();
         auto out = std::make_shared<std::map<std::string, pb::Agent>>();

@@ -10,6 +10,7 @@
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
+#include "messages/caf_types.hpp"
 
 namespace det {
 namespace {
@@ -56,7 +57,8 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   st.pool = std::move(pool);
   // Waiting for slots has no deadline: the pool answers when it places us or
   // when we release the request.
-  self->request(st.pool, caf::infinite, allocate_atom::value, st.id, st.slots)
+  self->request(st.pool, caf::infinite, allocate_atom::value, st.id, std::to_string(st.trial.experiment_id()),
+                st.slots)
       .then(
           [=](const std::string& agent_id, const std::vector<int32_t>& slot_ids,
               agent_proxy_actor agent) {
@@ -84,14 +86,19 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
             self->send(agent, launch_atom::value, std::move(start),
                        caf::actor_cast<caf::actor>(self));
           },
-          [=](caf::error&) {
+          [=](caf::error& e) {
             pb::ContainerExited exited;
             exited.set_allocation_id(self->state.id);
             exited.set_exit_code(-1);
-            exited.set_message("the allocation was released before it got slots");
+            exited.set_message(e == caf::sec::request_receiver_down ? "the allocation was released before it got slots"
+                                                                    : error_sentence(self->system(), e));
             finish(self, std::move(exited));
           });
   return {
+      [=](preempt_atom) {
+        if (self->state.agent)  // only a started container has slots to give back
+          caf::anon_send(self->state.trial_handle, preempt_atom::value);
+      },
       [=](pb::ContainerStarted& started) {
         self->state.phase = "running";
         caf::anon_send(self->state.trial_handle, std::move(started));

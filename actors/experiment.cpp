@@ -80,6 +80,19 @@ std::string checkpoint_root(self_ptr self) {
   return root;
 }
 
+// The job's settings as the pool schedules by them: the config's, unless changed since.
+job_settings scheduling(self_ptr self) {
+  const auto& resources = self->state.cfg.resources;
+  const auto& changed = self->state.exp.scheduling();
+  job_settings s;
+  s.priority = changed.has_priority() ? changed.priority() : resources.priority.value_or(0);
+  s.weight = changed.has_weight() ? changed.weight() : resources.weight;
+  s.max_slots = changed.has_max_slots() ? changed.max_slots() : resources.max_slots.value_or(0);
+  return s;
+}
+
+resource_pool_actor pool(self_ptr self) { return self->state.handles.pool(self->state.cfg.resources.resource_pool); }
+
 void finish(self_ptr self, pb::State final_state) {
   for (auto& [rid, t] : self->state.unclaimed_rows) {
     t.set_state(pb::STATE_ERROR);
@@ -91,6 +104,7 @@ void finish(self_ptr self, pb::State final_state) {
   set_state(self, final_state);
   self->send(self->state.handles.persistence, gc_atom::value, experiment_id{self->state.exp.id()},
              self->state.exp.config());
+  self->send(pool(self), remove_atom::value, std::to_string(self->state.exp.id()));
   self->quit();
 }
 
@@ -122,6 +136,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.slots_per_trial = st.cfg.resources.slots_per_trial;
   setup.resource_pool = st.cfg.resources.resource_pool;
   setup.max_restarts = st.cfg.max_restarts;
+  setup.preemption_timeout_s = st.cfg.preemption_timeout_s;
   setup.start_paused = st.paused;
   setup.experiment = caf::actor_cast<caf::actor>(self);
   setup.handles = st.handles;
@@ -404,6 +419,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.warm_start_uuid = std::move(plan.warm_start_uuid);
   st.warm_start_dir = std::move(plan.warm_start_dir);
   st.paused = st.exp.state() == pb::STATE_PAUSED;
+  // Before any trial asks for slots, so that its first request is scheduled by these.
+  self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
   self->send(self, validated_atom::value, int64_t{-1}, 0.0, int64_t{0});  // starts the search
   return {
       [=](validated_atom, int64_t request_id, double metric, int64_t length) {
@@ -477,8 +494,15 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         if (all_trials_exited(self))
           finish(self, pb::STATE_CANCELED);
       },
+      [=](pb::JobSettings& change) {
+        auto& st = self->state;
+        st.exp.mutable_scheduling()->MergeFrom(change);
+        self->send(st.handles.persistence, update_atom::value, experiment_id{st.exp.id()}, change);
+        self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
+      },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
+        auto job = scheduling(self);
         state_text text{self};
         text.add("id", st.exp.id())
             .add("name", st.exp.name())
@@ -486,6 +510,9 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
             .add("searcher", st.cfg.searcher.name)
             .add("metric", st.cfg.searcher.metric)
             .add("progress", st.search ? st.search->progress() : 0.0)
+            .add("priority", job.priority > 0 ? std::to_string(job.priority) : std::string("the pool's default"))
+            .add("weight", job.weight)
+            .add("max slots", job.max_slots > 0 ? std::to_string(job.max_slots) : std::string("no limit"))
             .add("trials", st.trials.size());
         for (auto& [rid, t] : st.trials)
           text.add("request " + std::to_string(rid),

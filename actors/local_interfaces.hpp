@@ -33,6 +33,7 @@ using list_atom = caf::atom_constant<caf::atom("list")>;
 using logs_atom = caf::atom_constant<caf::atom("logs")>;
 using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
 using pause_atom = caf::atom_constant<caf::atom("pause")>;
+using preempt_atom = caf::atom_constant<caf::atom("preempt")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
@@ -66,6 +67,7 @@ using persistence_actor = caf::typed_actor<
     caf::reacts_to<update_atom, pb::Trial>,
     caf::reacts_to<update_atom, pb::Agent>,
     caf::reacts_to<update_atom, experiment_id, std::string>,  // serialized searcher snapshot
+    caf::reacts_to<update_atom, experiment_id, pb::JobSettings>,  // scheduling settings changed
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
     caf::reacts_to<pb::LogBatch>,
     caf::replies_to<flush_atom>::with<int64_t>,
@@ -89,24 +91,48 @@ using agent_proxy_actor = agent_endpoint::extend<
     caf::reacts_to<launch_atom, pb::StartContainer, caf::actor>,
     caf::reacts_to<pb::KillContainer>,
     caf::replies_to<get_atom>::with<pb::Agent>,
+    caf::replies_to<update_atom, int32_t, bool, bool>::with<bool>,  // slot (-1: all), enabled, drain
     caf::replies_to<inspect_atom>::with<std::string>>;
 
-/// A resource pool: answers an allocate request once slots are assigned.
+/// The settings a pool schedules a job (an experiment) by; priority 0 means the pool's default.
+struct job_settings {
+  int32_t priority = 0;
+  double weight = 1;
+  int32_t max_slots = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
+  return f(caf::meta::type_name("job_settings"), x.priority, x.weight, x.max_slots);
+}
+
+/// A resource pool: answers an allocate request (allocation id, job, slots) once its scheduler
+/// places it; the requester hears preempt_atom when the scheduler wants its slots back.
 using resource_pool_actor = caf::typed_actor<
-    caf::replies_to<allocate_atom, std::string, int32_t>::with<std::string, std::vector<int32_t>,
-                                                                   agent_proxy_actor>,
+    caf::replies_to<allocate_atom, std::string, std::string, int32_t>::with<std::string, std::vector<int32_t>,
+                                                                               agent_proxy_actor>,
     caf::reacts_to<release_atom, std::string>,
+    caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
+    caf::reacts_to<remove_atom, std::string>,                // a job has ended
     caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor>,
     caf::reacts_to<remove_atom, std::string, caf::actor_addr>,  // agent id, its proxy
+    // Enables or disables an agent (slot -1) or one of its slots; without drain, what runs there
+    // is preempted. Answers whether the pool has that agent and slot.
+    caf::replies_to<update_atom, std::string, int32_t, bool, bool>::with<bool>,
+    caf::replies_to<list_atom>::with<pb::ResourcePoolInfo, pb::GetJobsResponse>,
+    caf::reacts_to<tick_atom>,  // runs the scheduling pass a change asked for
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// Knows every agent that registered; spawns their master-side proxies.
 using agent_registry_actor = caf::typed_actor<
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
+    // det agent|slot enable|disable: agent id, slot (-1: the agent), enabled, drain; answers
+    // whether the agent (and slot) exists.
+    caf::replies_to<update_atom, std::string, int32_t, bool, bool>::with<bool>,
     caf::replies_to<list_atom>::with<pb::GetAgentsResponse>>;
 
 /// One allocation of slots for one run of a trial: one container.
 using allocation_actor = caf::typed_actor<
+    caf::reacts_to<preempt_atom>,  // the pool wants the slots back
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<kill_atom, int32_t>,
@@ -124,6 +150,8 @@ using trial_actor = trial_endpoint::extend<
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
+    caf::reacts_to<preempt_atom>,  // checkpoint, give the slots back, queue again
+    caf::reacts_to<preempt_atom, int32_t>,  // that run's preemption timed out
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// An experiment: owns its searcher, spawns its trials.
@@ -134,6 +162,7 @@ using experiment_actor = caf::typed_actor<
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
+    caf::reacts_to<pb::JobSettings>,  // det experiment set, det job update
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// The master's front door as the master process itself sees it: the
@@ -143,6 +172,7 @@ using master_front_actor = master_actor::extend<
     caf::replies_to<kill_atom, experiment_id>::with<bool>,
     caf::replies_to<pause_atom, experiment_id>::with<bool>,
     caf::replies_to<activate_atom, experiment_id>::with<bool>,
+    caf::replies_to<experiment_id, pb::JobSettings>::with<bool>,
     caf::replies_to<pb::CoreApiCall>::with<pb::CoreApiReply>,  // relayed to the trial
     caf::reacts_to<register_atom, std::string, std::string, caf::actor>>;
 
@@ -151,6 +181,7 @@ struct master_handles {
   persistence_actor persistence;
   std::map<std::string, resource_pool_actor> pools;  // by pool name
   std::string default_pool;
+  std::string default_aux_pool;
   agent_registry_actor registry;
   /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.
   std::string default_checkpoint_root;

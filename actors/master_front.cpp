@@ -30,10 +30,10 @@ caf::error rejection(std::string sentence) {
   return caf::make_error(caf::sec::invalid_argument, std::move(sentence));
 }
 
-/// Sends `signal` (kill, pause, activate) to a live experiment; answers
+/// Sends `signal` (kill, pause, activate, changed job settings) to a live experiment; answers
 /// whether there was one.
-template <class Atom>
-caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Atom signal) {
+template <class Signal>
+caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal signal) {
   auto rp = self->make_response_promise<bool>();
   self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"experiment"},
                 std::to_string(id.value))
@@ -184,6 +184,7 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       [=](kill_atom a, experiment_id id) { return signal_experiment(self, id, a); },
       [=](pause_atom a, experiment_id id) { return signal_experiment(self, id, a); },
       [=](activate_atom a, experiment_id id) { return signal_experiment(self, id, a); },
+      [=](experiment_id id, pb::JobSettings& change) { return signal_experiment(self, id, std::move(change)); },
       [=](register_atom a, const std::string& kind, const std::string& id, caf::actor h) {
         self->send(self->state.directory, a, kind, id, std::move(h));
       },

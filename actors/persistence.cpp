@@ -121,6 +121,10 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         self->state.snapshots[id.value] = std::move(snapshot);
         schedule_flush(self);
       },
+      [=](update_atom, experiment_id id, pb::JobSettings& settings) {
+        self->state.guarded("recording scheduling settings",
+                            [&] { self->state.db->set_experiment_scheduling(id.value, settings); });
+      },
       [=](update_atom, pb::Agent& a) {
         self->state.guarded("saving an agent", [&] { self->state.db->upsert_agent(a); });
       },

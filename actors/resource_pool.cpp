@@ -1,93 +1,230 @@
-// A resource pool: agents join it with their slots, allocations ask it for
-// slots and get an answer once the scheduling policy places them.
+// A resource pool: agents join it with their slots, allocations ask it for slots, and its
+// scheduler (scheduler/pool_scheduler) decides which start and which are preempted.
+//
+// Scheduling is event-driven: a change (a request, a release, an agent, a job's settings) asks
+// for one pass, and every change already in the mailbox when that pass runs shares it, so a
+// burst of requests costs one pass rather than one each.
 
 #include <map>
 
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
-#include "scheduler/fifo_first_fit.hpp"
+#include "config/master_config.hpp"
+#include "scheduler/pool_scheduler.hpp"
 
 namespace det {
 namespace {
 
-using placement = caf::typed_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>;
+using placement_promise = caf::typed_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>;
+
+struct waiting_allocation {
+  placement_promise promise;
+  caf::actor requester;  // told to give its slots back when preempted
+};
 
 struct pool_state {
   static inline const char* name = "resource_pool";
-  std::string pool_name;
-  scheduler::fifo_first_fit policy;
+  config::resource_pool_config spec;
+  scheduler::pool_scheduler policy;
   std::map<std::string, agent_proxy_actor> agents;
-  std::map<std::string, placement> waiting;  // allocation id -> its pending answer
+  std::map<std::string, waiting_allocation> waiting;  // allocation id -> its pending answer
+  std::map<std::string, caf::actor> running;          // allocation id -> its allocation actor
+  bool pass_requested = false;
+  int64_t passes = 0;
 };
 
 using self_ptr = resource_pool_actor::stateful_pointer<pool_state>;
 
-void schedule(self_ptr self) {
-  auto& st = self->state;
-  for (auto& a : st.policy.schedule()) {
-    auto w = st.waiting.find(a.allocation_id);
-    if (w == st.waiting.end()) {  // its allocation went away meanwhile
-      st.policy.release(a.allocation_id);
-      continue;
-    }
-    std::vector<int32_t> slots(a.slot_ids.begin(), a.slot_ids.end());
-    w->second.deliver(a.agent_id, std::move(slots), st.agents[a.agent_id]);
-    st.waiting.erase(w);
-  }
+scheduler::scheduler_options options_of(const config::resource_pool_config& spec) {
+  scheduler::scheduler_options o;
+  o.policy = spec.scheduler.type == "fair_share"    ? scheduler::policy_kind::fair_share
+             : spec.scheduler.type == "round_robin" ? scheduler::policy_kind::round_robin
+                                               : scheduler::policy_kind::priority;
+  o.fitting = spec.scheduler.fitting_policy == "worst" ? scheduler::fitting_policy::worst : scheduler::fitting_policy::best;
+  o.preemption = spec.scheduler.preemption;
+  o.max_zero_slot_tasks_per_agent = spec.max_aux_containers_per_agent;
+  return o;
 }
 
-resource_pool_actor::behavior_type pool_impl(self_ptr self, std::string name) {
-  self->state.pool_name = std::move(name);
+void preempt(self_ptr self, const std::string& allocation_id) {
+  auto it = self->state.running.find(allocation_id);
+  if (it != self->state.running.end())
+    self->send(caf::actor_cast<allocation_actor>(it->second), preempt_atom::value);
+}
+
+void run_pass(self_ptr self) {
+  auto& st = self->state;
+  st.pass_requested = false;
+  ++st.passes;
+  auto decision = st.policy.schedule();
+  for (auto& where : decision.start) {
+    auto w = st.waiting.find(where.allocation_id);
+    if (w == st.waiting.end()) {  // its allocation went away meanwhile
+      st.policy.release(where.allocation_id);
+      continue;
+    }
+    auto waiting = std::move(w->second);
+    st.waiting.erase(w);
+    if (where.parts.size() != 1) {
+      // A gang across agents needs one worker per agent training together, which det's workers
+      // cannot do yet: refuse rather than start independent copies.
+      st.policy.release(where.allocation_id);
+      waiting.promise.deliver(caf::make_error(
+          caf::sec::runtime_error, "pool " + st.spec.name + " can only place this trial across " +
+                                       std::to_string(where.parts.size()) +
+                                       " agents, and det cannot train one trial on several agents yet"));
+      continue;
+    }
+    const auto& part = where.parts.front();
+    st.running[where.allocation_id] = waiting.requester;
+    waiting.promise.deliver(part.agent_id, std::vector<int32_t>(part.slot_ids.begin(), part.slot_ids.end()),
+                            st.agents[part.agent_id]);
+  }
+  for (const auto& id : decision.preempt) preempt(self, id);
+}
+
+void request_pass(self_ptr self) {
+  if (std::exchange(self->state.pass_requested, true)) return;
+  self->send(self, tick_atom::value);
+}
+
+pb::ResourcePoolInfo describe_pool(self_ptr self) {
+  auto& st = self->state;
+  pb::ResourcePoolInfo info;
+  info.set_name(st.spec.name);
+  info.set_description(st.spec.description);
+  info.set_scheduler(st.spec.scheduler.type);
+  info.set_fitting_policy(st.spec.scheduler.fitting_policy);
+  info.set_preemption(st.spec.scheduler.preemption);
+  info.set_default_priority(st.spec.scheduler.default_priority);
+  info.set_agents(static_cast<int32_t>(st.agents.size()));
+  info.set_slots_total(st.policy.total_slots());
+  info.set_slots_free(st.policy.free_slots());
+  info.set_tasks_running(static_cast<int32_t>(st.policy.running()));
+  info.set_tasks_queued(static_cast<int32_t>(st.policy.queued()));
+  return info;
+}
+
+// One job per experiment with tasks here, in the order its first task arrived.
+pb::GetJobsResponse describe_jobs(self_ptr self) {
+  auto& st = self->state;
+  std::map<std::string, pb::Job> jobs;
+  std::map<std::string, int64_t> first;
+  for (const auto& [id, task] : st.policy.tasks()) {
+    const auto& group = task.request.group;
+    auto& job = jobs[group];
+    if (!first.count(group) || task.order < first[group]) first[group] = task.order;
+    if (task.running) {
+      job.set_allocated_slots(job.allocated_slots() + task.request.slots);
+      job.set_running_tasks(job.running_tasks() + 1);
+      if (job.state() != "SCHEDULED") job.set_state(task.backfilled ? "SCHEDULED_BACKFILLED" : "SCHEDULED");
+    } else {
+      job.set_queued_tasks(job.queued_tasks() + 1);
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> order;
+  for (auto& [group, at] : first) order.emplace_back(at, group);
+  std::sort(order.begin(), order.end());
+  pb::GetJobsResponse out;
+  int32_t position = 0;
+  for (auto& [at, group] : order) {
+    auto& job = jobs[group];
+    const auto& settings = st.policy.group(group);
+    job.set_experiment_id(std::stoll(group));
+    job.set_resource_pool(st.spec.name);
+    job.set_priority(settings.priority);
+    job.set_weight(settings.weight);
+    job.set_max_slots(settings.max_slots);
+    if (job.state().empty()) job.set_state("QUEUED");
+    job.set_position(++position);
+    *out.add_jobs() = std::move(job);
+  }
+  return out;
+}
+
+resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_pool_config spec) {
+  self->state.policy = scheduler::pool_scheduler(options_of(spec));
+  self->state.spec = std::move(spec);
   return {
-      [=](allocate_atom, const std::string& allocation_id, int32_t slots) {
+      [=](allocate_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
+        auto& st = self->state;
         auto rp = self->make_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>();
-        self->state.waiting.emplace(allocation_id, rp);
-        self->state.policy.request(allocation_id, slots);
-        schedule(self);
+        st.waiting[allocation_id] = {rp, caf::actor_cast<caf::actor>(self->current_sender())};
+        st.policy.request({allocation_id, job, slots, true});
+        request_pass(self);
         return rp;
       },
       [=](release_atom, const std::string& allocation_id) {
-        auto w = self->state.waiting.find(allocation_id);
-        if (w != self->state.waiting.end()) {
-          w->second.deliver(caf::make_error(caf::sec::request_receiver_down));
-          self->state.waiting.erase(w);
+        auto& st = self->state;
+        auto w = st.waiting.find(allocation_id);
+        if (w != st.waiting.end()) {
+          w->second.promise.deliver(caf::make_error(caf::sec::request_receiver_down));
+          st.waiting.erase(w);
         }
-        self->state.policy.release(allocation_id);
-        schedule(self);
+        st.running.erase(allocation_id);
+        st.policy.release(allocation_id);
+        request_pass(self);
       },
-      [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots,
-          agent_proxy_actor proxy) {
+      [=](update_atom, const std::string& job, job_settings settings) {
+        auto& st = self->state;
+        scheduler::group_settings g;
+        g.priority = settings.priority > 0 ? settings.priority : st.spec.scheduler.default_priority;
+        g.weight = settings.weight;
+        g.max_slots = settings.max_slots;
+        st.policy.set_group(job, g);
+        request_pass(self);
+      },
+      [=](remove_atom, const std::string& job) { self->state.policy.forget_group(job); },
+      [=](tick_atom) { run_pass(self); },
+      [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, agent_proxy_actor proxy) {
         self->state.policy.add_agent(agent_id, std::vector<int>(slots.begin(), slots.end()));
         self->state.agents[agent_id] = std::move(proxy);
-        schedule(self);
+        request_pass(self);
       },
       [=](remove_atom, const std::string& agent_id, const caf::actor_addr& proxy) {
         // A proxy replaced by a re-registration must not remove its successor.
-        auto it = self->state.agents.find(agent_id);
-        if (it == self->state.agents.end() || it->second.address() != proxy)
+        auto& st = self->state;
+        auto it = st.agents.find(agent_id);
+        if (it == st.agents.end() || it->second.address() != proxy)
           return;
         // The proxy tells each of the agent's allocations that it was lost.
-        self->state.policy.remove_agent(agent_id);
-        self->state.agents.erase(agent_id);
-        schedule(self);
+        for (const auto& lost : st.policy.remove_agent(agent_id)) st.running.erase(lost);
+        st.agents.erase(agent_id);
+        request_pass(self);
+      },
+      [=](update_atom, const std::string& agent_id, int32_t slot, bool enabled, bool drain) -> bool {
+        auto& st = self->state;
+        bool known = slot < 0 ? st.policy.set_agent_enabled(agent_id, enabled)
+                              : st.policy.set_slot_enabled(agent_id, slot, enabled);
+        if (!known) return false;
+        if (!enabled && !drain)
+          for (const auto& id : st.policy.tasks_on(agent_id, slot < 0 ? std::nullopt : std::optional<int>(slot)))
+            preempt(self, id);
+        request_pass(self);
+        return true;
+      },
+      [=](list_atom) -> caf::result<pb::ResourcePoolInfo, pb::GetJobsResponse> {
+        return {describe_pool(self), describe_jobs(self)};
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
         return state_text{self}
-            .add("name", st.pool_name)
-            .add("agents", st.agents.size())
-            .add("running allocations", st.policy.running())
-            .add("queued allocations", st.policy.queued())
-            .str() + st.policy.describe();
+                   .add("name", st.spec.name)
+                   .add("agents", st.agents.size())
+                   .add("running allocations", st.policy.running())
+                   .add("queued allocations", st.policy.queued())
+                   .add("scheduling passes", st.passes)
+                   .str() +
+               st.policy.describe();
       },
   };
 }
 
-} // namespace
+}  // namespace
 
-resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const std::string& name) {
-  return sys.spawn(pool_impl, name);
+resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec) {
+  return sys.spawn(pool_impl, spec);
 }
 
-} // namespace det
+}  // namespace det

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "actors/local_interfaces.hpp"
+#include "config/master_config.hpp"
 #include "caf/actor_system.hpp"
 
 namespace det {
@@ -35,7 +36,7 @@ directory_actor spawn_directory(caf::actor_system& sys);
 persistence_actor spawn_persistence(caf::actor_system& sys,
                                     std::shared_ptr<storage::database> db);
 
-resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const std::string& name);
+resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec);
 
 agent_registry_actor spawn_agent_registry(caf::actor_system& sys, const master_handles& handles,
                                           const directory_actor& directory);
@@ -54,6 +55,7 @@ struct trial_setup {
   int32_t slots_per_trial = 1;
   std::string resource_pool;     // "" = the default pool
   int32_t max_restarts = 5;
+  int64_t preemption_timeout_s = 3600;  // a preempted run has this long to checkpoint and exit
   bool start_paused = false;       // created or restored while its experiment is paused
   bool waits_at_length = false;    // promotion-based search: at its length it waits, not ends
   bool start_waiting = false;      // restored while waiting for its searcher

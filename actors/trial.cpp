@@ -41,6 +41,7 @@ struct trial_state {
   int32_t runs = 0;
   bool stopping = false;  // searcher asked for a graceful stop
   bool pausing = false;   // the experiment is pausing: stop gracefully, keep the trial
+  bool preempting = false;  // the scheduler wants the slots: stop gracefully, queue again
   bool resume = false;    // activated again before the pause took effect
   bool killed = false;
   bool worker_stopped = false;  // the worker stopped on request before its length
@@ -153,6 +154,21 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   }
   if (st.user_canceled) {  // the process said so: no restarts
     end(self, pb::STATE_CANCELED, "the trial exited early: USER_CANCELED");
+    return;
+  }
+  if (std::exchange(st.preempting, false) && !st.invalid_hparams && !st.worker_failed && (!clean || st.worker_stopped)) {
+    st.pausing = false;
+    st.resume = false;
+    if (st.paused) {
+      log_line(self, "preempted, and its experiment is paused");
+      set_state(self, pb::STATE_PAUSED);
+      return;
+    }
+    log_line(self, "preempted: back in the queue" +
+                       (trial(self).latest_checkpoint_uuid().empty()
+                            ? std::string{}
+                            : ", to continue from checkpoint " + trial(self).latest_checkpoint_uuid()));
+    start_run(self);
     return;
   }
   if (st.pausing && !st.invalid_hparams) {
@@ -306,7 +322,7 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       reply.set_completed(true);
       return reply;
     case pb::CoreApiCall::kPreemption:
-      reply.set_preempt(st.stopping || st.pausing || st.killed);
+      reply.set_preempt(st.stopping || st.pausing || st.killed || st.preempting);
       return reply;
     case pb::CoreApiCall::kEarlyExit:
       if (call.early_exit() == "INVALID_HP") {
@@ -452,6 +468,23 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         else if (self->state.pausing)  // still stopping: run again once it has
           self->state.resume = true;
       },
+      [=](preempt_atom) {
+        auto& st = self->state;
+        if (!st.allocation || st.killed || st.stopping || st.pausing || st.preempting)
+          return;
+        st.preempting = true;
+        log_line(self, "preempted by the scheduler: checkpointing and giving its slots back");
+        self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+        self->delayed_send(self, std::chrono::seconds(st.setup.preemption_timeout_s), preempt_atom::value, st.runs);
+      },
+      [=](preempt_atom, int32_t run) {
+        auto& st = self->state;
+        if (!st.preempting || run != st.runs || !st.allocation)
+          return;
+        log_line(self, "the preempted run did not exit within " + std::to_string(st.setup.preemption_timeout_s) +
+                           " s: killing it");
+        self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
+      },
       [=](kill_atom) {
         auto& st = self->state;
         st.killed = true;
@@ -479,6 +512,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
             .add("reported progress", st.reported_progress)
             .add("stopping", st.stopping ? "yes" : "no")
             .add("pausing", st.pausing ? "yes" : "no")
+            .add("preempting", st.preempting ? "yes" : "no")
             .add("killed", st.killed ? "yes" : "no");
         for (auto& [k, v] : t.latest_training())
           text.add("latest " + k, v);

@@ -93,6 +93,8 @@ struct experiment_config {
   std::optional<length> min_checkpoint_period;
   checkpoint_storage_config checkpoint_storage;
   int max_restarts = 5;
+  /// Seconds a preempted trial has to checkpoint and exit before it is killed.
+  int64_t preemption_timeout_s = 3600;
   int64_t records_per_epoch = 0;
   int scheduling_unit = 100;
   /// `[profiling] enabled`: the worker samples system metrics every second and the harness

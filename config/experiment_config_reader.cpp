@@ -162,6 +162,7 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   config.min_checkpoint_period = read_length(reader, "min_checkpoint_period", 0);
   read_checkpoint_storage(reader, config.checkpoint_storage);
   if (auto v = reader.read_integer_in("max_restarts", 0, int_max)) config.max_restarts = static_cast<int>(*v);
+  if (auto v = reader.read_integer_in("preemption_timeout", 1, int_max)) config.preemption_timeout_s = *v;
   if (auto v = reader.read_integer_in("records_per_epoch", 0, no_limit)) config.records_per_epoch = *v;
   if (auto v = reader.read_integer_in("scheduling_unit", 1, int_max)) config.scheduling_unit = static_cast<int>(*v);
   if (const auto* data = reader.read_table("data")) config.data_json = detail::to_json_text(*data);
@@ -196,7 +197,7 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   // Determined keys that det accepts so that Determined configs load, but does not act on yet.
   reader.ignore({"labels", "project", "workspace", "environment", "bind_mounts",
                  "checkpoint_policy", "perform_initial_validation", "debug",
-                 "preemption_timeout", "log_policies", "retention_policy", "integrations", "slurm",
+                 "log_policies", "retention_policy", "integrations", "slurm",
                  "pbs", "security", "tensorboard_storage", "data_layer"});
   reader.report_unknown_keys();
   check_global_batch_size(root, diag, config);

@@ -78,15 +78,44 @@ std::optional<int64_t> parse_duration_s(std::string_view text) {
   return total;
 }
 
-void read_resource_manager(table_reader& root, master_config& config,
-                           std::optional<std::string>& default_pool) {
+/// `[...scheduler]`: Determined's keys, on top of `base` (the resource manager's, for a pool).
+scheduler_config read_scheduler(table_reader& parent, const scheduler_config& base) {
+  scheduler_config scheduler = base;
+  const auto* table = parent.read_table("scheduler");
+  if (!table) return scheduler;
+  table_reader reader(*table, parent.path_of("scheduler"), parent.diag());
+  if (auto type = reader.read_string("type")) {
+    if (*type == "priority" || *type == "fair_share" || *type == "round_robin")
+      scheduler.type = *type;
+    else
+      reader.error("type", "expected \"priority\", \"fair_share\" or \"round_robin\", got \"" + *type + "\"");
+  }
+  if (auto fitting = reader.read_string("fitting_policy")) {
+    if (*fitting == "best" || *fitting == "worst")
+      scheduler.fitting_policy = *fitting;
+    else
+      reader.error("fitting_policy", "expected \"best\" or \"worst\", got \"" + *fitting + "\"");
+  }
+  if (const auto* priority = reader.read_table("priority")) {
+    table_reader p(*priority, reader.path_of("priority"), reader.diag());
+    if (auto v = p.read_boolean("preemption")) scheduler.preemption = *v;
+    if (auto v = p.read_integer_in("default_priority", 1, 99)) scheduler.default_priority = static_cast<int>(*v);
+    p.report_unknown_keys();
+  }
+  reader.ignore({"allow_heterogeneous_fits", "fair_share", "round_robin"});
+  reader.report_unknown_keys();
+  return scheduler;
+}
+
+void read_resource_manager(table_reader& root, master_config& config, std::optional<std::string>& default_pool,
+                           std::optional<std::string>& default_aux_pool) {
   const auto* table = root.read_table("resource_manager");
   if (!table) return;
   table_reader reader(*table, root.path_of("resource_manager"), root.diag());
   if (auto type = reader.read_string("type"); type && *type != "agent")
     reader.error("type", "det has only the agent resource manager, got \"" + *type + "\"");
   default_pool = reader.read_string("default_compute_resource_pool");
-  reader.read_string("default_aux_resource_pool");
+  default_aux_pool = reader.read_string("default_aux_resource_pool");
   if (const auto* wait = reader.read_node("agent_reconnect_wait")) {
     std::optional<int64_t> seconds;
     if (wait->is_integer() && wait->as_integer()->get() >= 0) seconds = wait->as_integer()->get();
@@ -97,13 +126,15 @@ void read_resource_manager(table_reader& root, master_config& config,
       reader.error("agent_reconnect_wait",
                    "expected seconds as a non-negative integer or a duration such as \"25s\" or \"1m\"");
   }
-  // The scheduler comes from det's own scheduler; the rest matter only to other resource managers.
-  reader.ignore({"scheduler", "no_default_resource_pools", "require_authentication", "client_ca",
-                 "name", "metadata", "cluster_name"});
+  config.scheduler = read_scheduler(reader, config.scheduler);
+  // These matter only to other resource managers.
+  reader.ignore({"no_default_resource_pools", "require_authentication", "client_ca", "name", "metadata",
+                 "cluster_name"});
   reader.report_unknown_keys();
 }
 
 void read_resource_pools(table_reader& root, master_config& config) {
+  for (auto& pool : config.resource_pools) pool.scheduler = config.scheduler;
   const auto* array = root.read_array("resource_pools");
   if (!array) return;
   if (array->empty()) {
@@ -120,19 +151,25 @@ void read_resource_pools(table_reader& root, master_config& config) {
       continue;
     }
     table_reader reader(*table, path, root.diag());
+    resource_pool_config pool;
     if (auto name = reader.read_string("pool_name")) {
-      if (std::find(config.resource_pools.begin(), config.resource_pools.end(), *name) !=
-          config.resource_pools.end())
-        reader.error("pool_name", "the pool \"" + *name + "\" is already defined");
-      else
-        config.resource_pools.push_back(*name);
+      pool.name = *name;
     } else if (!table->contains("pool_name")) {
       reader.missing("pool_name");
     }
-    reader.ignore({"description", "scheduler", "provider", "agent_reconnect_wait",
-                   "agent_reattach_enabled", "task_container_defaults", "max_aux_containers_per_agent",
+    if (auto v = reader.read_string("description")) pool.description = *v;
+    if (auto v = reader.read_integer_in("max_aux_containers_per_agent", 0, 100000))
+      pool.max_aux_containers_per_agent = static_cast<int>(*v);
+    pool.scheduler = read_scheduler(reader, config.scheduler);
+    reader.ignore({"provider", "agent_reconnect_wait", "agent_reattach_enabled", "task_container_defaults",
                    "kubernetes_namespace", "max_cpu_containers_per_agent"});
     reader.report_unknown_keys();
+    if (pool.name.empty()) continue;
+    auto names = config.pool_names();
+    if (std::find(names.begin(), names.end(), pool.name) != names.end())
+      reader.error("pool_name", "the pool \"" + pool.name + "\" is already defined");
+    else
+      config.resource_pools.push_back(std::move(pool));
   }
 }
 
@@ -148,19 +185,22 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   if (auto v = reader.read_integer_in("http_port", 0, 65535)) config.http_port = static_cast<int>(*v);
   config.db = read_db(reader);
   if (auto v = reader.read_string("data_dir")) config.data_dir = *v;
+  std::optional<std::string> default_pool, default_aux_pool;
+  read_resource_manager(reader, config, default_pool, default_aux_pool);
   read_resource_pools(reader, config);
-  std::optional<std::string> default_pool;
-  read_resource_manager(reader, config, default_pool);
-  if (default_pool) {
-    if (std::find(config.resource_pools.begin(), config.resource_pools.end(), *default_pool) ==
-        config.resource_pools.end())
-      diag.add(root["resource_manager"]["default_compute_resource_pool"].node()->source().begin,
-               "resource_manager.default_compute_resource_pool",
-               "names the pool \"" + *default_pool + "\", which resource_pools does not define");
-    config.default_resource_pool = *default_pool;
-  } else if (!config.resource_pools.empty()) {
-    config.default_resource_pool = config.resource_pools.front();
-  }
+  const auto names = config.pool_names();
+  auto pick_default = [&](const std::optional<std::string>& named, const char* key, std::string& out) {
+    if (named) {
+      if (std::find(names.begin(), names.end(), *named) == names.end())
+        diag.add(root["resource_manager"][key].node()->source().begin, std::string("resource_manager.") + key,
+                 "names the pool \"" + *named + "\", which resource_pools does not define");
+      out = *named;
+    } else if (!names.empty()) {
+      out = names.front();
+    }
+  };
+  pick_default(default_pool, "default_compute_resource_pool", config.default_resource_pool);
+  pick_default(default_aux_pool, "default_aux_resource_pool", config.default_aux_resource_pool);
   // Determined master.yaml keys that det accepts but does not act on.
   reader.ignore({"cluster_name", "log", "logging", "security", "telemetry", "task_container_defaults",
                  "checkpoint_storage", "webhooks", "observability", "tensorboard_timeout",
@@ -169,6 +209,12 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   reader.report_unknown_keys();
   diag.throw_if_any();
   return config;
+}
+
+std::vector<std::string> master_config::pool_names() const {
+  std::vector<std::string> names;
+  for (const auto& pool : resource_pools) names.push_back(pool.name);
+  return names;
 }
 
 master_config load_master_config(const std::string& path) {

@@ -9,9 +9,26 @@
 
 namespace det::config {
 
-/// The master's TOML config. Keys: `port`, `http_port`, `db`, `data_dir`,
-/// `[[resource_pools]] pool_name`, `[resource_manager] type, default_compute_resource_pool,
-/// agent_reconnect_wait`. Other keys of Determined's master.yaml are accepted and ignored.
+/// `[resource_manager.scheduler]` or `[resource_pools.scheduler]`, as in Determined.
+struct scheduler_config {
+  std::string type = "priority";       // priority | fair_share | round_robin
+  std::string fitting_policy = "best";  // best (pack) | worst (spread)
+  bool preemption = false;              // [scheduler.priority] preemption
+  int default_priority = 42;            // [scheduler.priority] default_priority, 1-99
+};
+
+struct resource_pool_config {
+  std::string name;
+  std::string description;
+  scheduler_config scheduler;
+  int max_aux_containers_per_agent = 100;  // 0-slot tasks an agent runs at once
+};
+
+/// The master's TOML config. Keys: `port`, `http_port`, `db`, `data_dir`, `[[resource_pools]]
+/// pool_name, description, max_aux_containers_per_agent, [resource_pools.scheduler]`,
+/// `[resource_manager] type, default_compute_resource_pool, default_aux_resource_pool,
+/// agent_reconnect_wait, [resource_manager.scheduler]`. Other keys of Determined's master.yaml
+/// are accepted and ignored.
 struct master_config {
   /// The actor system's port (agents and workers connect here); 0 picks a free one.
   int port = 8090;
@@ -22,10 +39,16 @@ struct master_config {
   std::string db;
   /// Empty: the caller decides.
   std::string data_dir;
-  std::vector<std::string> resource_pools = {"default"};
+  std::vector<resource_pool_config> resource_pools = {{"default", "", {}, 100}};
   /// Where experiments go that name no pool; the first pool unless
   /// `resource_manager.default_compute_resource_pool` says otherwise.
   std::string default_resource_pool = "default";
+  /// Where 0-slot tasks go that name no pool; likewise.
+  std::string default_aux_resource_pool = "default";
+  /// Every pool's scheduler unless the pool sets its own.
+  scheduler_config scheduler;
+
+  std::vector<std::string> pool_names() const;
   /// How long an agent that lost its connection may take to come back before its work fails.
   /// TOML: seconds as an integer, or a duration string such as "25s" or "1m".
   int64_t agent_reconnect_wait_s = 25;

@@ -97,9 +97,10 @@ int run_master(const master_options& opts) {
   master_handles handles;
   handles.persistence = spawn_persistence(sys, db);
   handles.default_pool = mc.default_resource_pool;
+  handles.default_aux_pool = mc.default_aux_resource_pool;
   handles.default_checkpoint_root = data_dir + "/checkpoints";
-  for (auto& name : mc.resource_pools)
-    handles.pools[name] = spawn_resource_pool(sys, name);
+  for (auto& pool : mc.resource_pools)
+    handles.pools[pool.name] = spawn_resource_pool(sys, pool);
   auto directory = spawn_directory(sys);
   handles.registry = spawn_agent_registry(sys, handles, directory);
   auto front = spawn_master_front(sys, handles, directory);

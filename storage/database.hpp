@@ -31,6 +31,8 @@ class database {
   int64_t insert_experiment(const pb::Experiment&);
   /// ended sets end_time = now.
   void set_experiment_state(int64_t id, pb::State, bool ended);
+  /// Records the scheduling settings set since submission (what `settings` leaves unset stays).
+  void set_experiment_scheduling(int64_t id, const pb::JobSettings& settings);
 
   /// Stores experiment_id, request_id, state, hparams, seed, restarts and target_batches with start_time = now;
   /// returns the new id.

@@ -9,7 +9,8 @@ namespace {
 const std::string experiment_select =
     "SELECT e.id, e.name, e.description, e.state, e.config, " + micros_of("e.start_time") + ", " +
     micros_of("e.end_time") +
-    ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id) FROM experiments e ";
+    ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
+    "e.max_slots FROM experiments e ";
 
 pb::Experiment experiment_from(const pqxx::row& row) {
   pb::Experiment experiment;
@@ -23,6 +24,10 @@ pb::Experiment experiment_from(const pqxx::row& row) {
   experiment.set_searcher(row[7].as<std::string>());
   experiment.set_metric(row[8].as<std::string>());
   experiment.set_num_trials(row[9].as<int32_t>());
+  auto& scheduling = *experiment.mutable_scheduling();
+  if (!row[10].is_null()) scheduling.set_priority(row[10].as<int32_t>());
+  if (!row[11].is_null()) scheduling.set_weight(row[11].as<double>());
+  if (!row[12].is_null()) scheduling.set_max_slots(row[12].as<int32_t>());
   return experiment;
 }
 

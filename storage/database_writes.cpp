@@ -37,6 +37,21 @@ int64_t database::insert_experiment(const pb::Experiment& experiment) {
   });
 }
 
+void database::set_experiment_scheduling(int64_t id, const pb::JobSettings& settings) {
+  describing_failure("record the scheduling settings of experiment " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    // -1 stands for "unset": none of the three may be negative.
+    expect_one_row(tx.exec_params("UPDATE experiments SET priority = COALESCE(NULLIF($2, -1), priority), "
+                                  "weight = COALESCE(NULLIF($3, -1), weight), "
+                                  "max_slots = COALESCE(NULLIF($4, -1), max_slots) WHERE id = $1",
+                                  id, settings.has_priority() ? settings.priority() : -1,
+                                  settings.has_weight() ? settings.weight() : -1.0,
+                                  settings.has_max_slots() ? settings.max_slots() : -1),
+                   "experiment " + std::to_string(id));
+    tx.commit();
+  });
+}
+
 void database::set_experiment_state(int64_t id, pb::State state, bool ended) {
   describing_failure("record the state of experiment " + std::to_string(id), [&] {
     pqxx::work tx{impl_->connection};

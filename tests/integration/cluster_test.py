@@ -148,7 +148,7 @@ class ClusterTest(unittest.TestCase):
         out = c.det("repl", "-c", "actors", "-c", "inspect pool default", "-c", "inspect agent agent-0")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"pool\s+default\s+\d+")
-        self.assertIn("policy: fifo, first fit", out.stdout)
+        self.assertIn("scheduler: priority without preemption, best fit", out.stdout)
         self.assertIn("hostname:", out.stdout)
         agents = c.det("agent", "list")
         self.assertIn("agent-0", agents.stdout)

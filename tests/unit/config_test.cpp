@@ -331,9 +331,21 @@ TEST_CASE("a master config reads ports, database, data directory and pools") {
   CHECK(config.http_port == 18080);
   CHECK(config.data_dir == "/var/lib/det");
   CHECK(config.db == "host=127.0.0.1 port=5432 user=postgres password='it\\'s secret' dbname=determined");
-  CHECK(config.resource_pools == std::vector<std::string>{"cpus", "gpus"});
+  CHECK(config.pool_names() == std::vector<std::string>{"cpus", "gpus"});
   CHECK(config.default_resource_pool == "gpus");
+  CHECK(config.default_aux_resource_pool == "cpus");
   CHECK(config.agent_reconnect_wait_s == 90);
+  // The pool's own scheduler table overrides the resource manager's keys it names.
+  const auto& cpus = config.resource_pools[0].scheduler;
+  CHECK(cpus.type == "fair_share");
+  CHECK(cpus.fitting_policy == "worst");
+  CHECK(cpus.preemption);
+  CHECK(cpus.default_priority == 50);
+  CHECK(config.resource_pools[0].max_aux_containers_per_agent == 10);
+  const auto& gpus = config.resource_pools[1];
+  CHECK(gpus.description == "the GPU machines");
+  CHECK(gpus.scheduler.type == "priority");
+  CHECK(gpus.max_aux_containers_per_agent == 100);
 }
 
 TEST_CASE("an empty master config gives the defaults") {
@@ -342,9 +354,13 @@ TEST_CASE("an empty master config gives the defaults") {
   CHECK(config.http_port == 8080);
   CHECK(config.db.empty());
   CHECK(config.data_dir.empty());
-  CHECK(config.resource_pools == std::vector<std::string>{"default"});
+  CHECK(config.pool_names() == std::vector<std::string>{"default"});
   CHECK(config.default_resource_pool == "default");
   CHECK(config.agent_reconnect_wait_s == 25);
+  CHECK(config.resource_pools[0].scheduler.type == "priority");
+  CHECK(config.resource_pools[0].scheduler.fitting_policy == "best");
+  CHECK_FALSE(config.resource_pools[0].scheduler.preemption);
+  CHECK(config.resource_pools[0].scheduler.default_priority == 42);
 }
 
 TEST_CASE("a bad master config reports every problem") {
@@ -362,7 +378,13 @@ TEST_CASE("a bad master config reports every problem") {
                              "which resource_pools does not define\n" +
                       path + ":7:24: resource_manager.agent_reconnect_wait: expected seconds as a non-negative "
                              "integer or a duration such as \"25s\" or \"1m\"\n" +
-                      path + ":13:13: resource_pools[1].pool_name: the pool \"a\" is already defined");
+                      path + ":13:13: resource_pools[1].pool_name: the pool \"a\" is already defined\n" +
+                      path + ":15:8: resource_pools[1].scheduler.type: expected \"priority\", \"fair_share\" or "
+                             "\"round_robin\", got \"lottery\"\n" +
+                      path + ":16:18: resource_pools[1].scheduler.fitting_policy: expected \"best\" or \"worst\", got "
+                             "\"random\"\n" +
+                      path + ":18:20: resource_pools[1].scheduler.priority.default_priority: must be between 1 and 99, "
+                             "got 0");
 }
 
 TEST_CASE("optimizations and profiling are read, and bad values named") {
