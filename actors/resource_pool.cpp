@@ -149,8 +149,10 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
   return {
       [=](allocate_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
         auto& st = self->state;
+        // Before the promise: making it takes the sender out of the current message.
+        auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         auto rp = self->make_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>();
-        st.waiting[allocation_id] = {rp, caf::actor_cast<caf::actor>(self->current_sender())};
+        st.waiting[allocation_id] = {rp, std::move(requester)};
         st.policy.request({allocation_id, job, slots, true});
         request_pass(self);
         return rp;

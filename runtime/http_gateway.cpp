@@ -150,14 +150,14 @@ struct http_gateway::impl {
     res.set_content(preview_to_json(plan), "application/json");
   }
 
-  /// kill, pause or activate: sent to the live experiment; an experiment that
-  /// already ended answers {} for kill and 400 for the others.
-  template <class Atom>
-  void signal_experiment(int64_t id, Atom signal, const char* verb, httplib::Response& res) {
+  /// kill, pause, activate or new scheduling settings (`msg`): sent to the live experiment; an
+  /// experiment that already ended answers {} for kill and 400 for the others.
+  template <class... Msg>
+  void signal_experiment(int64_t id, const char* verb, httplib::Response& res, Msg... msg) {
     caf::scoped_actor self{sys};
     bool live = false;
     std::string failure;
-    self->request(front, actor_timeout, signal, experiment_id{id})
+    self->request(front, actor_timeout, std::move(msg)...)
         .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = sentence_of(sys, e); });
     if (!failure.empty())
       return reply_error(res, 500, failure);
@@ -171,13 +171,97 @@ struct http_gateway::impl {
                  [&](caf::error&) {});
     if (found.experiment().id() == 0)
       return reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
-    if (std::is_same_v<Atom, kill_atom>) {
+    if ((std::is_same_v<Msg, kill_atom> || ...)) {
       res.set_content("{}", "application/json");  // already ended: nothing to kill
       return;
     }
     reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" +
                               pb::State_Name(found.experiment().state()) + ") and cannot be " +
                               verb);
+  }
+
+  /// Asks every pool for its state and jobs.
+  std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_states(std::string& failure) {
+    std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> states;
+    caf::scoped_actor self{sys};
+    for (const auto& [name, pool] : handles.pools)
+      self->request(pool, actor_timeout, list_atom::value)
+          .receive(
+              [&](pb::ResourcePoolInfo& info, pb::GetJobsResponse& jobs) {
+                info.set_default_compute_pool(name == handles.default_pool);
+                info.set_default_aux_pool(name == handles.default_aux_pool);
+                states.emplace_back(std::move(info), std::move(jobs));
+              },
+              [&](caf::error& e) { failure = sentence_of(sys, e); });
+    return states;
+  }
+
+  /// det agent|slot enable|disable: `slot` -1 for the whole agent.
+  void enable_agent(const httplib::Request& req, httplib::Response& res, int32_t slot) {
+    const auto agent = req.matches[1].str();
+    const bool enable = req.matches[req.matches.size() - 1].str() == "enable";
+    pb::DisableRequest body;
+    std::string error;
+    if (!req.body.empty() && !from_json(req.body, body, error))
+      return reply_error(res, 400, error);
+    caf::scoped_actor self{sys};
+    self->request(handles.registry, actor_timeout, update_atom::value, agent, slot, enable, body.drain())
+        .receive(
+            [&](bool found) {
+              if (found)
+                res.set_content("{}", "application/json");
+              else
+                reply_error(res, 404, slot < 0 ? "agent " + agent + " not found"
+                                               : "agent " + agent + " has no slot " + std::to_string(slot));
+            },
+            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+  }
+
+  void scheduling_routes() {
+    server.Get("/api/v1/resource-pools", [this](const httplib::Request&, httplib::Response& res) {
+      std::string failure;
+      pb::GetResourcePoolsResponse out;
+      for (auto& [info, jobs] : pool_states(failure)) *out.add_resource_pools() = std::move(info);
+      if (!failure.empty()) return reply_error(res, 500, failure);
+      reply_json(res, out);
+    });
+    server.Get("/api/v1/job-queues", [this](const httplib::Request& req, httplib::Response& res) {
+      std::string failure;
+      auto pool = req.get_param_value("resource_pool");
+      pb::GetJobsResponse out;
+      for (auto& [info, jobs] : pool_states(failure))
+        if (pool.empty() || info.name() == pool)
+          for (auto& job : *jobs.mutable_jobs()) *out.add_jobs() = std::move(job);
+      if (!failure.empty()) return reply_error(res, 500, failure);
+      reply_json(res, out);
+    });
+    server.Patch(R"(/api/v1/experiments/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+      auto id = parse_id(req.matches[1]);
+      if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
+      pb::PatchExperimentRequest body;
+      std::string error;
+      if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      const auto& change = body.resources();
+      if (change.has_priority() && (change.priority() < 1 || change.priority() > 99))
+        return reply_error(res, 400, "resources.priority must be between 1 and 99, not " +
+                                         std::to_string(change.priority()));
+      if (change.has_weight() && !(change.weight() >= 0))
+        return reply_error(res, 400, "resources.weight must not be negative");
+      if (change.has_max_slots() && change.max_slots() < 0)
+        return reply_error(res, 400, "resources.max_slots must be 0 (no limit) or positive, not " +
+                                         std::to_string(change.max_slots()));
+      if (!change.has_priority() && !change.has_weight() && !change.has_max_slots())
+        return reply_error(res, 400, "the request changes nothing: set resources.priority, weight or max_slots");
+      signal_experiment(*id, "changed", res, experiment_id{*id}, change);
+    });
+    server.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
+                [this](const httplib::Request& req, httplib::Response& res) { enable_agent(req, res, -1); });
+    server.Post(R"(/api/v1/agents/([^/]+)/slots/(\d+)/(enable|disable))",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  auto slot = parse_id(req.matches[2]);
+                  if (!slot || *slot > INT32_MAX) return reply_error(res, 404, "no slot " + req.matches[2].str());
+                  enable_agent(req, res, static_cast<int32_t>(*slot));
+                });
   }
 
   /// A Core API call: `call` with the trial id and the bearer token of the request filled in.
@@ -309,12 +393,13 @@ struct http_gateway::impl {
                                        "experiment " + req.matches[1].str() + " not found");
                   auto verb = req.matches[2].str();
                   if (verb == "kill")
-                    signal_experiment(*id, kill_atom::value, "killed", res);
+                    signal_experiment(*id, "killed", res, kill_atom::value, experiment_id{*id});
                   else if (verb == "pause")
-                    signal_experiment(*id, pause_atom::value, "paused", res);
+                    signal_experiment(*id, "paused", res, pause_atom::value, experiment_id{*id});
                   else
-                    signal_experiment(*id, activate_atom::value, "activated", res);
+                    signal_experiment(*id, "activated", res, activate_atom::value, experiment_id{*id});
                 });
+    scheduling_routes();
     server.Get(R"(/api/v1/trials/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(

@@ -32,10 +32,11 @@ int list_agents(rest_client& master, bool json) {
     std::cout << det::to_json(reply, true) << '\n';
     return 0;
   }
-  table out({"ID", "Hostname", "Pool", "Slots", "Connected", "Registered"});
+  table out({"ID", "Hostname", "Pool", "Slots", "Connected", "Enabled", "Registered"});
   for (const auto& agent : reply.agents())
     out.add_row({agent.id(), agent.hostname(), agent.resource_pool(),
                  std::to_string(agent.slots_size()), yes_no(agent.connected()),
+                 agent.enabled() ? "yes" : agent.draining() ? "no (draining)" : "no",
                  format_time(agent.registered_time())});
   out.print(std::cout);
   return 0;

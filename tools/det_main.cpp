@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -13,9 +15,11 @@
 #include "tools/cli_cluster.hpp"
 #include "tools/cli_experiment.hpp"
 #include "tools/cli_preview.hpp"
+#include "tools/cli_scheduling.hpp"
 #include "tools/cli_trial.hpp"
 #include "tools/cli_checkpoint.hpp"
 #include "tools/rest_client.hpp"
+#include "messages/common.pb.h"
 
 namespace {
 
@@ -40,6 +44,14 @@ struct command_line {
   int best_count = 0;
   bool best = false;
   bool latest = false;
+  std::string agent;
+  int slot = 0;
+  bool drain = false;
+  std::string pool;
+  std::string setting_value;
+  std::optional<int> priority;
+  std::optional<double> weight;
+  std::optional<int> max_slots;
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -129,6 +141,65 @@ void add_experiment(CLI::App& app, command_line& cl) {
       return det::tools::experiment_action(m, cl.id, v.name, v.what_now);
     });
   }
+
+  auto* set = e->add_subcommand("set", "Change an experiment's scheduling settings.");
+  set->require_subcommand(1);
+  struct setting {
+    const char* name;
+    const char* help;
+  };
+  for (auto v : {setting{"priority", "Set the priority (1-99, lower runs first)."},
+                 setting{"weight", "Set the fair-share weight."},
+                 setting{"max-slots", "Set the most slots its trials may hold at once (0: no limit)."}}) {
+    auto* cmd = set->add_subcommand(v.name, v.help);
+    add_id(cmd, "experiment_id", cl);
+    cmd->add_option("value", cl.setting_value)->required();
+    cl.on_master(cmd, [&cl, v](rest_client& m) {
+      det::pb::JobSettings change;
+      const std::string name = v.name;
+      try {
+        size_t used = 0;
+        if (name == "weight") {
+          change.set_weight(std::stod(cl.setting_value, &used));
+        } else {
+          int value = std::stoi(cl.setting_value, &used);
+          name == "priority" ? change.set_priority(value) : change.set_max_slots(value);
+        }
+        if (used != cl.setting_value.size()) throw std::invalid_argument("trailing text");
+      } catch (const std::exception&) {
+        throw std::runtime_error("'" + cl.setting_value + "' is not a number for " + name + ".");
+      }
+      return det::tools::update_job(m, cl.id, change);
+    });
+  }
+}
+
+void add_job(CLI::App& app, command_line& cl) {
+  auto* j = app.add_subcommand("job", "Inspect and reorder the job queues.")->alias("j");
+  j->require_subcommand(1);
+  auto* list = add_list(j, "the jobs in the resource pools' queues", cl);
+  list->add_option("-p,--resource-pool", cl.pool, "Only this pool's queue.");
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_jobs(m, cl.pool, cl.json); });
+
+  auto* update = j->add_subcommand("update", "Change a job's priority, weight or max slots.");
+  add_id(update, "job_id", cl);
+  update->add_option("--priority", cl.priority, "Priority, 1-99 (lower runs first).")->check(CLI::Range(1, 99));
+  update->add_option("--weight", cl.weight, "Fair-share weight.")->check(CLI::NonNegativeNumber);
+  update->add_option("--max-slots", cl.max_slots, "Most slots at once; 0 for no limit.")->check(CLI::NonNegativeNumber);
+  cl.on_master(update, [&cl](rest_client& m) {
+    det::pb::JobSettings change;
+    if (cl.priority) change.set_priority(*cl.priority);
+    if (cl.weight) change.set_weight(*cl.weight);
+    if (cl.max_slots) change.set_max_slots(*cl.max_slots);
+    if (!cl.priority && !cl.weight && !cl.max_slots)
+      throw std::runtime_error("Nothing to change: give --priority, --weight or --max-slots.");
+    return det::tools::update_job(m, cl.id, change);
+  });
+
+  auto* rp = app.add_subcommand("resource-pool", "Inspect resource pools.")->alias("rp");
+  rp->require_subcommand(1);
+  cl.on_master(add_list(rp, "resource pools", cl),
+               [&cl](rest_client& m) { return det::tools::list_resource_pools(m, cl.json); });
 }
 
 void add_trial(CLI::App& app, command_line& cl) {
@@ -200,11 +271,30 @@ void add_cluster(CLI::App& app, command_line& cl) {
   a->require_subcommand(1);
   cl.on_master(add_list(a, "agents", cl),
                [&cl](rest_client& m) { return det::tools::list_agents(m, cl.json); });
+  for (bool enable : {true, false}) {
+    auto* cmd = a->add_subcommand(enable ? "enable" : "disable",
+                                  enable ? "Let an agent take new tasks again."
+                                         : "Stop an agent taking new tasks; what runs there is preempted unless --drain.");
+    cmd->add_option("agent_id", cl.agent)->required();
+    if (!enable) cmd->add_flag("--drain", cl.drain, "Let what runs there finish.");
+    cl.on_master(cmd, [&cl, enable](rest_client& m) { return det::tools::enable_agent(m, cl.agent, -1, enable, cl.drain); });
+  }
 
   auto* s = app.add_subcommand("slot", "Inspect the slots of all agents.")->alias("s");
   s->require_subcommand(1);
   cl.on_master(add_list(s, "slots", cl),
                [&cl](rest_client& m) { return det::tools::list_slots(m, cl.json); });
+  for (bool enable : {true, false}) {
+    auto* cmd = s->add_subcommand(enable ? "enable" : "disable",
+                                  enable ? "Let a slot take new tasks again."
+                                         : "Stop a slot taking new tasks; what runs there is preempted unless --drain.");
+    cmd->add_option("agent_id", cl.agent)->required();
+    cmd->add_option("slot_id", cl.slot)->required()->check(CLI::NonNegativeNumber);
+    if (!enable) cmd->add_flag("--drain", cl.drain, "Let what runs there finish.");
+    cl.on_master(cmd, [&cl, enable](rest_client& m) {
+      return det::tools::enable_agent(m, cl.agent, cl.slot, enable, cl.drain);
+    });
+  }
 
   auto* master = app.add_subcommand("master", "Inspect the master.");
   master->require_subcommand(1);
@@ -254,6 +344,7 @@ int main(int argc, char** argv) {
   add_trial(app, cl);
   add_checkpoint(app, cl);
   add_cluster(app, cl);
+  add_job(app, cl);
   add_repl(app, cl);
 
   try {

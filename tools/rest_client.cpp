@@ -125,8 +125,9 @@ void rest_client::get(const std::string& path, google::protobuf::Message& reply)
   }
 }
 
-void rest_client::post(const std::string& path, const google::protobuf::Message& body,
-                       google::protobuf::Message& reply) {
+namespace {
+
+std::string body_json(const std::string& path, const google::protobuf::Message& body) {
   std::string json;
   google::protobuf::util::JsonPrintOptions opts;
   opts.preserve_proto_field_names = true;
@@ -134,10 +135,25 @@ void rest_client::post(const std::string& path, const google::protobuf::Message&
   if (!st.ok())
     throw rest_error(rest_error::kind::bad_reply, 0,
                      "cannot encode the request to " + path + " as JSON: " + st.ToString());
-  auto res = impl_->http.Post(path.c_str(), json, "application/json");
+  return json;
+}
+
+}  // namespace
+
+void rest_client::post(const std::string& path, const google::protobuf::Message& body,
+                       google::protobuf::Message& reply) {
+  auto res = impl_->http.Post(path.c_str(), body_json(path, body), "application/json");
   if (!res)
     throw impl_->unreachable(res.error());
   impl_->parse_reply("POST", path, *res, reply);
+}
+
+void rest_client::patch(const std::string& path, const google::protobuf::Message& body,
+                        google::protobuf::Message& reply) {
+  auto res = impl_->http.Patch(path.c_str(), body_json(path, body), "application/json");
+  if (!res)
+    throw impl_->unreachable(res.error());
+  impl_->parse_reply("PATCH", path, *res, reply);
 }
 
 void rest_client::del(const std::string& path, google::protobuf::Message& reply) {

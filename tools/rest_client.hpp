@@ -55,6 +55,9 @@ public:
   void post(const std::string& path, const google::protobuf::Message& body,
             google::protobuf::Message& reply);
 
+  /// PATCH `body` as JSON to `path` and parse the JSON reply into `reply`.
+  void patch(const std::string& path, const google::protobuf::Message& body, google::protobuf::Message& reply);
+
   /// DELETE `path` and parse the JSON reply into `reply`.
   void del(const std::string& path, google::protobuf::Message& reply);
 

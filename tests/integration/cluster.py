@@ -28,12 +28,17 @@ def wait_for(predicate, timeout, what, interval=0.1):
 
 
 class Cluster:
-    def __init__(self, agents=1, slots="cpu:1"):
+    def __init__(self, agents=1, slots="cpu:1", master_config=None):
         # /tmp rather than the build tree: the postgres user must reach the data directory.
         self.root = tempfile.mkdtemp(prefix="det-it-", dir="/tmp")
         os.chmod(self.root, 0o755)
         self.data_dir = os.path.join(self.root, "data")
         self.agent_specs = [(f"agent-{i}", slots) for i in range(agents)]
+        self.master_config = None
+        if master_config is not None:
+            self.master_config = os.path.join(self.root, "master.toml")
+            with open(self.master_config, "w") as f:
+                f.write(master_config)
         self.master = None
         self.agents = []
         self.logs = []
@@ -52,6 +57,8 @@ class Cluster:
             os.remove(ready)
         args = ["--role=master", "--listen=127.0.0.1", "--data-dir", self.data_dir,
                 "--ready-file", ready]
+        if self.master_config:
+            args += ["--config", self.master_config]
         # Keep the ports across restarts so that agents find the master again.
         args += ["--port", str(getattr(self, "port", 0)),
                  "--http-port", str(getattr(self, "http_port", 0))]
