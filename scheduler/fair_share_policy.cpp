@@ -88,23 +88,23 @@ int smallest_pending(const job_state& job) {
 }  // namespace
 
 pass_result fair_share_pass(pass_input& in) {
+  // Offers go round the jobs oldest first. (Ordering them by the slots they hold, as Determined
+  // does, moves the rounding remainders from pass to pass, and with them preempts and restarts
+  // tasks for nothing.)
   auto jobs = job_states(in);
-  // Jobs with fewer active slots are offered first, then older jobs.
-  std::stable_sort(jobs.begin(), jobs.end(), [](const job_state& a, const job_state& b) {
-    return a.active != b.active ? a.active < b.active : a.first_order < b.first_order;
-  });
   int capacity = 0;
   for (const auto& agent : in.agents)
     capacity += in.tasks.front()->request.slots == 0 ? (agent.enabled ? in.options.max_zero_slot_tasks_per_agent : 0)
                                                      : (agent.enabled ? agent.usable_slots() : 0);
-  // A job offered less than its smallest pending task needs (beyond what it runs) would hold its
-  // offer unused; the newest such job is left out and the offers are made again.
+  // A job that runs nothing and is offered less than its smallest task needs would hold its offer
+  // unused; the newest such job is left out and the offers are made again. (A job that runs
+  // tasks keeps a leftover too small for its next one: taking its offer away would preempt them.)
   for (;;) {
     offer_slots(jobs, capacity);
     job_state* stuck = nullptr;
     for (auto& job : jobs)
-      if (!job.disabled && !job.pending.empty() && job.offered > job.active &&
-          job.offered - job.active < smallest_pending(job) && (!stuck || job.first_order > stuck->first_order))
+      if (!job.disabled && !job.pending.empty() && job.active == 0 && job.offered > 0 &&
+          job.offered < smallest_pending(job) && (!stuck || job.first_order > stuck->first_order))
         stuck = &job;
     if (!stuck) break;
     stuck->disabled = true;

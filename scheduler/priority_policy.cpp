@@ -3,6 +3,7 @@
 #include "scheduler/policies.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace det::scheduler {
@@ -22,7 +23,7 @@ struct by_priority_then_order {
 std::vector<const task_view*> preempt_for(const pass_input& in, const task_view& task, int priority,
                                           const std::vector<const task_view*>& running,
                                           const std::set<std::string>& releasing, std::vector<agent_view>& agents) {
-  auto local = agents;
+  std::optional<std::vector<agent_view>> local;  // copied once a candidate turns up: most calls find none
   std::vector<const task_view*> released;
   // `running` is sorted by priority then order: walking it backwards visits the lowest priority
   // first and, within a priority, the newest first.
@@ -32,12 +33,13 @@ std::vector<const task_view*> preempt_for(const pass_input& in, const task_view&
     if (candidate_priority < priority) break;
     if (!candidate.request.preemptible || releasing.count(candidate.request.allocation_id)) continue;
     if (candidate_priority == priority && candidate.order < task.order) continue;
-    give_back(local, candidate.request.allocation_id, candidate.parts);
+    if (!local) local = agents;
+    give_back(*local, candidate.request.allocation_id, candidate.parts);
     released.push_back(&candidate);
-    if (auto fit = find_fit(task.request.allocation_id, task.request.slots, local, in.options.fitting,
+    if (auto fit = find_fit(task.request.allocation_id, task.request.slots, *local, in.options.fitting,
                             in.options.max_zero_slot_tasks_per_agent)) {
-      take(local, *fit);
-      agents = std::move(local);
+      take(*local, *fit);
+      agents = std::move(*local);
       return released;
     }
   }

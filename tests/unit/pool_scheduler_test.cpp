@@ -281,3 +281,16 @@ TEST_CASE("disabled agents and slots take no new tasks; a removed agent's tasks 
   s.set_agent_enabled("agent-0", true);
   CHECK(s.schedule().start.size() == 1);
 }
+
+TEST_CASE("a pass over an unchanged pool starts and preempts nothing, under every policy") {
+  for (auto policy : {policy_kind::priority, policy_kind::fair_share, policy_kind::round_robin}) {
+    auto s = make(policy, true);
+    add_agents(s, 4, 4);
+    for (int j = 0; j < 5; ++j) s.set_group("job" + std::to_string(j), {10 + 20 * j, 1.0 + j % 3, 0});
+    for (int r = 0; r < 40; ++r)
+      s.request({"t" + std::to_string(r), "job" + std::to_string(r % 5), r % 7 == 0 ? 2 : 1});
+    CHECK_FALSE(s.schedule().start.empty());
+    auto again = s.schedule();
+    CHECK_MESSAGE(again.empty(), static_cast<int>(policy));
+  }
+}
