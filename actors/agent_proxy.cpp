@@ -1,9 +1,18 @@
-// The master-side agent. It relays container commands to its agent process,
-// routes container events back to the allocations that started them, and
-// when the agent process goes away tells each of them that its container is
-// lost.
+// The master-side agent. It relays container commands to its agent process and
+// routes container events back to the allocations that started them.
+//
+//   connected --(connection lost)--> waiting --(same agent registers again)--> connected
+//                                       |           (reattaches the containers it still runs)
+//                                       +--(agent_reconnect_wait passes)--> gone
+//
+// While it waits, the pool gives the agent no new work. When it is gone, or comes back without
+// some of its containers, each lost container's allocation hears a transient exit: its trial
+// runs again elsewhere without counting a restart.
 
+#include <csignal>
+#include <iostream>
 #include <map>
+#include <set>
 
 #include "messages/timestamp.hpp"
 
@@ -27,6 +36,9 @@ struct agent_proxy_state {
   master_handles handles;
   caf::actor_addr self_address;
   std::map<std::string, container> containers;  // by allocation id
+  bool connected = true;
+  int64_t disconnections = 0;  // names the reconnect window a tick belongs to
+  bool user_enabled = true;    // det agent enable|disable, which a reconnection keeps
 
   // Runs when the proxy exits (CAF destroys the state before attached
   // functors run): the agent is gone, and so is every container on it.
@@ -36,13 +48,16 @@ struct agent_proxy_state {
     info.set_connected(false);
     caf::anon_send(handles.persistence, update_atom::value, info);
     caf::anon_send(handles.pool(info.resource_pool()), remove_atom::value, info.id(), self_address);
-    for (auto& [id, c] : containers) {
-      pb::ContainerExited lost;
-      lost.set_allocation_id(id);
-      lost.set_exit_code(-1);
-      lost.set_message("agent " + info.id() + " was lost while the container was running");
-      caf::anon_send(c.allocation, std::move(lost));
-    }
+    for (auto& [id, c] : containers) caf::anon_send(c.allocation, lost(id, "agent " + info.id() + " was lost"));
+  }
+
+  static pb::ContainerExited lost(const std::string& allocation_id, const std::string& why) {
+    pb::ContainerExited exited;
+    exited.set_allocation_id(allocation_id);
+    exited.set_exit_code(-1);
+    exited.set_message(why + " while the container was running");
+    exited.set_transient(true);
+    return exited;
   }
 };
 
@@ -78,11 +93,66 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
       slots.push_back(s.id());
   self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self);
   self->set_down_handler([=](const caf::down_msg& dm) {
-    if (dm.source != self->state.remote.address())
+    auto& st = self->state;
+    if (dm.source != st.remote.address())
       return;
-    self->quit(dm.reason);
+    // Dead or hung (heartbeats): keep its containers for agent_reconnect_wait.
+    st.connected = false;
+    st.info.set_connected(false);
+    self->send(st.handles.persistence, update_atom::value, st.info);
+    caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1}, false, true);
+    std::cerr << "master: lost agent " << st.info.id() << " (" << self->system().render(dm.reason) << "); keeping "
+              << st.containers.size() << " containers for " << st.handles.agent_reconnect_wait_s << " s" << std::endl;
+    self->delayed_send(self, std::chrono::seconds(st.handles.agent_reconnect_wait_s), tick_atom::value,
+                       ++st.disconnections);
   });
   return {
+      [=](pb::AgentHello& hello, agent_actor remote) -> caf::result<pb::AgentWelcome, agent_endpoint> {
+        auto& st = self->state;
+        if (st.remote)
+          self->demonitor(st.remote.address());
+        st.remote = std::move(remote);
+        self->monitor(st.remote);
+        st.connected = true;
+        ++st.disconnections;  // closes the pending window
+        st.info.set_connected(true);
+        self->send(st.handles.persistence, update_atom::value, st.info);
+        std::set<std::string> running(hello.running_allocations().begin(), hello.running_allocations().end());
+        for (auto it = st.containers.begin(); it != st.containers.end();) {
+          if (running.count(it->first)) {
+            ++it;
+            continue;
+          }
+          caf::anon_send(it->second.allocation,
+                         agent_proxy_state::lost(it->first, "agent " + st.info.id() + " came back without it"));
+          it = st.containers.erase(it);
+        }
+        // What the agent runs that nobody here knows of belongs to an allocation that is over.
+        for (const auto& id : running)
+          if (!st.containers.count(id)) {
+            pb::KillContainer kill;
+            kill.set_allocation_id(id);
+            kill.set_signal(SIGKILL);
+            self->send(st.remote, std::move(kill));
+          }
+        caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1},
+                       st.user_enabled, true);
+        std::cerr << "master: agent " << st.info.id() << " reconnected with " << st.containers.size()
+                  << " running containers" << std::endl;
+        return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(self)};
+      },
+      [=](tick_atom, int64_t window) {
+        auto& st = self->state;
+        if (st.connected || window != st.disconnections)
+          return;
+        std::cerr << "master: agent " << st.info.id() << " did not reconnect within " << st.handles.agent_reconnect_wait_s
+                  << " s" << std::endl;
+        for (auto& [id, c] : st.containers)
+          caf::anon_send(c.allocation, agent_proxy_state::lost(id, "agent " + st.info.id() + " did not reconnect within " +
+                                                                       std::to_string(st.handles.agent_reconnect_wait_s) + " s"));
+        st.containers.clear();
+        self->quit();
+      },
       [=](launch_atom, pb::StartContainer& start, caf::actor allocation) {
         auto& c = self->state.containers[start.allocation_id()];
         c.allocation = std::move(allocation);
@@ -115,6 +185,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
         if (slot < 0) {
           info.set_enabled(enabled);
           info.set_draining(!enabled && drain);
+          self->state.user_enabled = enabled;
         } else {
           auto* found = static_cast<pb::Slot*>(nullptr);
           for (auto& s : *info.mutable_slots())

@@ -1,6 +1,7 @@
 // Every agent that registered with this master. A hello from an agent id that
 // is already registered replaces the old proxy (the agent process restarted).
 
+#include <csignal>
 #include <map>
 #include <memory>
 
@@ -44,20 +45,23 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
                                  "agent " + id + " asks for resource pool \"" +
                                      hello.agent().resource_pool() +
                                      "\", which the master's config does not define");
-        if (auto old = st.agents.find(id); old != st.agents.end()) {
-          self->demonitor(old->second.address());
-          self->send_exit(old->second, caf::exit_reason::user_shutdown);
-          st.agents.erase(old);
-        }
+        // A known agent registering again (it reconnected, or its process restarted) goes back to
+        // its proxy, which still holds its containers.
+        if (auto known = st.agents.find(id); known != st.agents.end())
+          return self->delegate(known->second, std::move(hello), std::move(remote));
         auto proxy = spawn_agent_proxy(self->system(), hello.agent(), remote, st.handles);
         self->monitor(proxy);
         st.agents[id] = proxy;
         self->send(st.directory, register_atom::value, std::string{"agent"}, id,
                    caf::actor_cast<caf::actor>(proxy));
-        pb::AgentWelcome welcome;
-        welcome.set_master_version(det_version);
-        welcome.set_http_port(st.handles.http_port->load());
-        return {welcome, caf::actor_cast<agent_endpoint>(proxy)};
+        // A restarted master knows none of the containers a returning agent still runs.
+        for (const auto& allocation : hello.running_allocations()) {
+          pb::KillContainer kill;
+          kill.set_allocation_id(allocation);
+          kill.set_signal(SIGKILL);
+          self->send(remote, std::move(kill));
+        }
+        return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(proxy)};
       },
       [=](update_atom a, const std::string& agent_id, int32_t slot, bool enabled, bool drain) -> caf::result<bool> {
         auto it = self->state.agents.find(agent_id);
@@ -98,6 +102,14 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
 }
 
 } // namespace
+
+pb::AgentWelcome agent_welcome(const master_handles& handles) {
+  pb::AgentWelcome welcome;
+  welcome.set_master_version(det_version);
+  welcome.set_http_port(handles.http_port->load());
+  welcome.set_reconnect_wait_s(handles.agent_reconnect_wait_s);
+  return welcome;
+}
 
 agent_registry_actor spawn_agent_registry(caf::actor_system& sys, const master_handles& handles,
                                           const directory_actor& directory) {

@@ -88,6 +88,9 @@ using persistence_actor = caf::typed_actor<
 /// The master-side agent: relays container commands to its agent process and
 /// container events back to the allocations.
 using agent_proxy_actor = agent_endpoint::extend<
+    // The agent registered again while this proxy waited for it: it takes its containers back.
+    caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
+    caf::reacts_to<tick_atom, int64_t>,  // the reconnect window of that disconnection closed
     caf::reacts_to<launch_atom, pb::StartContainer, caf::actor>,
     caf::reacts_to<pb::KillContainer>,
     caf::replies_to<get_atom>::with<pb::Agent>,
@@ -183,6 +186,8 @@ struct master_handles {
   std::string default_pool;
   std::string default_aux_pool;
   agent_registry_actor registry;
+  /// How long a disconnected agent's work is kept for it to reconnect.
+  int64_t agent_reconnect_wait_s = 25;
   /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.
   std::string default_checkpoint_root;
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).

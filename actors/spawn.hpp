@@ -36,6 +36,9 @@ directory_actor spawn_directory(caf::actor_system& sys);
 persistence_actor spawn_persistence(caf::actor_system& sys,
                                     std::shared_ptr<storage::database> db);
 
+/// What the master answers an agent that registers.
+pb::AgentWelcome agent_welcome(const master_handles& handles);
+
 resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec);
 
 agent_registry_actor spawn_agent_registry(caf::actor_system& sys, const master_handles& handles,

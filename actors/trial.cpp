@@ -47,6 +47,7 @@ struct trial_state {
   bool worker_stopped = false;  // the worker stopped on request before its length
   bool invalid_hparams = false; // the worker rejected its hyperparameters
   bool worker_failed = false;
+  bool worker_exited = false;  // the worker reported its own exit (it may outlive its agent's report)
   std::string worker_message;
   std::string token;  // the current run's allocation token (Core API calls carry it)
   double reported_progress = 0;  // a Core API process's own progress through its operation
@@ -83,10 +84,12 @@ std::string new_token() {
 void start_run(self_ptr self) {
   auto& st = self->state;
   auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
+  trial(self).set_runs(st.runs);  // stored with the QUEUED state below
   if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
     log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
                        trial(self).latest_checkpoint_uuid());
   st.worker_failed = false;
+  st.worker_exited = false;
   st.worker_stopped = false;
   st.waiting = false;
   st.token = new_token();
@@ -141,8 +144,12 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   auto& st = self->state;
   st.allocation = nullptr;
   st.token.clear();  // calls from the run that ended are refused
-  bool clean = e.signal() == 0 && e.exit_code() == 0 && e.message().empty() && !st.worker_failed &&
-               !st.invalid_hparams;
+  // An agent lost with the container: what the worker itself reported is how the run ended, if
+  // it reported; otherwise the run is lost, which is the cluster's failure and not the trial's.
+  const bool lost = e.transient() && !st.worker_exited;
+  bool clean = ((e.transient() && st.worker_exited) ||
+                (e.signal() == 0 && e.exit_code() == 0 && e.message().empty())) &&
+               !st.worker_failed && !st.invalid_hparams;
   if (st.killed) {
     log_line(self, "trial killed: " + describe_exit(e));
     end(self, pb::STATE_CANCELED, "");
@@ -154,6 +161,15 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   }
   if (st.user_canceled) {  // the process said so: no restarts
     end(self, pb::STATE_CANCELED, "the trial exited early: USER_CANCELED");
+    return;
+  }
+  if (lost && !st.pausing && !st.preempting) {  // a pause or preemption re-queues it below
+    log_line(self, "the run was lost: " + describe_exit(e) + "; running it again without counting a restart");
+    if (st.paused) {
+      set_state(self, pb::STATE_PAUSED);
+      return;
+    }
+    start_run(self);
     return;
   }
   if (std::exchange(st.preempting, false) && !st.invalid_hparams && !st.worker_failed && (!clean || st.worker_stopped)) {
@@ -344,6 +360,7 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
 
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
+  self->state.runs = trial(self).runs();  // a restored trial numbers its runs on from the stored ones
   *trial(self).mutable_start_time() = det::now();
   if (!self->state.setup.start_note.empty())
     log_line(self, self->state.setup.start_note);
@@ -404,6 +421,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       },
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> { return core_api(self, call); },
       [=](pb::WorkerExit& e) {
+        self->state.worker_exited = true;
         self->state.worker_stopped = e.stopped();
         // A Core API process may have reported them already.
         self->state.invalid_hparams = self->state.invalid_hparams || e.invalid_hyperparameters();

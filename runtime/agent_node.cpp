@@ -5,7 +5,9 @@
 //        ^                                                     |
 //        +------------(master's actor goes down)---------------+
 //
-// Reconnecting re-sends the hello, so an agent rejoins a restarted master.
+// Reconnecting re-sends the hello with the containers still running, so an agent rejoins a
+// restarted master, and a master that kept its place (agent_reconnect_wait, told in the welcome)
+// takes its running workers back. Workers still unclaimed when that wait is over are killed.
 
 #include <atomic>
 #include <chrono>
@@ -35,6 +37,7 @@ using line_atom = caf::atom_constant<caf::atom("line")>;
 using ended_atom = caf::atom_constant<caf::atom("ended")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using force_atom = caf::atom_constant<caf::atom("force")>;
+using give_up_atom = caf::atom_constant<caf::atom("giveup")>;
 
 /// The agent as the master sees it, plus what its own threads tell it.
 using agent_process_actor = agent_actor::extend<
@@ -42,7 +45,8 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<line_atom, std::string, std::string, std::string>,
     caf::reacts_to<ended_atom, std::string, int32_t, int32_t>,
     caf::reacts_to<flush_atom>,
-    caf::reacts_to<force_atom, std::string>>;
+    caf::reacts_to<force_atom, std::string>,
+    caf::reacts_to<give_up_atom, int64_t>>;
 
 constexpr auto retry_delay = std::chrono::seconds(1);
 
@@ -71,6 +75,9 @@ struct agent_process_state {
   pb::LogBatch pending_logs;
   bool flush_scheduled = false;
   bool announced_wait = false;
+  int64_t reconnect_wait_s = 25;   // from the master's welcome
+  int64_t disconnections = 0;      // names the wait a give_up tick belongs to
+  std::vector<pb::ContainerExited> unsent_exits;  // while disconnected
 
   void kill_all_containers() const {
     for (auto& [id, c] : containers)
@@ -95,10 +102,6 @@ void flush_logs(self_ptr self) {
 
 void connect(self_ptr self) {
   auto& st = self->state;
-  if (!st.containers.empty()) {  // workers of the lost master are still exiting
-    self->delayed_send(self, retry_delay / 10, connect_atom::value);
-    return;
-  }
   // remote_actor blocks; this actor is detached, so only it waits.
   auto master = self->system().middleman().remote_actor<master_actor>(st.master_host, st.master_port);
   if (!master) {
@@ -121,7 +124,12 @@ void connect(self_ptr self) {
             auto& st = self->state;
             st.endpoint = endpoint;
             st.http_port = welcome.http_port();
+            st.reconnect_wait_s = welcome.reconnect_wait_s() > 0 ? welcome.reconnect_wait_s() : st.reconnect_wait_s;
+            ++st.disconnections;  // a pending give-up is void
             st.announced_wait = false;
+            for (auto& exited : st.unsent_exits)
+              self->send(st.endpoint, std::move(exited));
+            st.unsent_exits.clear();
             self->monitor(st.master);
             std::cout << "agent " << st.info.id() << ": registered with master "
                       << welcome.master_version() << " at " << st.master_host << ":"
@@ -204,13 +212,11 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
     if (dm.source != st.master.address())
       return;
     std::cerr << "agent " << st.info.id() << ": lost the master ("
-              << self->system().render(dm.reason) << "); stopping " << st.containers.size()
-              << " workers and reconnecting" << std::endl;
-    // The master has given up on these workers; their slots must be free
-    // before this agent offers them again.
-    st.kill_all_containers();
+              << self->system().render(dm.reason) << "); reconnecting, and keeping " << st.containers.size()
+              << " workers for " << st.reconnect_wait_s << " s" << std::endl;
     st.master = nullptr;
     st.endpoint = nullptr;
+    self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), give_up_atom::value, ++st.disconnections);
     self->delayed_send(self, retry_delay, connect_atom::value);
   });
   self->send(self, connect_atom::value);
@@ -225,6 +231,15 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         it->second.process->signal(sig);
         if (sig != SIGKILL)
           self->delayed_send(self, kill_grace, force_atom::value, kill.allocation_id());
+      },
+      [=](give_up_atom, int64_t wait) {
+        auto& st = self->state;
+        if (st.endpoint || wait != st.disconnections)
+          return;
+        // The master has given up on these workers by now.
+        std::cerr << "agent " << st.info.id() << ": no master for " << st.reconnect_wait_s << " s; stopping "
+                  << st.containers.size() << " workers" << std::endl;
+        st.kill_all_containers();
       },
       [=](force_atom, const std::string& alloc) {
         auto it = self->state.containers.find(alloc);
@@ -258,6 +273,8 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         exited.set_signal(sig);
         if (st.endpoint)
           self->send(st.endpoint, std::move(exited));
+        else
+          st.unsent_exits.push_back(std::move(exited));
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;

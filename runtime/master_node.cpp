@@ -98,6 +98,7 @@ int run_master(const master_options& opts) {
   handles.persistence = spawn_persistence(sys, db);
   handles.default_pool = mc.default_resource_pool;
   handles.default_aux_pool = mc.default_aux_resource_pool;
+  handles.agent_reconnect_wait_s = mc.agent_reconnect_wait_s;
   handles.default_checkpoint_root = data_dir + "/checkpoints";
   for (auto& pool : mc.resource_pools)
     handles.pools[pool.name] = spawn_resource_pool(sys, pool);

@@ -37,7 +37,7 @@ const std::string trial_select =
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
     "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
     "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
-    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), '') FROM trials ";
+    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -60,6 +60,7 @@ pb::Trial trial_from(const pqxx::row& row) {
   trial.set_parent_trial_id(row[16].as<int64_t>());
   trial.set_warm_start_checkpoint_uuid(row[17].as<std::string>());
   trial.set_latest_checkpoint_uuid(row[18].as<std::string>());
+  trial.set_runs(row[19].as<int32_t>());
   return trial;
 }
 
