@@ -1,7 +1,9 @@
 // The persistence actor: the only code that talks to PostgreSQL. Metric and
 // log rows are buffered and written with COPY, either when a buffer is full
-// or 100 ms after its first row, so that a burst of reports costs one round
-// trip; reads for the REST API are answered from the database.
+// or soon after its first row (2 ms when a metric batch waits for its
+// acknowledgement, 100 ms for logs alone), so that a burst of reports costs one
+// round trip. A metric batch is acknowledged only once its rows are committed.
+// Reads for the REST API are answered from the database.
 
 #include <chrono>
 #include <iostream>
@@ -21,11 +23,18 @@ namespace {
 
 constexpr std::size_t flush_threshold = 4096;
 constexpr auto flush_delay = std::chrono::milliseconds(100);
+constexpr auto ack_delay = std::chrono::milliseconds(2);  // a group commit's window for waiting reporters
+
+struct metric_ack {
+  caf::typed_response_promise<int64_t> promise;
+  int64_t reports;
+};
 
 struct persistence_state {
   static inline const char* name = "persistence";
   std::shared_ptr<storage::database> db;
   std::vector<pb::MetricReport> metrics;
+  std::vector<metric_ack> acks;  // the batches in `metrics`, answered once committed
   std::vector<pb::LogEntry> logs;
   // Only the latest searcher snapshot of each experiment matters: an experiment
   // sends one per decision, and writing each would cost a commit per event.
@@ -34,6 +43,7 @@ struct persistence_state {
   int64_t log_lines_written = 0;
   int64_t failures = 0;
   bool tick_scheduled = false;
+  bool ack_tick_scheduled = false;
 
   // A failed write is reported and dropped rather than retried forever: the
   // actor must keep serving the cluster even when one batch is rejected.
@@ -49,8 +59,22 @@ struct persistence_state {
 
   void flush() {
     if (!metrics.empty()) {
-      guarded("writing metrics", [&] { db->write_metrics(metrics); });
-      metric_reports_written += static_cast<int64_t>(metrics.size());
+      std::string failure;
+      try {
+        db->write_metrics(metrics);
+        metric_reports_written += static_cast<int64_t>(metrics.size());
+      } catch (const std::exception& e) {
+        ++failures;
+        failure = e.what();
+        std::cerr << "persistence: writing metrics failed: " << failure << std::endl;
+      }
+      for (auto& ack : acks) {
+        if (failure.empty())
+          ack.promise.deliver(ack.reports);
+        else
+          ack.promise.deliver(caf::make_error(caf::sec::runtime_error, "the metrics were not stored: " + failure));
+      }
+      acks.clear();
       metrics.clear();
     }
     if (!logs.empty()) {
@@ -81,7 +105,10 @@ void schedule_flush(self_ptr self) {
     st.flush();
     return;
   }
-  if (!st.tick_scheduled) {
+  if (!st.acks.empty() && !st.ack_tick_scheduled) {
+    st.ack_tick_scheduled = true;
+    self->delayed_send(self, ack_delay, tick_atom::value);
+  } else if (!st.tick_scheduled) {
     st.tick_scheduled = true;
     self->delayed_send(self, flush_delay, tick_atom::value);
   }
@@ -128,12 +155,18 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
       [=](update_atom, pb::Agent& a) {
         self->state.guarded("saving an agent", [&] { self->state.db->upsert_agent(a); });
       },
-      [=](pb::MetricBatch& batch) -> int64_t {
+      [=](pb::MetricBatch& batch) -> caf::typed_response_promise<int64_t> {
+        auto rp = self->make_response_promise<int64_t>();
         auto n = static_cast<int64_t>(batch.reports_size());
+        if (n == 0) {
+          rp.deliver(n);
+          return rp;
+        }
         for (auto& r : *batch.mutable_reports())
           self->state.metrics.push_back(std::move(r));
+        self->state.acks.push_back({rp, n});
         schedule_flush(self);
-        return n;
+        return rp;
       },
       [=](pb::LogBatch& batch) {
         for (auto& e : *batch.mutable_entries())
@@ -145,7 +178,9 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         return self->state.metric_reports_written;
       },
       [=](tick_atom) {
+        // Either tick flushes everything; the other then finds little or nothing to do.
         self->state.tick_scheduled = false;
+        self->state.ack_tick_scheduled = false;
         self->state.flush();
       },
       [=](list_atom) -> pb::GetExperimentsResponse {

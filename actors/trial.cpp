@@ -51,6 +51,9 @@ struct trial_state {
   std::string worker_message;
   std::string token;  // the current run's allocation token (Core API calls carry it)
   double reported_progress = 0;  // a Core API process's own progress through its operation
+  // The highest step stored for "training" and "validation": a run that resumed from a
+  // checkpoint reports the steps after it again, and those already stored are dropped.
+  std::map<std::string, int64_t> stored_steps;
 };
 
 using self_ptr = trial_actor::stateful_pointer<trial_state>;
@@ -238,15 +241,12 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   end(self, pb::STATE_ERROR, reason);
 }
 
-// Metrics from the worker or a Core API process: the trial's latest values,
-// and validations of the searcher metric for the experiment.
-void take_metrics(self_ptr self, pb::MetricBatch& batch) {
+// Metrics from the worker or a Core API process, once stored: the trial's latest values, and
+// validations of the searcher metric for the experiment.
+void take_metrics(self_ptr self, const pb::MetricBatch& batch) {
   auto& st = self->state;
   auto& t = trial(self);
-  for (auto& r : *batch.mutable_reports()) {
-    r.set_trial_id(t.id());
-    if (!r.has_time())
-      *r.mutable_time() = det::now();
+  for (const auto& r : batch.reports()) {
     t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
     st.trained = std::max(st.trained, length_in(st.length_unit, r));
     auto* latest = r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
@@ -259,6 +259,43 @@ void take_metrics(self_ptr self, pb::MetricBatch& batch) {
                        length_in(st.length_unit, r));
     }
   }
+}
+
+bool deduplicated(const std::string& group) { return group == "training" || group == "validation"; }
+
+// Stores what `batch` holds that is new (see stored_steps); `done` hears how many reports were
+// stored once they are committed, or the error. Only then do they count.
+template <class Done>
+void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
+  auto& st = self->state;
+  pb::MetricBatch fresh;
+  for (auto& r : *batch.mutable_reports()) {
+    if (deduplicated(r.group())) {
+      auto mark = st.stored_steps.find(r.group());
+      if (mark != st.stored_steps.end() && r.total_batches() <= mark->second)
+        continue;
+    }
+    r.set_trial_id(trial(self).id());
+    if (!r.has_time())
+      *r.mutable_time() = det::now();
+    *fresh.add_reports() = std::move(r);
+  }
+  if (fresh.reports_size() == 0) {
+    done(int64_t{0});
+    return;
+  }
+  self->request(st.setup.handles.persistence, std::chrono::seconds(30), fresh)
+      .then(
+          [=](int64_t stored) mutable {
+            for (const auto& r : fresh.reports())
+              if (deduplicated(r.group())) {
+                auto& mark = self->state.stored_steps[r.group()];
+                mark = std::max(mark, r.total_batches());
+              }
+            take_metrics(self, fresh);
+            done(stored);
+          },
+          [=](caf::error& e) mutable { done(std::move(e)); });
 }
 
 // Records a checkpoint; only a committed one is named to the experiment, since
@@ -306,9 +343,14 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
     case pb::CoreApiCall::kMetrics: {
       pb::MetricBatch batch;
       *batch.add_reports() = std::move(*call.mutable_metrics());
-      take_metrics(self, batch);
-      caf::anon_send(st.setup.handles.persistence, std::move(batch));
-      return reply;
+      auto rp = self->make_response_promise<pb::CoreApiReply>();
+      store_metrics(self, std::move(batch), [rp](caf::expected<int64_t> stored) mutable {
+        if (stored)
+          rp.deliver(pb::CoreApiReply{});
+        else
+          rp.deliver(refusal(503, "the master could not store the metrics; report them again"));
+      });
+      return rp;
     }
     case pb::CoreApiCall::kCheckpoint: {
       if (call.checkpoint().uuid().empty())
@@ -361,6 +403,10 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
   self->state.runs = trial(self).runs();  // a restored trial numbers its runs on from the stored ones
+  if (trial(self).stored_training_step() >= 0 && trial(self).runs() > 0)
+    self->state.stored_steps["training"] = trial(self).stored_training_step();
+  if (trial(self).stored_validation_step() >= 0 && trial(self).runs() > 0)
+    self->state.stored_steps["validation"] = trial(self).stored_validation_step();
   *trial(self).mutable_start_time() = det::now();
   if (!self->state.setup.start_note.empty())
     log_line(self, self->state.setup.start_note);
@@ -410,9 +456,15 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         set_state(self, pb::STATE_RUNNING);
         return {spec, caf::actor_cast<trial_endpoint>(self)};
       },
-      [=](pb::MetricBatch& batch) -> caf::delegated<int64_t> {
-        take_metrics(self, batch);
-        return self->delegate(self->state.setup.handles.persistence, std::move(batch));
+      [=](pb::MetricBatch& batch) -> caf::result<int64_t> {
+        auto rp = self->make_response_promise<int64_t>();
+        store_metrics(self, std::move(batch), [rp](caf::expected<int64_t> stored) mutable {
+          if (stored)
+            rp.deliver(*stored);
+          else
+            rp.deliver(std::move(stored.error()));
+        });
+        return rp;
       },
       [=](pb::Checkpoint& c) -> caf::result<bool> {
         auto promise = self->make_response_promise<bool>();

@@ -37,7 +37,11 @@ const std::string trial_select =
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
     "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
     "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
-    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs FROM trials ";
+    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs, "
+    "COALESCE((SELECT max(m.total_batches) FROM metrics m WHERE m.trial_id = trials.id AND m.\"group\" = "
+    "'training'), -1), "
+    "COALESCE((SELECT max(m.total_batches) FROM metrics m WHERE m.trial_id = trials.id AND m.\"group\" = "
+    "'validation'), -1) FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -61,6 +65,8 @@ pb::Trial trial_from(const pqxx::row& row) {
   trial.set_warm_start_checkpoint_uuid(row[17].as<std::string>());
   trial.set_latest_checkpoint_uuid(row[18].as<std::string>());
   trial.set_runs(row[19].as<int32_t>());
+  trial.set_stored_training_step(row[20].as<int64_t>());
+  trial.set_stored_validation_step(row[21].as<int64_t>());
   return trial;
 }
 
