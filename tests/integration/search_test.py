@@ -227,6 +227,15 @@ class SearchRestoreTest(unittest.TestCase):
             restarted = [t for t in trials if any(
                 "the master restarted" in l for l in c.trial_logs(t["id"]))]
             self.assertTrue(restarted, "no trial was running when the master stopped")
+            for t in trials:
+                # A restore costs no restart, and a resumed run's repeated steps are stored once:
+                # every trial's metrics run from start to end without a step twice.
+                self.assertEqual(t["restarts"], 0)
+                for group in ("training", "validation"):
+                    steps = [int(m["total_batches"]) for m in
+                             c.get(f"/api/v1/trials/{t['id']}/metrics?group={group}")["metrics"]]
+                    self.assertEqual(steps, sorted(set(steps)), (t["id"], group, steps))
+                    self.assertEqual(steps[-1], 160, (t["id"], group, steps))
         finally:
             c.stop()
 

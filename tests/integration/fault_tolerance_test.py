@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Fault tolerance with real processes: an agent killed with SIGKILL mid-trial (the trial
+finishes on the other agent from its checkpoint, no restart counted), a hung agent that comes
+back within agent_reconnect_wait (its worker is reattached and never restarted), and a worker
+that fails once more than max_restarts allows."""
+
+import os
+import signal
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster, wait_for  # noqa: E402
+
+DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
+
+
+def long_trial(name, batches, seconds_per_batch=0.02):
+    return f"""
+name = "{name}"
+entrypoint = "builtin:simulate"
+max_restarts = 0
+min_checkpoint_period = {{ batches = 50 }}
+min_validation_period = {{ batches = 50 }}
+scheduling_unit = 25
+[hyperparameters]
+x = 0.5
+[searcher]
+name = "single"
+metric = "validation_loss"
+max_length = {{ batches = {batches} }}
+[data]
+seconds_per_batch = {seconds_per_batch}
+"""
+
+
+def agent_of(c, trial_id):
+    """The agent whose slot holds a run of the trial, if any."""
+    for a in c.get("/api/v1/agents")["agents"]:
+        for s in a["slots"]:
+            if s.get("allocation_id", "").startswith(f"{trial_id}."):
+                return a["id"], s["allocation_id"]
+    return None
+
+
+def agent_connected(c, agent_id):
+    return any(a["id"] == agent_id and a.get("connected") for a in c.get("/api/v1/agents")["agents"])
+
+
+def assert_continuous_metrics(test, c, trial_id, last):
+    for group in ("training", "validation"):
+        steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group={group}")["metrics"]]
+        test.assertEqual(steps, sorted(set(steps)), f"{group} steps repeat or go back: {steps}")
+        test.assertEqual(steps[-1], last, group)
+
+
+class AgentLossTest(unittest.TestCase):
+    """agent_reconnect_wait = 3 s: a dead agent's trial moves on quickly."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=2, slots="cpu:4",
+                              master_config="[resource_manager]\nagent_reconnect_wait = 3\n").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_a_killed_agent_s_trial_finishes_elsewhere_without_a_restart(self):
+        c = self.cluster
+        exp_id = c.submit(long_trial("agent-killed", 400), "killed.toml")
+        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60,
+                 "100 batches and their checkpoint")
+        agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
+        victim = c.agents[int(agent_id.split("-")[1])]
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        wait_for(lambda: not agent_connected(c, agent_id), 10, "the master to notice the dead agent")
+        exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
+        trial = exp["trials"][0]
+        logs = c.trial_logs(trial_id)
+        self.assertEqual(trial["state"], "STATE_COMPLETED", logs[-10:])
+        self.assertEqual(trial["restarts"], 0)
+        self.assertEqual(int(trial["total_batches"]), 400)
+        self.assertTrue(any("the run was lost" in l and "did not reconnect within 3 s" in l for l in logs), logs)
+        self.assertTrue(any("Resuming from checkpoint" in l for l in logs), logs)
+        # The second run ran on the agent that was left.
+        self.assertTrue(any(f"container started on allocation {trial_id}.2" in l for l in logs), logs)
+        assert_continuous_metrics(self, c, trial_id, 400)
+
+    def test_b_a_worker_that_fails_once_more_than_max_restarts_ends_in_error(self):
+        c = self.cluster
+        config = long_trial("failing", 50).replace("max_restarts = 0", "max_restarts = 2").replace(
+            "[data]", '[data]\nnoise = "not a number"')
+        exp_id = c.submit(config, "failing.toml")
+        exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
+        trial = exp["trials"][0]
+        self.assertEqual(trial["state"], "STATE_ERROR")
+        self.assertEqual(trial["restarts"], 2)
+        self.assertIn("noise", trial["exit_reason"])
+        logs = c.trial_logs(trial["id"])
+        self.assertEqual(sum("container started" in l for l in logs), 3, logs)
+
+
+class HungAgentTest(unittest.TestCase):
+    """agent_reconnect_wait = 30 s: an agent hung for a few seconds gets its worker back."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=2, slots="cpu:4",
+                              master_config="[resource_manager]\nagent_reconnect_wait = 30\n").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_a_hung_agent_that_returns_keeps_its_worker(self):
+        c = self.cluster
+        exp_id = c.submit(long_trial("agent-hung", 600), "hung.toml")
+        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 50, 60, "training")
+        agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
+        hung = c.agents[int(agent_id.split("-")[1])]
+        os.kill(hung.pid, signal.SIGSTOP)
+        try:
+            # Heartbeats stop: the master gives up on the connection within seconds.
+            wait_for(lambda: not agent_connected(c, agent_id), 20, "the master to notice the hung agent")
+        finally:
+            os.kill(hung.pid, signal.SIGCONT)
+        wait_for(lambda: agent_connected(c, agent_id), 20, "the agent to reconnect")
+        exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
+        trial = exp["trials"][0]
+        logs = c.trial_logs(trial_id)
+        self.assertEqual(trial["state"], "STATE_COMPLETED", logs[-10:])
+        self.assertEqual(trial["restarts"], 0)
+        self.assertEqual(sum("container started" in l for l in logs), 1, logs)  # never restarted
+        self.assertFalse(any("the run was lost" in l for l in logs), logs)
+        self.assertIn(f"agent {agent_id} reconnected with 1 running containers", c.log("master"))
+        assert_continuous_metrics(self, c, trial_id, 600)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
