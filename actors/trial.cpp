@@ -325,6 +325,15 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
           [=](caf::error&) mutable { done(false); });
 }
 
+// A report from a worker whose run is over (its agent was given up for lost while it went on, or
+// it outlived a preemption): it must not count. Reports without an allocation id are the current
+// run's by construction (the Core API checks its token instead).
+bool from_stale_run(self_ptr self, const std::string& allocation_id) {
+  return !allocation_id.empty() &&
+         (!self->state.allocation ||
+          allocation_id != std::to_string(trial(self).id()) + "." + std::to_string(self->state.runs));
+}
+
 pb::CoreApiReply refusal(int status, const std::string& sentence) {
   pb::CoreApiReply reply;
   reply.set_status(status);
@@ -457,6 +466,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         return {spec, caf::actor_cast<trial_endpoint>(self)};
       },
       [=](pb::MetricBatch& batch) -> caf::result<int64_t> {
+        if (from_stale_run(self, batch.allocation_id()))
+          return caf::make_error(caf::sec::invalid_argument,
+                                 "allocation " + batch.allocation_id() + " is not the current run of trial " +
+                                     std::to_string(trial(self).id()) + ": stop training");
         auto rp = self->make_response_promise<int64_t>();
         store_metrics(self, std::move(batch), [rp](caf::expected<int64_t> stored) mutable {
           if (stored)
@@ -467,12 +480,16 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         return rp;
       },
       [=](pb::Checkpoint& c) -> caf::result<bool> {
+        if (from_stale_run(self, c.allocation_id()))
+          return false;
         auto promise = self->make_response_promise<bool>();
         record_checkpoint(self, std::move(c), [promise](bool recorded) mutable { promise.deliver(recorded); });
         return promise;
       },
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> { return core_api(self, call); },
       [=](pb::WorkerExit& e) {
+        if (from_stale_run(self, e.allocation_id()))
+          return true;
         self->state.worker_exited = true;
         self->state.worker_stopped = e.stopped();
         // A Core API process may have reported them already.

@@ -127,6 +127,7 @@ void connect(self_ptr self) {
             st.reconnect_wait_s = welcome.reconnect_wait_s() > 0 ? welcome.reconnect_wait_s() : st.reconnect_wait_s;
             ++st.disconnections;  // a pending give-up is void
             st.announced_wait = false;
+            flush_logs(self);  // lines its workers wrote while it had no master
             for (auto& exited : st.unsent_exits)
               self->send(st.endpoint, std::move(exited));
             st.unsent_exits.clear();

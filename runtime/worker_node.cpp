@@ -47,8 +47,8 @@ extern "C" void on_stop_signal(int) {
 /// what the master has taken in.
 class actor_reporter final : public harness::reporter {
 public:
-  actor_reporter(caf::scoped_actor& self, trial_endpoint trial, int64_t trial_id)
-      : self_(self), trial_(std::move(trial)), trial_id_(trial_id) {}
+  actor_reporter(caf::scoped_actor& self, trial_endpoint trial, int64_t trial_id, std::string allocation_id)
+      : self_(self), trial_(std::move(trial)), trial_id_(trial_id), allocation_id_(std::move(allocation_id)) {}
 
   void training_metrics(const harness::progress& p, const std::map<std::string, double>& m) override {
     send("training", p, m);
@@ -70,6 +70,7 @@ public:
     pb::Checkpoint c;
     c.set_uuid(saved.uuid);
     c.set_trial_id(trial_id_);
+    c.set_allocation_id(allocation_id_);
     c.set_steps_completed(saved.at.batches);
     c.set_total_records(saved.at.records);
     c.set_total_epochs(saved.at.epochs);
@@ -113,6 +114,7 @@ private:
   void send(const char* group, const harness::progress& p, const std::map<std::string, double>& m) {
     drain();
     pb::MetricBatch batch;
+    batch.set_allocation_id(allocation_id_);
     auto* r = batch.add_reports();
     r->set_trial_id(trial_id_);
     r->set_group(group);
@@ -131,6 +133,7 @@ private:
   caf::scoped_actor& self_;
   trial_endpoint trial_;
   int64_t trial_id_;
+  std::string allocation_id_;
   std::optional<pending_request> pending_;
   std::string pending_group_;
   bool stopped_early_ = false;
@@ -260,7 +263,7 @@ void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, co
   // Profiling: the process reports its own metrics; the worker samples the machine meanwhile.
   std::optional<harness::system_sampler> sampler;
   if (cfg.profiling_enabled) sampler.emplace();
-  actor_reporter reporter{self, trial, spec.trial_id()};
+  actor_reporter reporter{self, trial, spec.trial_id(), spec.allocation_id()};
   auto report_samples = [&] {
     if (sampler)
       for (auto& sample : sampler->take()) reporter.profile_metrics("system", harness::progress{}, sample);
@@ -318,6 +321,7 @@ int run_worker(const worker_options& opts) {
   }
   pb::WorkerExit exit;
   exit.set_trial_id(opts.trial_id);
+  exit.set_allocation_id(opts.allocation_id);
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
     if (!is_harness_trial(cfg)) {
@@ -329,7 +333,7 @@ int run_worker(const worker_options& opts) {
     std::cout << "trial " << spec.trial_id() << ": training " << cfg.entrypoint.front() << " to "
               << plan.length << " " << spec.validate_after_unit() << " with hyperparameters "
               << spec.hparams() << std::endl;
-    actor_reporter reporter{self, trial, spec.trial_id()};
+    actor_reporter reporter{self, trial, spec.trial_id(), spec.allocation_id()};
     harness::run_trial(plan, reporter);
     reporter.drain();
     exit.set_success(true);

@@ -90,6 +90,31 @@ class AgentLossTest(unittest.TestCase):
         self.assertTrue(any(f"container started on allocation {trial_id}.2" in l for l in logs), logs)
         assert_continuous_metrics(self, c, trial_id, 400)
 
+    def test_c_a_worker_cut_off_with_its_agent_cannot_report_over_its_successor(self):
+        c = self.cluster
+        exp_id = c.submit(long_trial("partitioned", 1500, seconds_per_batch=0.01), "partitioned.toml")
+        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 50, 60, "training")
+        agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
+        hung = c.agents[int(agent_id.split("-")[1])]
+        os.kill(hung.pid, signal.SIGSTOP)  # the agent stops; its worker trains on
+        try:
+            wait_for(lambda: any(f"container started on allocation {trial_id}.2" in l for l in c.trial_logs(trial_id)),
+                     30, "the trial's second run elsewhere once the agent is given up")
+        finally:
+            os.kill(hung.pid, signal.SIGCONT)
+        exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
+        trial = exp["trials"][0]
+        logs = c.trial_logs(trial_id)
+        self.assertEqual(trial["state"], "STATE_COMPLETED", logs[-10:])
+        self.assertEqual(trial["restarts"], 0)
+        # The first worker's reports after the second run began were refused, so the stored
+        # metrics are one run's: each step once, to the end. Its logs come once its agent is back.
+        assert_continuous_metrics(self, c, trial_id, 1500)
+        wait_for(lambda: agent_connected(c, agent_id), 30, "the agent to come back")
+        wait_for(lambda: any("is not the current run" in l for l in c.trial_logs(trial_id)), 30,
+                 "the first worker's refusal in the trial's logs")
+
     def test_b_a_worker_that_fails_once_more_than_max_restarts_ends_in_error(self):
         c = self.cluster
         config = long_trial("failing", 50).replace("max_restarts = 0", "max_restarts = 2").replace(
