@@ -77,13 +77,21 @@ class Cluster:
         self.port, self.http_port = info["port"], info["http_port"]
         self.url = f"http://127.0.0.1:{self.http_port}"
 
+    def _spawn_agent(self, agent_id, slots):
+        return self._spawn(agent_id, ["--role=agent", f"--master=127.0.0.1:{self.port}", f"--slots={slots}",
+                                      f"--id={agent_id}"])
+
     def start_agents(self):
         for agent_id, slots in self.agent_specs:
-            self.agents.append(self._spawn(agent_id, [
-                "--role=agent", f"--master=127.0.0.1:{self.port}", f"--slots={slots}",
-                f"--id={agent_id}"]))
+            self.agents.append(self._spawn_agent(agent_id, slots))
         wait_for(lambda: len(self.connected_agents()) == len(self.agent_specs), 30,
                  "the agents to register")
+
+    def restart_agent(self, index):
+        """Starts agent `index` again after a test killed it, and waits for it to register."""
+        agent_id, slots = self.agent_specs[index]
+        self.agents[index] = self._spawn_agent(agent_id, slots)
+        wait_for(lambda: any(a["id"] == agent_id for a in self.connected_agents()), 30, f"{agent_id} to register")
 
     def start(self):
         self.start_master()

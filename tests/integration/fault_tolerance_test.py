@@ -74,9 +74,11 @@ class AgentLossTest(unittest.TestCase):
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60,
                  "100 batches and their checkpoint")
         agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
-        victim = c.agents[int(agent_id.split("-")[1])]
+        index = int(agent_id.split("-")[1])
+        victim = c.agents[index]
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
+        self.addCleanup(c.restart_agent, index)
         wait_for(lambda: not agent_connected(c, agent_id), 10, "the master to notice the dead agent")
         exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
         trial = exp["trials"][0]
