@@ -52,6 +52,7 @@ struct experiment_state {
   bool killed = false;
   bool paused = false;
   std::optional<std::vector<pb::Trial>> restored_trials;  // until the restore has run
+  bool search_from_start = false;  // restored without a snapshot
   // Rows stored after the snapshot the search was restored from: the search
   // asks for them again (it is deterministic) and then adopts them.
   std::map<int64_t, pb::Trial> unclaimed_rows;  // by request id
@@ -91,7 +92,10 @@ job_settings scheduling(self_ptr self) {
   return s;
 }
 
-resource_pool_actor pool(self_ptr self) { return self->state.handles.pool(self->state.cfg.resources.resource_pool); }
+resource_pool_actor pool(self_ptr self) {
+  const auto& resources = self->state.cfg.resources;
+  return self->state.handles.pool(resources.resource_pool, resources.slots_per_trial);
+}
 
 void finish(self_ptr self, pb::State final_state) {
   for (auto& [rid, t] : self->state.unclaimed_rows) {
@@ -134,7 +138,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;
   setup.slots_per_trial = st.cfg.resources.slots_per_trial;
-  setup.resource_pool = st.cfg.resources.resource_pool;
+  setup.resource_pool = st.handles.pool_name(st.cfg.resources.resource_pool, st.cfg.resources.slots_per_trial);
   setup.max_restarts = st.cfg.max_restarts;
   setup.preemption_timeout_s = st.cfg.preemption_timeout_s;
   setup.start_paused = st.paused;
@@ -339,6 +343,10 @@ void restore(self_ptr self) {
   auto append = [&](std::vector<searcher::action> more) {
     actions.insert(actions.end(), more.begin(), more.end());
   };
+  // A search with no snapshot begins again; being deterministic, it asks for its stored trials
+  // again (by request id) and adopts them.
+  if (st.search_from_start)
+    append(st.search->initial_trials());
   int live = 0;
   for (auto& t : trials) {
     auto rid = t.request_id();
@@ -415,6 +423,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.handles = std::move(handles);
   st.directory = std::move(directory);
   st.restored_trials = std::move(plan.restored_trials);
+  st.search_from_start = plan.search_from_start;
   st.model_definition = std::move(plan.model_definition);
   st.warm_start_uuid = std::move(plan.warm_start_uuid);
   st.warm_start_dir = std::move(plan.warm_start_dir);
@@ -541,11 +550,15 @@ experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
                                         std::string model_definition) {
   auto plan = make_experiment_plan(experiment.config(),
                                    "experiment " + std::to_string(experiment.id()));
-  pb::SearcherSnapshot stored;
-  if (!stored.ParseFromString(snapshot))
-    throw std::runtime_error("the searcher snapshot of experiment " +
-                             std::to_string(experiment.id()) + " is corrupt");
-  plan.search->restore(stored);
+  if (snapshot.empty()) {
+    plan.search_from_start = true;
+  } else {
+    pb::SearcherSnapshot stored;
+    if (!stored.ParseFromString(snapshot))
+      throw std::runtime_error("the searcher snapshot of experiment " + std::to_string(experiment.id()) +
+                               " is corrupt");
+    plan.search->restore(stored);
+  }
   plan.restored_trials = std::move(trials);
   plan.model_definition = std::make_shared<const std::string>(std::move(model_definition));
   return plan;

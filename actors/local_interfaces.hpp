@@ -193,9 +193,16 @@ struct master_handles {
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).
   std::shared_ptr<std::atomic<int>> http_port = std::make_shared<std::atomic<int>>(0);
 
-  /// The pool named `name`, the default pool for "", or an invalid handle.
-  resource_pool_actor pool(const std::string& name) const {
-    auto it = pools.find(name.empty() ? default_pool : name);
+  /// The pool named `name`, the default pool for "" (the aux pool for 0-slot work), or an
+  /// invalid handle.
+  resource_pool_actor pool(const std::string& name, int32_t slots = 1) const {
+    return pools_at(pool_name(name, slots));
+  }
+  std::string pool_name(const std::string& name, int32_t slots = 1) const {
+    return !name.empty() ? name : slots == 0 && !default_aux_pool.empty() ? default_aux_pool : default_pool;
+  }
+  resource_pool_actor pools_at(const std::string& name) const {
+    auto it = pools.find(name);
     return it == pools.end() ? resource_pool_actor{} : it->second;
   }
 };

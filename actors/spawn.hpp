@@ -84,6 +84,8 @@ struct experiment_plan {
   std::shared_ptr<searcher::searcher> search;
   /// Set when a restarted master restores the experiment: its trials as stored.
   std::optional<std::vector<pb::Trial>> restored_trials;
+  /// Restored without a snapshot: the search starts from the beginning and adopts those trials.
+  bool search_from_start = false;
   /// searcher.source_trial_id / source_checkpoint_uuid, resolved: the checkpoint every trial
   /// starts from and its directory; empty for none.
   std::string warm_start_uuid;

@@ -66,10 +66,8 @@ int run_master(const master_options& opts) {
   auto db = std::make_shared<storage::database>(db_url);
   for (auto& m : db->migrate())
     std::cout << "master: applied migration " << m << std::endl;
-  if (auto n = db->fail_unfinished("the master stopped while the trial was running"); n > 0)
-    std::cout << "master: " << n << " trials left running by the previous master were marked ERROR"
-              << std::endl;
-  // Unfinished experiments with a searcher snapshot continue where they were.
+  // Unfinished experiments continue where their last searcher snapshot was (or from the start of
+  // a search that had none yet, adopting the trials it had stored).
   std::vector<std::pair<pb::Experiment, experiment_plan>> restored;
   for (auto& r : db->restorable_experiments()) {
     try {

@@ -68,17 +68,15 @@ class database {
   /// For master start: marks every experiment not in a terminal state (CANCELED, COMPLETED, ERROR) and
   /// without a searcher snapshot, and its unfinished trials, as ERROR with end_time = now, giving those
   /// trials exit_reason = reason. Experiments with a snapshot are left for restore. Returns how many
-  /// trials it marked.
-  int64_t fail_unfinished(const std::string& reason);
 
   /// Stores the model directory (tar archive) submitted with an experiment.
   void save_model_definition(int64_t experiment_id, const std::string& archive);
   /// Stores the latest searcher snapshot (serialized bytes) of an experiment.
   void save_snapshot(int64_t experiment_id, const std::string& snapshot);
-  /// Unfinished experiments that have a snapshot, for the master to restore.
+  /// Every unfinished experiment, for the master to restore.
   struct restorable_experiment {
     pb::Experiment experiment;
-    std::string snapshot;
+    std::string snapshot;  // empty if the master stopped before its first one was saved
     std::string model_definition;  // tar archive; empty for none
     std::vector<pb::Trial> trials;
   };

@@ -113,8 +113,7 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
         r.experiment = experiment_from(row);
         const auto snap = tx.exec_params("SELECT snapshot FROM experiment_snapshots WHERE experiment_id = $1",
                                          r.experiment.id());
-        if (snap.empty()) continue;
-        r.snapshot = pqxx::binarystring(snap[0][0]).str();
+        if (!snap.empty()) r.snapshot = pqxx::binarystring(snap[0][0]).str();
         const auto model = tx.exec_params("SELECT archive FROM model_definitions WHERE experiment_id = $1",
                                           r.experiment.id());
         if (!model.empty()) r.model_definition = pqxx::binarystring(model[0][0]).str();

@@ -170,24 +170,6 @@ void database::set_agent_connected(const std::string& id, bool connected) {
   });
 }
 
-int64_t database::fail_unfinished(const std::string& reason) {
-  return describing_failure("mark the unfinished experiments and trials as failed", [&] {
-    pqxx::work tx{impl_->connection};
-    const std::string error = state_name(pb::STATE_ERROR);
-    const std::string not_restorable =
-        " AND NOT EXISTS (SELECT 1 FROM experiment_snapshots s WHERE s.experiment_id = ";
-    const auto trials = tx.exec_params("UPDATE trials SET state = $1, end_time = now(), exit_reason = $2 WHERE " +
-                                           unfinished_state() + not_restorable + "trials.experiment_id)",
-                                       error, reason)
-                            .affected_rows();
-    tx.exec_params("UPDATE experiments SET state = $1, end_time = now() WHERE " + unfinished_state() +
-                       not_restorable + "experiments.id)",
-                   error);
-    tx.commit();
-    return static_cast<int64_t>(trials);
-  });
-}
-
 void database::save_model_definition(int64_t experiment_id, const std::string& archive) {
   describing_failure("store the model definition of experiment " + std::to_string(experiment_id), [&] {
     pqxx::work tx{impl_->connection};

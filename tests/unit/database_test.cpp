@@ -266,31 +266,23 @@ TEST_CASE("database: write_logs and trial_logs page by id") {
   CHECK(db.trial_logs(b, 0, 100).size() == 25);
 }
 
-TEST_CASE("database: fail_unfinished marks what a previous master left running") {
+TEST_CASE("database: every unfinished experiment is restorable, with its snapshot if it has one") {
   migrated_database m;
   auto& db = m.db;
-  const int64_t running = db.insert_experiment(experiment_named("running"));
-  const int64_t done = db.insert_experiment(experiment_named("done", pb::STATE_COMPLETED));
-  const int64_t t_running = db.insert_trial(trial_of(running, 1, pb::STATE_RUNNING));
-  const int64_t t_queued = db.insert_trial(trial_of(running, 2, pb::STATE_QUEUED));
-  const int64_t t_completed = db.insert_trial(trial_of(running, 3, pb::STATE_COMPLETED));
-  const int64_t t_canceled = db.insert_trial(trial_of(done, 1, pb::STATE_CANCELED));
+  const int64_t snapshotted = db.insert_experiment(experiment_named("snapshotted"));
+  const int64_t fresh = db.insert_experiment(experiment_named("fresh"));
+  db.insert_experiment(experiment_named("done", pb::STATE_COMPLETED));
+  db.insert_trial(trial_of(fresh, 1, pb::STATE_RUNNING));
+  db.save_snapshot(snapshotted, "bytes");
 
-  const std::string reason = "the master stopped while the trial was running";
-  CHECK(db.fail_unfinished(reason) == 2);
-  for (const int64_t id : {t_running, t_queued}) {
-    const auto trial = db.get_trial(id);
-    CHECK(trial->state() == pb::STATE_ERROR);
-    CHECK(trial->exit_reason() == reason);
-    CHECK(trial->has_end_time());
-  }
-  CHECK(db.get_trial(t_completed)->state() == pb::STATE_COMPLETED);
-  CHECK(db.get_trial(t_completed)->exit_reason().empty());
-  CHECK(db.get_trial(t_canceled)->state() == pb::STATE_CANCELED);
-  CHECK(db.get_experiment(running)->state() == pb::STATE_ERROR);
-  CHECK(db.get_experiment(running)->has_end_time());
-  CHECK(db.get_experiment(done)->state() == pb::STATE_COMPLETED);
-  CHECK(db.fail_unfinished(reason) == 0);
+  const auto restorable = db.restorable_experiments();
+  REQUIRE(restorable.size() == 2);
+  CHECK(restorable[0].experiment.id() == snapshotted);
+  CHECK(restorable[0].snapshot == "bytes");
+  CHECK(restorable[1].experiment.id() == fresh);
+  CHECK(restorable[1].snapshot.empty());
+  REQUIRE(restorable[1].trials.size() == 1);
+  CHECK(restorable[1].trials[0].state() == pb::STATE_RUNNING);
 }
 
 TEST_CASE("database: agents are inserted, replaced and marked disconnected") {
