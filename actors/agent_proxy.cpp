@@ -75,10 +75,10 @@ pb::Agent snapshot(self_ptr self) {
   return a;
 }
 
-agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info, agent_actor remote,
+agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello hello, agent_actor remote,
                                                   master_handles handles) {
   auto& st = self->state;
-  st.info = std::move(info);
+  st.info = hello.agent();
   st.info.set_connected(true);
   st.info.set_enabled(true);
   *st.info.mutable_registered_time() = det::now();
@@ -92,6 +92,10 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
     if (s.enabled())
       slots.push_back(s.id());
   self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self);
+  // Workers it kept running while this (restarted) master was away: the pool holds their slots
+  // until their restored trials claim them, or kills them.
+  for (const auto& running : hello.running())
+    self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), running);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source != st.remote.address())
@@ -159,6 +163,11 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
         c.slots.assign(start.slot_ids().begin(), start.slot_ids().end());
         self->send(self->state.remote, std::move(start));
       },
+      [=](register_atom, const std::string& allocation_id, const std::vector<int32_t>& slots, caf::actor allocation) {
+        auto& c = self->state.containers[allocation_id];
+        c.allocation = std::move(allocation);
+        c.slots = slots;
+      },
       [=](pb::KillContainer& kill) { self->send(self->state.remote, std::move(kill)); },
       [=](pb::ContainerStarted& started) {
         auto it = self->state.containers.find(started.allocation_id());
@@ -215,9 +224,9 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::Agent info,
 
 } // namespace
 
-agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::Agent& info,
+agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::AgentHello& hello,
                                     const agent_actor& remote, const master_handles& handles) {
-  return sys.spawn(agent_proxy_impl, info, remote, handles);
+  return sys.spawn(agent_proxy_impl, hello, remote, handles);
 }
 
 } // namespace det

@@ -49,18 +49,11 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
         // its proxy, which still holds its containers.
         if (auto known = st.agents.find(id); known != st.agents.end())
           return self->delegate(known->second, std::move(hello), std::move(remote));
-        auto proxy = spawn_agent_proxy(self->system(), hello.agent(), remote, st.handles);
+        auto proxy = spawn_agent_proxy(self->system(), hello, remote, st.handles);
         self->monitor(proxy);
         st.agents[id] = proxy;
         self->send(st.directory, register_atom::value, std::string{"agent"}, id,
                    caf::actor_cast<caf::actor>(proxy));
-        // A restarted master knows none of the containers a returning agent still runs.
-        for (const auto& allocation : hello.running_allocations()) {
-          pb::KillContainer kill;
-          kill.set_allocation_id(allocation);
-          kill.set_signal(SIGKILL);
-          self->send(remote, std::move(kill));
-        }
         return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(proxy)};
       },
       [=](update_atom a, const std::string& agent_id, int32_t slot, bool enabled, bool drain) -> caf::result<bool> {

@@ -39,7 +39,7 @@ void finish(self_ptr self, pb::ContainerExited exited) {
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
                                                 int32_t slots, caf::actor trial_handle,
-                                                resource_pool_actor pool) {
+                                                resource_pool_actor pool, bool reclaim) {
   auto& st = self->state;
   self->set_down_handler([=](const caf::down_msg& dm) {
     if (dm.source != self->state.agent.address())
@@ -48,6 +48,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
     lost.set_allocation_id(self->state.id);
     lost.set_exit_code(-1);
     lost.set_message("agent " + self->state.agent_id + " was lost");
+    lost.set_transient(true);
     finish(self, std::move(lost));
   });
   st.id = std::move(id);
@@ -56,10 +57,12 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   st.trial_handle = std::move(trial_handle);
   st.pool = std::move(pool);
   // Waiting for slots has no deadline: the pool answers when it places us or
-  // when we release the request.
-  self->request(st.pool, caf::infinite, allocate_atom::value, st.id, std::to_string(st.trial.experiment_id()),
-                st.slots)
-      .then(
+  // when we release the request. A reclaimed run's container already runs: the pool answers
+  // once an agent reports it, or gives up after agent_reconnect_wait.
+  auto job = std::to_string(st.trial.experiment_id());
+  auto placed = reclaim ? self->request(st.pool, caf::infinite, reclaim_atom::value, st.id, job, st.slots)
+                        : self->request(st.pool, caf::infinite, allocate_atom::value, st.id, job, st.slots);
+  std::move(placed).then(
           [=](const std::string& agent_id, const std::vector<int32_t>& slot_ids,
               agent_proxy_actor agent) {
             auto& st = self->state;
@@ -76,6 +79,11 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
             st.agent_id = agent_id;
             st.slot_ids = slot_ids;
             st.agent = agent;
+            if (reclaim) {
+              st.phase = "running";
+              self->send(agent, register_atom::value, st.id, slot_ids, caf::actor_cast<caf::actor>(self));
+              return;
+            }
             st.phase = "launching";
             pb::StartContainer start;
             start.set_allocation_id(st.id);
@@ -92,6 +100,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
             exited.set_exit_code(-1);
             exited.set_message(e == caf::sec::request_receiver_down ? "the allocation was released before it got slots"
                                                                     : error_sentence(self->system(), e));
+            exited.set_transient(reclaim);  // the master's restart lost it, not the trial
             finish(self, std::move(exited));
           });
   return {
@@ -137,8 +146,8 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
 
 allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
                                   const pb::Trial& trial, int32_t slots, caf::actor trial_handle,
-                                  const resource_pool_actor& pool) {
-  return sys.spawn(allocation_impl, allocation_id, trial, slots, std::move(trial_handle), pool);
+                                  const resource_pool_actor& pool, bool reclaim) {
+  return sys.spawn(allocation_impl, allocation_id, trial, slots, std::move(trial_handle), pool, reclaim);
 }
 
 } // namespace det

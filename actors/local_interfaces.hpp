@@ -34,6 +34,7 @@ using logs_atom = caf::atom_constant<caf::atom("logs")>;
 using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
 using pause_atom = caf::atom_constant<caf::atom("pause")>;
 using preempt_atom = caf::atom_constant<caf::atom("preempt")>;
+using reclaim_atom = caf::atom_constant<caf::atom("reclaim")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
@@ -92,6 +93,8 @@ using agent_proxy_actor = agent_endpoint::extend<
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
     caf::reacts_to<tick_atom, int64_t>,  // the reconnect window of that disconnection closed
     caf::reacts_to<launch_atom, pb::StartContainer, caf::actor>,
+    // An allocation takes back a container the agent kept running across a master restart.
+    caf::reacts_to<register_atom, std::string, std::vector<int32_t>, caf::actor>,
     caf::reacts_to<pb::KillContainer>,
     caf::replies_to<get_atom>::with<pb::Agent>,
     caf::replies_to<update_atom, int32_t, bool, bool>::with<bool>,  // slot (-1: all), enabled, drain
@@ -114,6 +117,14 @@ using resource_pool_actor = caf::typed_actor<
     caf::replies_to<allocate_atom, std::string, std::string, int32_t>::with<std::string, std::vector<int32_t>,
                                                                                agent_proxy_actor>,
     caf::reacts_to<release_atom, std::string>,
+    // A restored trial's run: answered once an agent reports that allocation still running (it
+    // is adopted where it runs), or with an error after agent_reconnect_wait.
+    caf::replies_to<reclaim_atom, std::string, std::string, int32_t>::with<std::string, std::vector<int32_t>,
+                                                                              agent_proxy_actor>,
+    // A container an agent still runs that this master has not claimed (yet): its slots are
+    // held for agent_reconnect_wait, then it is killed.
+    caf::reacts_to<add_atom, std::string, pb::RunningContainer>,
+    caf::reacts_to<tick_atom, std::string>,  // that wait for an allocation id is over
     caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
     caf::reacts_to<remove_atom, std::string>,                // a job has ended
     caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor>,

@@ -5,6 +5,7 @@
 // for one pass, and every change already in the mailbox when that pass runs shares it, so a
 // burst of requests costs one pass rather than one each.
 
+#include <csignal>
 #include <map>
 
 #include "actors/spawn.hpp"
@@ -23,9 +24,23 @@ struct waiting_allocation {
   caf::actor requester;  // told to give its slots back when preempted
 };
 
+struct orphan {
+  std::string agent_id;
+  std::vector<int32_t> slots;
+};
+
+struct reclaim {
+  waiting_allocation waiting;
+  std::string job;
+  int32_t slots = 0;
+};
+
 struct pool_state {
   static inline const char* name = "resource_pool";
   config::resource_pool_config spec;
+  int64_t reconnect_wait_s = 25;
+  std::map<std::string, orphan> orphans;    // running containers nobody has claimed yet
+  std::map<std::string, reclaim> reclaims;  // restored runs waiting for their container
   scheduler::pool_scheduler policy;
   std::map<std::string, agent_proxy_actor> agents;
   std::map<std::string, waiting_allocation> waiting;  // allocation id -> its pending answer
@@ -84,6 +99,21 @@ void run_pass(self_ptr self) {
   for (const auto& id : decision.preempt) preempt(self, id);
 }
 
+// A reclaimed run meets its container: it holds the container's slots under its own job.
+void adopt(self_ptr self, const std::string& allocation_id, reclaim r, const orphan& where) {
+  auto& st = self->state;
+  st.policy.release(allocation_id);  // held as an orphan until now
+  scheduler::placement placement{allocation_id, {{where.agent_id, {where.slots.begin(), where.slots.end()}}}};
+  if (!st.agents.count(where.agent_id) ||
+      !st.policy.adopt({allocation_id, r.job, r.slots, true}, placement)) {
+    r.waiting.promise.deliver(caf::make_error(caf::sec::runtime_error, "its slots on agent " + where.agent_id +
+                                                                           " are no longer free"));
+    return;
+  }
+  st.running[allocation_id] = r.waiting.requester;
+  r.waiting.promise.deliver(where.agent_id, where.slots, st.agents[where.agent_id]);
+}
+
 void request_pass(self_ptr self) {
   if (std::exchange(self->state.pass_requested, true)) return;
   self->send(self, tick_atom::value);
@@ -113,6 +143,8 @@ pb::GetJobsResponse describe_jobs(self_ptr self) {
   std::map<std::string, int64_t> first;
   for (const auto& [id, task] : st.policy.tasks()) {
     const auto& group = task.request.group;
+    if (group.empty())  // a container no trial has claimed yet
+      continue;
     auto& job = jobs[group];
     if (!first.count(group) || task.order < first[group]) first[group] = task.order;
     if (task.running) {
@@ -143,10 +175,63 @@ pb::GetJobsResponse describe_jobs(self_ptr self) {
   return out;
 }
 
-resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_pool_config spec) {
+resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_pool_config spec,
+                                             int64_t reconnect_wait_s) {
   self->state.policy = scheduler::pool_scheduler(options_of(spec));
   self->state.spec = std::move(spec);
+  self->state.reconnect_wait_s = reconnect_wait_s;
   return {
+      [=](reclaim_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
+        auto& st = self->state;
+        auto requester = caf::actor_cast<caf::actor>(self->current_sender());
+        auto rp = self->make_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>();
+        reclaim r{{rp, std::move(requester)}, job, slots};
+        if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {
+          auto where = std::move(o->second);
+          st.orphans.erase(o);
+          adopt(self, allocation_id, std::move(r), where);
+        } else {
+          st.reclaims[allocation_id] = std::move(r);
+          self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, allocation_id);
+        }
+        return rp;
+      },
+      [=](add_atom, const std::string& agent_id, const pb::RunningContainer& running) {
+        auto& st = self->state;
+        const auto& id = running.allocation_id();
+        orphan where{agent_id, {running.slot_ids().begin(), running.slot_ids().end()}};
+        if (auto r = st.reclaims.find(id); r != st.reclaims.end()) {
+          auto claim = std::move(r->second);
+          st.reclaims.erase(r);
+          adopt(self, id, std::move(claim), where);
+          return;
+        }
+        // Its slots stay taken while a restored trial may still claim it.
+        st.policy.adopt({id, "", static_cast<int>(where.slots.size()), false},
+                        {id, {{agent_id, {where.slots.begin(), where.slots.end()}}}});
+        st.orphans[id] = std::move(where);
+        self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, id);
+      },
+      [=](tick_atom, const std::string& allocation_id) {
+        auto& st = self->state;
+        if (auto r = st.reclaims.find(allocation_id); r != st.reclaims.end()) {
+          r->second.waiting.promise.deliver(caf::make_error(
+              caf::sec::runtime_error, "no agent reported its worker within " + std::to_string(st.reconnect_wait_s) +
+                                           " s of the master's restart"));
+          st.reclaims.erase(r);
+        }
+        if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {
+          if (auto agent = st.agents.find(o->second.agent_id); agent != st.agents.end()) {
+            pb::KillContainer kill;
+            kill.set_allocation_id(allocation_id);
+            kill.set_signal(SIGKILL);
+            self->send(agent->second, std::move(kill));
+          }
+          st.policy.release(allocation_id);
+          st.orphans.erase(o);
+          request_pass(self);
+        }
+      },
       [=](allocate_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
         auto& st = self->state;
         // Before the promise: making it takes the sender out of the current message.
@@ -225,8 +310,9 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
 
 }  // namespace
 
-resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec) {
-  return sys.spawn(pool_impl, spec);
+resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec,
+                                        int64_t reconnect_wait_s) {
+  return sys.spawn(pool_impl, spec, reconnect_wait_s);
 }
 
 }  // namespace det

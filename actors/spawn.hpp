@@ -39,12 +39,13 @@ persistence_actor spawn_persistence(caf::actor_system& sys,
 /// What the master answers an agent that registers.
 pb::AgentWelcome agent_welcome(const master_handles& handles);
 
-resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec);
+resource_pool_actor spawn_resource_pool(caf::actor_system& sys, const config::resource_pool_config& spec,
+                                        int64_t reconnect_wait_s);
 
 agent_registry_actor spawn_agent_registry(caf::actor_system& sys, const master_handles& handles,
                                           const directory_actor& directory);
 
-agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::Agent& info,
+agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::AgentHello& hello,
                                     const agent_actor& remote, const master_handles& handles);
 
 master_front_actor spawn_master_front(caf::actor_system& sys, const master_handles& handles,
@@ -73,9 +74,11 @@ struct trial_setup {
 
 trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup);
 
+/// `reclaim`: the run's container outlived a master restart; it is taken back where it runs
+/// rather than launched.
 allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
                                   const pb::Trial& trial, int32_t slots, caf::actor trial_handle,
-                                  const resource_pool_actor& pool);
+                                  const resource_pool_actor& pool, bool reclaim = false);
 
 /// A parsed experiment config and its searcher, made before the experiment
 /// actor so that a config the searcher rejects never creates an experiment.

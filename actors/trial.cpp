@@ -96,6 +96,7 @@ void start_run(self_ptr self) {
   st.worker_stopped = false;
   st.waiting = false;
   st.token = new_token();
+  trial(self).set_allocation_token(st.token);  // stored with the QUEUED state below
 
   st.worker_message.clear();
   st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
@@ -104,6 +105,25 @@ void start_run(self_ptr self) {
   self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, allocation_id,
              caf::actor_cast<caf::actor>(st.allocation));
   set_state(self, pb::STATE_QUEUED);
+}
+
+// Restored with a run in progress: its worker may have outlived the master (its agent keeps it
+// for agent_reconnect_wait), so the run is taken back where it runs, under its old allocation id
+// and token. If no agent reports it in time, the run is lost and another starts.
+void reclaim_run(self_ptr self) {
+  auto& st = self->state;
+  auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(st.runs);
+  log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
+                     " s for run " + allocation_id + " to come back");
+  st.worker_failed = false;
+  st.worker_exited = false;
+  st.worker_stopped = false;
+  st.token = trial(self).allocation_token();
+  st.allocation = spawn_allocation(self->system(), allocation_id, trial(self), st.setup.slots_per_trial,
+                                   caf::actor_cast<caf::actor>(self), st.setup.handles.pool(st.setup.resource_pool),
+                                   true);
+  self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, allocation_id,
+             caf::actor_cast<caf::actor>(st.allocation));
 }
 
 // How far a report says the trial trained, in the unit the searcher set.
@@ -426,12 +446,18 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   } else if (self->state.setup.start_paused) {
     set_state(self, pb::STATE_PAUSED);
   } else {
-    if (self->state.setup.trial.state() != pb::STATE_QUEUED)  // restored after a master restart
-      log_line(self, trial(self).latest_checkpoint_uuid().empty()
-                         ? "the master restarted: the trial starts over"
-                         : "the master restarted: the trial continues from checkpoint " +
-                               trial(self).latest_checkpoint_uuid());
-    start_run(self);
+    const auto stored = self->state.setup.trial.state();
+    if ((stored == pb::STATE_RUNNING || stored == pb::STATE_STARTING) && self->state.runs > 0 &&
+        !trial(self).allocation_token().empty()) {
+      reclaim_run(self);
+    } else {
+      if (stored != pb::STATE_QUEUED)  // restored after a master restart
+        log_line(self, trial(self).latest_checkpoint_uuid().empty()
+                           ? "the master restarted: the trial starts over"
+                           : "the master restarted: the trial continues from checkpoint " +
+                                 trial(self).latest_checkpoint_uuid());
+      start_run(self);
+    }
   }
   return {
       [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
@@ -452,6 +478,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         st.run_length = st.length;
         spec.set_checkpoint_root(st.setup.checkpoint_root);
         spec.set_allocation_token(st.token);
+        spec.set_reconnect_wait_s(st.setup.handles.agent_reconnect_wait_s);
         if (st.setup.model_definition)
           spec.set_model_definition(*st.setup.model_definition);
         const auto& latest = trial(self).latest_checkpoint_uuid();

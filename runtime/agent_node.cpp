@@ -60,6 +60,7 @@ constexpr int max_log_batch = 1000;
 struct container {
   std::shared_ptr<child_process> process;
   int64_t trial_id = 0;
+  std::vector<int32_t> slot_ids;
 };
 
 struct agent_process_state {
@@ -116,8 +117,14 @@ void connect(self_ptr self) {
   st.master = *master;
   pb::AgentHello hello;
   *hello.mutable_agent() = st.info;
-  for (auto& [id, c] : st.containers)
+  for (auto& [id, c] : st.containers) {
     hello.add_running_allocations(id);
+    auto* running = hello.add_running();
+    running->set_allocation_id(id);
+    running->set_trial_id(c.trial_id);
+    for (auto slot : c.slot_ids)
+      running->add_slot_ids(slot);
+  }
   self->request(st.master, hello_timeout, hello, caf::actor_cast<agent_actor>(self))
       .then(
           [=](const pb::AgentWelcome& welcome, agent_endpoint endpoint) {
@@ -185,7 +192,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
         [me, alloc](child_exit e) {
           caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
         });
-    st.containers[alloc] = {proc, start.trial_id()};
+    st.containers[alloc] = {proc, start.trial_id(), {start.slot_ids().begin(), start.slot_ids().end()}};
     pb::ContainerStarted started;
     started.set_allocation_id(alloc);
     started.set_pid(proc->pid());

@@ -99,7 +99,7 @@ int run_master(const master_options& opts) {
   handles.agent_reconnect_wait_s = mc.agent_reconnect_wait_s;
   handles.default_checkpoint_root = data_dir + "/checkpoints";
   for (auto& pool : mc.resource_pools)
-    handles.pools[pool.name] = spawn_resource_pool(sys, pool);
+    handles.pools[pool.name] = spawn_resource_pool(sys, pool, mc.agent_reconnect_wait_s);
   auto directory = spawn_directory(sys);
   handles.registry = spawn_agent_registry(sys, handles, directory);
   auto front = spawn_master_front(sys, handles, directory);

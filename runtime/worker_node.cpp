@@ -33,6 +33,10 @@ namespace {
 
 constexpr auto hello_timeout = std::chrono::seconds(30);
 constexpr auto report_timeout = std::chrono::seconds(30);
+// A metric report is acknowledged within milliseconds (one group commit). CAF 0.17 does not fail a
+// request whose remote receiver vanished with its node, so a lost master shows as this timeout;
+// the report is then sent again after reconnecting (a stored step is not stored twice).
+constexpr auto metrics_ack_timeout = std::chrono::seconds(5);
 constexpr int connect_attempts = 20;
 
 std::atomic<bool> stop_requested{false};
@@ -41,14 +45,111 @@ extern "C" void on_stop_signal(int) {
   stop_requested = true;
 }
 
+/// The worker's line to its trial on the master. If the master goes away (a restart), calls
+/// wait while it reconnects and says hello again, for up to the trial's reconnect_wait_s: a
+/// restarted master takes the run back and the report that failed is sent again. An explicit
+/// refusal (a run that is over, metrics the master could not store) is not retried.
+class master_link {
+ public:
+  master_link(caf::scoped_actor& self, std::string host, uint16_t port, pb::WorkerHello hello)
+      : self_(self), host_(std::move(host)), port_(port), hello_(std::move(hello)) {}
+
+  /// Connects and says hello; false (with `failure` set, and `refused` if the master answered
+  /// no) if that does not work.
+  bool connect(pb::TrialSpec& spec, std::string& failure, bool& refused) {
+    refused = false;
+    auto master = self_->system().middleman().remote_actor<master_actor>(host_, port_);
+    if (!master) {
+      failure = self_->system().render(master.error());
+      return false;
+    }
+    bool ok = false;
+    self_->request(*master, hello_timeout, hello_)
+        .receive(
+            [&](pb::TrialSpec& s, trial_endpoint t) {
+              spec = std::move(s);
+              trial_ = std::move(t);
+              self_->monitor(trial_);  // a lost connection shows as its down message
+              ok = true;
+            },
+            [&](caf::error& e) {
+              failure = error_sentence(self_->system(), e);
+              refused = !lost_master(e);
+            });
+    return ok;
+  }
+
+  void set_reconnect_wait(int64_t seconds) { reconnect_wait_s_ = seconds; }
+  const trial_endpoint& trial() const { return trial_; }
+
+  /// Whether `e` means the master (or the way to it) is gone, rather than that it said no.
+  static bool lost_master(const caf::error& e) {
+    return e == caf::sec::request_receiver_down || e == caf::sec::request_timeout ||
+           e == caf::sec::no_route_to_receiving_node || e == caf::sec::remote_linking_failed ||
+           e == caf::sec::cannot_connect_to_node;
+  }
+
+  /// After a lost master: reconnects within the wait, or throws.
+  void reconnect(const std::string& while_doing) {
+    std::cerr << "worker: lost the master while " << while_doing << "; reconnecting for up to " << reconnect_wait_s_
+              << " s" << std::endl;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(reconnect_wait_s_);
+    std::string failure;
+    pb::TrialSpec ignored;
+    bool refused = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      // A restarted master may not have restored the trial yet: a refusal is worth a retry too.
+      if (connect(ignored, failure, refused)) {
+        std::cerr << "worker: reconnected to the master" << std::endl;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    throw std::runtime_error("the master did not come back within " + std::to_string(reconnect_wait_s_) +
+                             " s (" + failure + ")");
+  }
+
+  /// Whether the connection to the master is known to be gone (its heartbeats stopped or it
+  /// closed): checked before a call, since a request into a dead connection only times out.
+  bool connection_lost() {
+    bool lost = false;
+    self_->receive([&](caf::down_msg& dm) { lost = lost || dm.source == trial_.address(); },
+                   caf::after(std::chrono::seconds(0)) >> [] {});
+    return lost;
+  }
+
+  /// Asks the trial `msg` and hands the reply to `on_reply`, across reconnections.
+  template <class Msg, class OnReply>
+  void call(const Msg& msg, const std::string& what, OnReply on_reply) {
+    if (connection_lost())
+      reconnect(what);
+    for (;;) {
+      std::optional<caf::error> error;
+      self_->request(trial_, report_timeout, msg).receive(on_reply, [&](caf::error& e) { error = std::move(e); });
+      if (!error) return;
+      if (!lost_master(*error))
+        throw std::runtime_error("the master refused " + what + ": " + error_sentence(self_->system(), *error));
+      reconnect(what);
+    }
+  }
+
+ private:
+  caf::scoped_actor& self_;
+  std::string host_;
+  uint16_t port_;
+  pb::WorkerHello hello_;
+  trial_endpoint trial_;
+  int64_t reconnect_wait_s_ = 25;
+};
+
 /// Sends each report to the trial actor without stopping training: at most
 /// one report is in flight, and its acknowledgement is collected before the
 /// next one goes out, so a worker never runs more than one report ahead of
 /// what the master has taken in.
 class actor_reporter final : public harness::reporter {
 public:
-  actor_reporter(caf::scoped_actor& self, trial_endpoint trial, int64_t trial_id, std::string allocation_id)
-      : self_(self), trial_(std::move(trial)), trial_id_(trial_id), allocation_id_(std::move(allocation_id)) {}
+  actor_reporter(caf::scoped_actor& self, master_link& link, int64_t trial_id, std::string allocation_id)
+      : self_(self), link_(link), trial_id_(trial_id), allocation_id_(std::move(allocation_id)) {}
 
   void training_metrics(const harness::progress& p, const std::map<std::string, double>& m) override {
     send("training", p, m);
@@ -76,12 +177,11 @@ public:
     c.set_total_epochs(saved.at.epochs);
     for (const auto& [name, size] : saved.resources)
       (*c.mutable_resources())[name] = size;
-    std::string failure;
-    self_->request(trial_, report_timeout, std::move(c))
-        .receive([&](bool recorded) { failure = recorded ? "" : "its database refused it"; },
-                 [&](caf::error& e) { failure = error_sentence(self_->system(), e); });
-    if (!failure.empty())
-      throw std::runtime_error("the master did not record checkpoint " + saved.uuid + ": " + failure);
+    bool recorded = false;
+    link_.call(c, "checkpoint " + saved.uuid, [&](bool r) { recorded = r; });
+    if (!recorded)
+      throw std::runtime_error("the master did not record checkpoint " + saved.uuid +
+                               ": its database refused it, or the run is over");
     std::cout << "saved checkpoint " << saved.uuid << " at batch " << saved.at.batches << std::endl;
   }
   bool should_stop() override {
@@ -94,22 +194,26 @@ public:
   /// Whether training ended because a stop was requested (not merely asked for afterwards).
   bool stopped_early() const { return stopped_early_; }
 
-  /// Waits for the report still in flight, if any; throws if the master refused it.
+  /// Waits for the report still in flight, if any (sending it again after a reconnection);
+  /// throws if the master refused it.
   void drain() {
     if (!pending_)
       return;
-    std::string failure;
-    pending_->receive([](int64_t) {},
-                      [&](caf::error& e) { failure = error_sentence(self_->system(), e); });
+    std::optional<caf::error> error;
+    pending_->receive([](int64_t) {}, [&](caf::error& e) { error = std::move(e); });
     pending_.reset();
-    if (!failure.empty())
+    if (!error)
+      return;
+    if (!master_link::lost_master(*error))
       throw std::runtime_error("the master did not take the " + pending_group_ +
-                               " metrics: " + failure);
+                               " metrics: " + error_sentence(self_->system(), *error));
+    link_.reconnect("reporting " + pending_group_ + " metrics");
+    link_.call(pending_batch_, "the " + pending_group_ + " metrics", [](int64_t) {});
   }
 
 private:
   using pending_request = decltype(std::declval<caf::scoped_actor&>()->request(
-      std::declval<const trial_endpoint&>(), report_timeout, std::declval<pb::MetricBatch>()));
+      std::declval<const trial_endpoint&>(), metrics_ack_timeout, std::declval<pb::MetricBatch>()));
 
   void send(const char* group, const harness::progress& p, const std::map<std::string, double>& m) {
     drain();
@@ -127,14 +231,16 @@ private:
     (*r->mutable_metrics())["epochs"] = p.epochs;
     *r->mutable_time() = det::now();
     pending_group_ = group;
-    pending_.emplace(self_->request(trial_, report_timeout, std::move(batch)));
+    pending_batch_ = batch;  // kept until acknowledged, to send again after a reconnection
+    pending_.emplace(self_->request(link_.trial(), metrics_ack_timeout, std::move(batch)));
   }
 
   caf::scoped_actor& self_;
-  trial_endpoint trial_;
+  master_link& link_;
   int64_t trial_id_;
   std::string allocation_id_;
   std::optional<pending_request> pending_;
+  pb::MetricBatch pending_batch_;
   std::string pending_group_;
   bool stopped_early_ = false;
 };
@@ -221,13 +327,12 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
 }
 
 /// Reports how the run ended and leaves at once.
-[[noreturn]] int finish(caf::scoped_actor& self, const trial_endpoint& trial, const pb::WorkerExit& exit) {
-  self->request(trial, report_timeout, exit)
-      .receive([](bool) {},
-               [&](caf::error& e) {
-                 std::cerr << "worker: the exit report did not reach the master: " << self->system().render(e)
-                           << std::endl;
-               });
+[[noreturn]] int finish(master_link& link, const pb::WorkerExit& exit) {
+  try {
+    link.call(exit, "the exit report", [](bool) {});
+  } catch (const std::exception& e) {
+    std::cerr << "worker: the exit report did not reach the master: " << e.what() << std::endl;
+  }
   // Nothing is left to do: skip the actor system's orderly shutdown (joining
   // its threads, closing the connection politely), which the agent would wait
   // for before it could report the container's exit.
@@ -238,7 +343,7 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
 
 /// A Core API trial: the entrypoint runs as a child process in a working directory holding the
 /// experiment's model definition; it talks to the master's REST API itself.
-void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, const pb::TrialSpec& spec,
+void run_core_api_trial(caf::scoped_actor& self, master_link& link, const pb::TrialSpec& spec,
                         const config::experiment_config& cfg, pb::WorkerExit& exit) {
   working_directory dir(spec);
   const auto& workdir = dir.path();
@@ -250,6 +355,7 @@ void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, co
       {"DET_HPARAMS", spec.hparams()},
       {"DET_TRIAL_SEED", std::to_string(spec.seed())},
       {"DET_CHECKPOINT_DIR", spec.checkpoint_root()},
+      {"DET_RECONNECT_WAIT", std::to_string(spec.reconnect_wait_s())},
   };
   if (!spec.resume_checkpoint_dir().empty()) {
     env["DET_LATEST_CHECKPOINT"] = spec.resume_checkpoint_dir();
@@ -263,7 +369,7 @@ void run_core_api_trial(caf::scoped_actor& self, const trial_endpoint& trial, co
   // Profiling: the process reports its own metrics; the worker samples the machine meanwhile.
   std::optional<harness::system_sampler> sampler;
   if (cfg.profiling_enabled) sampler.emplace();
-  actor_reporter reporter{self, trial, spec.trial_id(), spec.allocation_id()};
+  actor_reporter reporter{self, link, spec.trial_id(), spec.allocation_id()};
   auto report_samples = [&] {
     if (sampler)
       for (auto& sample : sampler->take()) reporter.profile_metrics("system", harness::progress{}, sample);
@@ -287,53 +393,42 @@ int run_worker(const worker_options& opts) {
   // Training runs on this thread; the actors here only carry messages.
   cfg.set("scheduler.max-threads", size_t{1});
   caf::actor_system sys{cfg};
-  caf::expected<master_actor> master{caf::sec::invalid_argument};
-  for (int i = 0; i < connect_attempts; ++i) {
-    master = sys.middleman().remote_actor<master_actor>(host, port);
-    if (master)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  if (!master) {
-    std::cerr << "worker: cannot reach the master at " << opts.master << ": "
-              << sys.render(master.error()) << std::endl;
-    return 3;
-  }
   caf::scoped_actor self{sys};
   pb::WorkerHello hello;
   hello.set_allocation_id(opts.allocation_id);
   hello.set_trial_id(opts.trial_id);
   hello.set_pid(::getpid());
+  master_link link{self, host, port, hello};
   pb::TrialSpec spec;
-  trial_endpoint trial;
   std::string failure;
-  self->request(*master, hello_timeout, hello)
-      .receive(
-          [&](pb::TrialSpec& s, trial_endpoint t) {
-            spec = std::move(s);
-            trial = std::move(t);
-          },
-          [&](caf::error& e) { failure = error_sentence(sys, e); });
-  if (!failure.empty()) {
-    std::cerr << "worker: the master did not hand out trial " << opts.trial_id << ": " << failure
-              << std::endl;
+  bool connected = false, refused = false;
+  for (int i = 0; i < connect_attempts && !connected && !refused; ++i) {
+    connected = link.connect(spec, failure, refused);
+    if (!connected && !refused)
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  if (!connected) {
+    std::cerr << "worker: the master at " << opts.master << " did not hand out trial " << opts.trial_id << ": "
+              << failure << std::endl;
     return 3;
   }
+  if (spec.reconnect_wait_s() > 0)
+    link.set_reconnect_wait(spec.reconnect_wait_s());
   pb::WorkerExit exit;
   exit.set_trial_id(opts.trial_id);
   exit.set_allocation_id(opts.allocation_id);
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
     if (!is_harness_trial(cfg)) {
-      run_core_api_trial(self, trial, spec, cfg, exit);
-      return finish(self, trial, exit);
+      run_core_api_trial(self, link, spec, cfg, exit);
+      return finish(link, exit);
     }
     working_directory workdir(spec);
     auto plan = make_plan(spec, cfg, workdir.path());
     std::cout << "trial " << spec.trial_id() << ": training " << cfg.entrypoint.front() << " to "
               << plan.length << " " << spec.validate_after_unit() << " with hyperparameters "
               << spec.hparams() << std::endl;
-    actor_reporter reporter{self, trial, spec.trial_id(), spec.allocation_id()};
+    actor_reporter reporter{self, link, spec.trial_id(), spec.allocation_id()};
     harness::run_trial(plan, reporter);
     reporter.drain();
     exit.set_success(true);
@@ -355,7 +450,7 @@ int run_worker(const worker_options& opts) {
     exit.set_success(false);
     exit.set_message("the trial threw something that is not a std::exception");
   }
-  return finish(self, trial, exit);
+  return finish(link, exit);
 }
 
 } // namespace det::runtime

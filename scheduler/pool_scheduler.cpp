@@ -103,6 +103,21 @@ void pool_scheduler::request(const task_request& task) {
   tasks_.emplace(task.allocation_id, std::move(view));
 }
 
+bool pool_scheduler::adopt(const task_request& task, const placement& where) {
+  if (tasks_.count(task.allocation_id)) return false;
+  for (const auto& part : where.parts) {
+    agent_view* agent = find_agent(part.agent_id);
+    if (!agent) return false;
+    for (int id : part.slot_ids) {
+      auto slot = agent->slots.find(id);
+      if (slot == agent->slots.end() || !slot->second.owner.empty()) return false;
+    }
+  }
+  request(task);
+  occupy(tasks_.at(task.allocation_id), where);
+  return true;
+}
+
 void pool_scheduler::release(const std::string& allocation_id) {
   auto it = tasks_.find(allocation_id);
   if (it == tasks_.end()) return;

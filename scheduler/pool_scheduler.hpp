@@ -86,6 +86,9 @@ class pool_scheduler {
 
   /// Queues a task; a known allocation id is ignored.
   void request(const task_request& task);
+  /// Records a task that already runs where `where` says (a worker a restarted master takes back):
+  /// it holds those slots from now on. False, and nothing recorded, if they are not free.
+  bool adopt(const task_request& task, const placement& where);
   /// Drops a queued task or frees the slots of a running one.
   void release(const std::string& allocation_id);
 

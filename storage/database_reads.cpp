@@ -1,4 +1,6 @@
 #include "storage/database_impl.hpp"
+
+#include <map>
 #include "storage/json_maps.hpp"
 #include "storage/sql_values.hpp"
 
@@ -120,7 +122,16 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
         out.push_back(std::move(r));
       }
     }
-    for (auto& r : out) r.trials = trials_of(r.experiment.id());
+    for (auto& r : out) {
+      r.trials = trials_of(r.experiment.id());
+      // Tokens are read only here, for the master's own use: trial reads serve the REST API.
+      pqxx::read_transaction tx{impl_->connection};
+      std::map<int64_t, std::string> tokens;
+      for (const auto& row : tx.exec_params("SELECT id, allocation_token FROM trials WHERE experiment_id = $1",
+                                            r.experiment.id()))
+        tokens[row[0].as<int64_t>()] = row[1].as<std::string>();
+      for (auto& t : r.trials) t.set_allocation_token(tokens[t.id()]);
+    }
     return out;
   });
 }

@@ -87,10 +87,11 @@ void database::update_trial(const pb::Trial& trial) {
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE trials SET state = $2, end_time = CASE WHEN $3 THEN now() ELSE end_time "
                                   "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason), restarts = $5, "
-                                  "searcher_stopped = searcher_stopped OR $6, rung = NULLIF($7, -1), runs = GREATEST(runs, $8) "
-                                  "WHERE id = $1",
+                                  "searcher_stopped = searcher_stopped OR $6, rung = NULLIF($7, -1), runs = GREATEST(runs, $8), "
+                                  "allocation_token = CASE WHEN $8 >= runs THEN $9 ELSE allocation_token END WHERE id = $1",
                                   id, state_name(trial.state()), ended, trial.exit_reason(), trial.restarts(),
-                                  trial.searcher_stopped(), trial.has_rung() ? trial.rung() : -1, trial.runs()),
+                                  trial.searcher_stopped(), trial.has_rung() ? trial.rung() : -1, trial.runs(),
+                                  trial.allocation_token()),
                    "trial " + std::to_string(id));
     tx.commit();
   });

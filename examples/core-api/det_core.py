@@ -63,6 +63,7 @@ class Context:
         self.latest_checkpoint = env.get("DET_LATEST_CHECKPOINT") or None
         self.warm_start = env.get("DET_WARM_START") == "1"
         self._token = env["DET_ALLOCATION_TOKEN"]
+        self._reconnect_wait = float(env.get("DET_RECONNECT_WAIT", "0"))
         self._poll_interval = poll_interval
         self._polled_at = 0.0
         self._preempt = False
@@ -73,18 +74,27 @@ class Context:
         self._preempt = True
 
     def _call(self, method, path, body=None):
+        """One REST call. While the master restarts (it is unreachable, or has not restored this
+        trial yet) calls are retried for up to DET_RECONNECT_WAIT seconds."""
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.master + path, data=data, method=method, headers={
-            "Authorization": "Bearer " + self._token, "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as reply:
-                return json.loads(reply.read() or b"{}")
-        except urllib.error.HTTPError as e:
+        deadline = time.monotonic() + self._reconnect_wait
+        while True:
+            request = urllib.request.Request(self.master + path, data=data, method=method, headers={
+                "Authorization": "Bearer " + self._token, "Content-Type": "application/json"})
             try:
-                message = json.loads(e.read()).get("error", str(e))
-            except ValueError:
-                message = str(e)
-            raise DetError(message) from None
+                with urllib.request.urlopen(request, timeout=60) as reply:
+                    return json.loads(reply.read() or b"{}")
+            except urllib.error.HTTPError as e:
+                try:
+                    message = json.loads(e.read()).get("error", str(e))
+                except ValueError:
+                    message = str(e)
+                if e.code not in (404, 500, 503) or time.monotonic() >= deadline:
+                    raise DetError(message) from None
+            except (urllib.error.URLError, ConnectionError):
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.5)
 
     def _report(self, group, steps_completed, metrics, records, epochs):
         self._call("POST", f"/api/v1/trials/{self.trial_id}/metrics", {

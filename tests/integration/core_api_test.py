@@ -4,7 +4,9 @@ its directory under adaptive_asha, the allocation token, and early exits."""
 
 import json
 import os
+import signal
 import sys
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -61,6 +63,29 @@ class CoreApiTest(unittest.TestCase):
             if int(t["total_batches"]) < 90:
                 self.assertTrue(t["searcher_stopped"], t)
                 self.assertTrue(any("preempted at step" in line for line in c.trial_logs(t["id"])))
+
+    def test_a_process_outlives_a_master_restart_and_finishes_its_run(self):
+        c = self.cluster
+        exp_id = self.submit_example("restart.toml", [('name = "adaptive_asha"', 'name = "random"'),
+                                                      ("max_trials = 6", "max_trials = 1"),
+                                                      ("[hyperparameters]", "[hyperparameters]\nstep_seconds = 0.05")])
+        trial_id = wait_for(lambda: [t["id"] for t in c.experiment(exp_id)["trials"]
+                                     if int(t["total_batches"]) >= 20], 60, "the trial to train")[0]
+        os.kill(c.master.pid, signal.SIGKILL)
+        c.master.wait()
+        time.sleep(1)  # the process keeps training, and retries what it reports
+        c.start_master()
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}, timeout=120)
+        logs = c.trial_logs(trial_id)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", logs[-10:])
+        trial = exp["trials"][0]
+        self.assertEqual(trial["restarts"], 0)
+        self.assertEqual(int(trial["total_batches"]), 90)
+        # The same process and run, taken back by the restarted master with its token.
+        self.assertEqual(sum("container started" in l for l in logs), 1, logs)
+        steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group=validation")["metrics"]]
+        self.assertEqual(steps, sorted(set(steps)))
+        self.assertEqual(steps[-1], 90)
 
     def test_calls_without_the_run_token_are_refused(self):
         c = self.cluster

@@ -226,7 +226,12 @@ class SearchRestoreTest(unittest.TestCase):
             self.assertTrue(all(int(t["total_batches"]) == 160 for t in trials))
             restarted = [t for t in trials if any(
                 "the master restarted" in l for l in c.trial_logs(t["id"]))]
-            self.assertTrue(restarted, "no trial was running when the master stopped")
+            for t in restarted:
+                # Its worker outlived the master: the agent kept it, it reconnected, and the
+                # restarted master took the run back where it ran.
+                logs = c.trial_logs(t["id"])
+                self.assertEqual(sum("container started" in l for l in logs), 1, logs)
+                self.assertTrue(any("worker: reconnected to the master" in l for l in logs), logs)
             for t in trials:
                 # A restore costs no restart, and a resumed run's repeated steps are stored once:
                 # every trial's metrics run from start to end without a step twice.

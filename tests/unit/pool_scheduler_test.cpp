@@ -294,3 +294,17 @@ TEST_CASE("a pass over an unchanged pool starts and preempts nothing, under ever
     CHECK_MESSAGE(again.empty(), static_cast<int>(policy));
   }
 }
+
+TEST_CASE("a task adopted where it already runs holds its slots") {
+  auto s = make(policy_kind::priority);
+  add_agents(s, 1, 4);
+  CHECK(s.adopt({"running", "job", 2}, {"running", {{"agent-0", {1, 2}}}}));
+  CHECK(s.free_slots() == 2);
+  CHECK(s.tasks_on("agent-0", 2) == std::vector<std::string>{"running"});
+  CHECK_FALSE(s.adopt({"other", "job", 1}, {"other", {{"agent-0", {2}}}}));  // taken
+  CHECK_FALSE(s.adopt({"lost", "job", 1}, {"lost", {{"agent-9", {0}}}}));    // no such agent
+  s.request({"next", "job", 3});
+  CHECK(s.schedule().start.empty());  // 2 free slots
+  s.release("running");
+  CHECK(s.schedule().start.size() == 1);
+}
