@@ -39,6 +39,10 @@ struct agent_proxy_state {
   bool connected = true;
   int64_t disconnections = 0;  // names the reconnect window a tick belongs to
   bool user_enabled = true;    // det agent enable|disable, which a reconnection keeps
+  std::vector<pb::KillContainer> unsent_kills;  // while the agent is away, for when it returns
+  // Exits of containers no allocation has registered yet (it is being reclaimed after a master
+  // restart), kept for that allocation.
+  std::map<std::string, pb::ContainerExited> early_exits;
 
   // Runs when the proxy exits (CAF destroys the state before attached
   // functors run): the agent is gone, and so is every container on it.
@@ -91,11 +95,12 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
   for (auto& s : st.info.slots())
     if (s.enabled())
       slots.push_back(s.id());
-  self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self);
-  // Workers it kept running while this (restarted) master was away: the pool holds their slots
-  // until their restored trials claim them, or kills them.
-  for (const auto& running : hello.running())
-    self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), running);
+  // With the workers it kept running while this (restarted) master was away: the pool holds their
+  // slots until their restored trials claim them, or kills them.
+  self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self,
+             std::vector<pb::RunningContainer>(hello.running().begin(), hello.running().end()));
+  for (const auto& exited : hello.exited())
+    st.early_exits[exited.allocation_id()] = exited;
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source != st.remote.address())
@@ -121,6 +126,14 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         ++st.disconnections;  // closes the pending window
         st.info.set_connected(true);
         self->send(st.handles.persistence, update_atom::value, st.info);
+        // Exits it could not report while away, as they happened; then what it no longer runs is lost.
+        for (const auto& exited : hello.exited()) {
+          auto it = st.containers.find(exited.allocation_id());
+          if (it == st.containers.end())
+            continue;
+          caf::anon_send(it->second.allocation, exited);
+          st.containers.erase(it);
+        }
         std::set<std::string> running(hello.running_allocations().begin(), hello.running_allocations().end());
         for (auto it = st.containers.begin(); it != st.containers.end();) {
           if (running.count(it->first)) {
@@ -141,6 +154,10 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           }
         caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1},
                        st.user_enabled, true);
+        for (auto& kill : st.unsent_kills)
+          if (st.containers.count(kill.allocation_id()))
+            self->send(st.remote, std::move(kill));
+        st.unsent_kills.clear();
         std::cerr << "master: agent " << st.info.id() << " reconnected with " << st.containers.size()
                   << " running containers" << std::endl;
         return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(self)};
@@ -164,11 +181,23 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         self->send(self->state.remote, std::move(start));
       },
       [=](register_atom, const std::string& allocation_id, const std::vector<int32_t>& slots, caf::actor allocation) {
-        auto& c = self->state.containers[allocation_id];
+        auto& st = self->state;
+        if (auto early = st.early_exits.find(allocation_id); early != st.early_exits.end()) {
+          caf::anon_send(allocation, std::move(early->second));
+          st.early_exits.erase(early);
+          return;
+        }
+        auto& c = st.containers[allocation_id];
         c.allocation = std::move(allocation);
         c.slots = slots;
       },
-      [=](pb::KillContainer& kill) { self->send(self->state.remote, std::move(kill)); },
+      [=](pb::KillContainer& kill) {
+        auto& st = self->state;
+        if (st.connected)
+          self->send(st.remote, std::move(kill));
+        else
+          st.unsent_kills.push_back(std::move(kill));
+      },
       [=](pb::ContainerStarted& started) {
         auto it = self->state.containers.find(started.allocation_id());
         if (it == self->state.containers.end())
@@ -178,8 +207,10 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
       },
       [=](pb::ContainerExited& exited) {
         auto it = self->state.containers.find(exited.allocation_id());
-        if (it == self->state.containers.end())
+        if (it == self->state.containers.end()) {
+          self->state.early_exits[exited.allocation_id()] = std::move(exited);  // its reclaim may come
           return;
+        }
         caf::anon_send(it->second.allocation, std::move(exited));
         self->state.containers.erase(it);
       },

@@ -7,6 +7,8 @@
 //
 // On exit the slots go back to the pool and the trial hears how it ended.
 
+#include <csignal>
+
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -35,6 +37,23 @@ void finish(self_ptr self, pb::ContainerExited exited) {
   self->send(self->state.pool, release_atom::value, self->state.id);
   caf::anon_send(self->state.trial_handle, std::move(exited));
   self->quit();
+}
+
+// Signals the container (SIGKILL follows a gentler signal after grace_s; 0: the agent's 30 s), or
+// gives the request back while it still waits for slots.
+void kill(self_ptr self, int32_t signal, int64_t grace_s) {
+  auto& st = self->state;
+  if (!st.agent) {
+    // Still queued: give the request back; the pool's error answer ends us.
+    st.pending_kill = signal;
+    self->send(st.pool, release_atom::value, st.id);
+    return;
+  }
+  pb::KillContainer kill;
+  kill.set_allocation_id(st.id);
+  kill.set_signal(signal);
+  kill.set_grace_s(grace_s);
+  self->send(st.agent, std::move(kill));
 }
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
@@ -67,6 +86,12 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
               agent_proxy_actor agent) {
             auto& st = self->state;
             if (st.pending_kill != 0) {  // killed while the placement was on its way
+              if (reclaim) {  // its worker runs: stop it
+                pb::KillContainer kill;
+                kill.set_allocation_id(st.id);
+                kill.set_signal(SIGKILL);
+                self->send(agent, std::move(kill));
+              }
               pb::ContainerExited exited;
               exited.set_allocation_id(st.id);
               exited.set_exit_code(-1);
@@ -113,19 +138,8 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
         caf::anon_send(self->state.trial_handle, std::move(started));
       },
       [=](pb::ContainerExited& exited) { finish(self, std::move(exited)); },
-      [=](kill_atom, int32_t signal) {
-        auto& st = self->state;
-        if (!st.agent) {
-          // Still queued: give the request back; the pool's error answer ends us.
-          st.pending_kill = signal;
-          self->send(st.pool, release_atom::value, st.id);
-          return;
-        }
-        pb::KillContainer kill;
-        kill.set_allocation_id(st.id);
-        kill.set_signal(signal);
-        self->send(st.agent, std::move(kill));
-      },
+      [=](kill_atom, int32_t signal) { kill(self, signal, 0); },
+      [=](kill_atom, int32_t signal, int64_t grace_s) { kill(self, signal, grace_s); },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
         std::string slots;

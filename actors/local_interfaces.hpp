@@ -121,13 +121,11 @@ using resource_pool_actor = caf::typed_actor<
     // is adopted where it runs), or with an error after agent_reconnect_wait.
     caf::replies_to<reclaim_atom, std::string, std::string, int32_t>::with<std::string, std::vector<int32_t>,
                                                                               agent_proxy_actor>,
-    // A container an agent still runs that this master has not claimed (yet): its slots are
-    // held for agent_reconnect_wait, then it is killed.
-    caf::reacts_to<add_atom, std::string, pb::RunningContainer>,
     caf::reacts_to<tick_atom, std::string>,  // that wait for an allocation id is over
     caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
     caf::reacts_to<remove_atom, std::string>,                // a job has ended
-    caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor>,
+    // An agent's enabled slots, and the containers it still runs from before a master restart.
+    caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor, std::vector<pb::RunningContainer>>,
     caf::reacts_to<remove_atom, std::string, caf::actor_addr>,  // agent id, its proxy
     // Enables or disables an agent (slot -1) or one of its slots; without drain, what runs there
     // is preempted. Answers whether the pool has that agent and slot.
@@ -147,6 +145,7 @@ using agent_registry_actor = caf::typed_actor<
 /// One allocation of slots for one run of a trial: one container.
 using allocation_actor = caf::typed_actor<
     caf::reacts_to<preempt_atom>,  // the pool wants the slots back
+    caf::reacts_to<kill_atom, int32_t, int64_t>,  // signal, then SIGKILL after this many seconds
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<kill_atom, int32_t>,

@@ -1,8 +1,9 @@
 // The persistence actor: the only code that talks to PostgreSQL. Metric and
 // log rows are buffered and written with COPY, either when a buffer is full
-// or soon after its first row (2 ms when a metric batch waits for its
-// acknowledgement, 100 ms for logs alone), so that a burst of reports costs one
-// round trip. A metric batch is acknowledged only once its rows are committed.
+// or soon after its first row: as soon as the mailbox holds nothing older when a
+// metric batch waits for its acknowledgement (batches that arrive during a commit
+// share the next one), 100 ms for logs alone. A metric batch is acknowledged only
+// once its rows are committed.
 // Reads for the REST API are answered from the database.
 
 #include <chrono>
@@ -23,7 +24,6 @@ namespace {
 
 constexpr std::size_t flush_threshold = 4096;
 constexpr auto flush_delay = std::chrono::milliseconds(100);
-constexpr auto ack_delay = std::chrono::milliseconds(2);  // a group commit's window for waiting reporters
 
 struct metric_ack {
   caf::typed_response_promise<int64_t> promise;
@@ -107,7 +107,7 @@ void schedule_flush(self_ptr self) {
   }
   if (!st.acks.empty() && !st.ack_tick_scheduled) {
     st.ack_tick_scheduled = true;
-    self->delayed_send(self, ack_delay, tick_atom::value);
+    self->send(self, tick_atom::value);  // behind what is already queued: a group commit
   } else if (!st.tick_scheduled) {
     st.tick_scheduled = true;
     self->delayed_send(self, flush_delay, tick_atom::value);

@@ -99,6 +99,16 @@ void run_pass(self_ptr self) {
   for (const auto& id : decision.preempt) preempt(self, id);
 }
 
+void kill_container(self_ptr self, const std::string& agent_id, const std::string& allocation_id) {
+  auto agent = self->state.agents.find(agent_id);
+  if (agent == self->state.agents.end())
+    return;
+  pb::KillContainer kill;
+  kill.set_allocation_id(allocation_id);
+  kill.set_signal(SIGKILL);
+  self->send(agent->second, std::move(kill));
+}
+
 // A reclaimed run meets its container: it holds the container's slots under its own job.
 void adopt(self_ptr self, const std::string& allocation_id, reclaim r, const orphan& where) {
   auto& st = self->state;
@@ -106,12 +116,31 @@ void adopt(self_ptr self, const std::string& allocation_id, reclaim r, const orp
   scheduler::placement placement{allocation_id, {{where.agent_id, {where.slots.begin(), where.slots.end()}}}};
   if (!st.agents.count(where.agent_id) ||
       !st.policy.adopt({allocation_id, r.job, r.slots, true}, placement)) {
+    kill_container(self, where.agent_id, allocation_id);  // it must not share slots given to others
     r.waiting.promise.deliver(caf::make_error(caf::sec::runtime_error, "its slots on agent " + where.agent_id +
                                                                            " are no longer free"));
     return;
   }
   st.running[allocation_id] = r.waiting.requester;
   r.waiting.promise.deliver(where.agent_id, where.slots, st.agents[where.agent_id]);
+}
+
+// A container an agent still runs that this master has not claimed (yet): matched to its
+// restored run's reclaim, or its slots are held until agent_reconnect_wait passes and it is killed.
+void add_orphan(self_ptr self, const std::string& agent_id, const pb::RunningContainer& running) {
+  auto& st = self->state;
+  const auto& id = running.allocation_id();
+  orphan where{agent_id, {running.slot_ids().begin(), running.slot_ids().end()}};
+  if (auto r = st.reclaims.find(id); r != st.reclaims.end()) {
+    auto claim = std::move(r->second);
+    st.reclaims.erase(r);
+    adopt(self, id, std::move(claim), where);
+    return;
+  }
+  st.policy.adopt({id, "", static_cast<int>(where.slots.size()), false},
+                  {id, {{agent_id, {where.slots.begin(), where.slots.end()}}}});
+  st.orphans[id] = std::move(where);
+  self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, id);
 }
 
 void request_pass(self_ptr self) {
@@ -196,22 +225,6 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         }
         return rp;
       },
-      [=](add_atom, const std::string& agent_id, const pb::RunningContainer& running) {
-        auto& st = self->state;
-        const auto& id = running.allocation_id();
-        orphan where{agent_id, {running.slot_ids().begin(), running.slot_ids().end()}};
-        if (auto r = st.reclaims.find(id); r != st.reclaims.end()) {
-          auto claim = std::move(r->second);
-          st.reclaims.erase(r);
-          adopt(self, id, std::move(claim), where);
-          return;
-        }
-        // Its slots stay taken while a restored trial may still claim it.
-        st.policy.adopt({id, "", static_cast<int>(where.slots.size()), false},
-                        {id, {{agent_id, {where.slots.begin(), where.slots.end()}}}});
-        st.orphans[id] = std::move(where);
-        self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, id);
-      },
       [=](tick_atom, const std::string& allocation_id) {
         auto& st = self->state;
         if (auto r = st.reclaims.find(allocation_id); r != st.reclaims.end()) {
@@ -221,12 +234,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
           st.reclaims.erase(r);
         }
         if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {
-          if (auto agent = st.agents.find(o->second.agent_id); agent != st.agents.end()) {
-            pb::KillContainer kill;
-            kill.set_allocation_id(allocation_id);
-            kill.set_signal(SIGKILL);
-            self->send(agent->second, std::move(kill));
-          }
+          kill_container(self, o->second.agent_id, allocation_id);
           st.policy.release(allocation_id);
           st.orphans.erase(o);
           request_pass(self);
@@ -249,6 +257,14 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
           w->second.promise.deliver(caf::make_error(caf::sec::request_receiver_down));
           st.waiting.erase(w);
         }
+        if (auto r = st.reclaims.find(allocation_id); r != st.reclaims.end()) {
+          r->second.waiting.promise.deliver(caf::make_error(caf::sec::request_receiver_down));
+          st.reclaims.erase(r);
+        }
+        if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {  // a worker nobody wants
+          kill_container(self, o->second.agent_id, allocation_id);
+          st.orphans.erase(o);
+        }
         st.running.erase(allocation_id);
         st.policy.release(allocation_id);
         request_pass(self);
@@ -264,9 +280,13 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
       },
       [=](remove_atom, const std::string& job) { self->state.policy.forget_group(job); },
       [=](tick_atom) { run_pass(self); },
-      [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, agent_proxy_actor proxy) {
-        self->state.policy.add_agent(agent_id, std::vector<int>(slots.begin(), slots.end()));
-        self->state.agents[agent_id] = std::move(proxy);
+      [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, agent_proxy_actor proxy,
+          const std::vector<pb::RunningContainer>& running) {
+        auto& st = self->state;
+        st.policy.add_agent(agent_id, std::vector<int>(slots.begin(), slots.end()));
+        st.agents[agent_id] = std::move(proxy);
+        // Before any pass: their slots are taken.
+        for (const auto& container : running) add_orphan(self, agent_id, container);
         request_pass(self);
       },
       [=](remove_atom, const std::string& agent_id, const caf::actor_addr& proxy) {

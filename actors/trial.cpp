@@ -23,6 +23,7 @@
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
+#include "messages/caf_types.hpp"
 
 namespace det {
 namespace {
@@ -39,6 +40,7 @@ struct trial_state {
   bool paused = false;    // its experiment is paused
   allocation_actor allocation;
   int32_t runs = 0;
+  int32_t hello_run = 0;  // the run whose worker said hello last
   bool stopping = false;  // searcher asked for a graceful stop
   bool pausing = false;   // the experiment is pausing: stop gracefully, keep the trial
   bool preempting = false;  // the scheduler wants the slots: stop gracefully, queue again
@@ -54,6 +56,9 @@ struct trial_state {
   // The highest step stored for "training" and "validation": a run that resumed from a
   // checkpoint reports the steps after it again, and those already stored are dropped.
   std::map<std::string, int64_t> stored_steps;
+  // The highest step sent to storage and not yet answered: a copy of a report still on its way
+  // (a worker that timed out and sent it again) is dropped too.
+  std::map<std::string, int64_t> sending_steps;
 };
 
 using self_ptr = trial_actor::stateful_pointer<trial_state>;
@@ -291,8 +296,10 @@ void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
   pb::MetricBatch fresh;
   for (auto& r : *batch.mutable_reports()) {
     if (deduplicated(r.group())) {
-      auto mark = st.stored_steps.find(r.group());
-      if (mark != st.stored_steps.end() && r.total_batches() <= mark->second)
+      auto stored = st.stored_steps.find(r.group());
+      auto sending = st.sending_steps.find(r.group());
+      if ((stored != st.stored_steps.end() && r.total_batches() <= stored->second) ||
+          (sending != st.sending_steps.end() && r.total_batches() <= sending->second))
         continue;
     }
     r.set_trial_id(trial(self).id());
@@ -304,6 +311,11 @@ void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
     done(int64_t{0});
     return;
   }
+  for (const auto& r : fresh.reports())
+    if (deduplicated(r.group())) {
+      auto& mark = st.sending_steps[r.group()];
+      mark = std::max(mark, r.total_batches());
+    }
   self->request(st.setup.handles.persistence, std::chrono::seconds(30), fresh)
       .then(
           [=](int64_t stored) mutable {
@@ -315,7 +327,11 @@ void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
             take_metrics(self, fresh);
             done(stored);
           },
-          [=](caf::error& e) mutable { done(std::move(e)); });
+          [=](caf::error& e) mutable {
+            self->state.sending_steps = self->state.stored_steps;  // not stored: may be sent again
+            done(caf::make_error(caf::sec::runtime_error, "the metrics were not stored: " +
+                                                              error_sentence(self->system(), e)));
+          });
 }
 
 // Records a checkpoint; only a committed one is named to the experiment, since
@@ -475,7 +491,9 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_seed(trial(self).seed());
         spec.set_validate_after_unit(st.length_unit);
         spec.set_validate_after_length(st.length);
-        st.run_length = st.length;
+        // A worker saying hello again after a reconnection trains to what it was first given.
+        if (std::exchange(st.hello_run, st.runs) != st.runs)
+          st.run_length = st.length;
         spec.set_checkpoint_root(st.setup.checkpoint_root);
         spec.set_allocation_token(st.token);
         spec.set_reconnect_wait_s(st.setup.handles.agent_reconnect_wait_s);
@@ -588,7 +606,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           return;
         st.preempting = true;
         log_line(self, "preempted by the scheduler: checkpointing and giving its slots back");
-        self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+        self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
         self->delayed_send(self, std::chrono::seconds(st.setup.preemption_timeout_s), preempt_atom::value, st.runs);
       },
       [=](preempt_atom, int32_t run) {

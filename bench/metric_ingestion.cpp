@@ -1,12 +1,16 @@
 // Metric ingestion: rows made durable per second through the persistence
-// actor (MetricBatch messages, buffered, written with COPY) divided by a raw
-// COPY of the same rows into the same server, both in this process.
+// actor (MetricBatch messages, buffered, written with COPY, each acknowledged
+// once committed) divided by a raw COPY of the same rows into the same server,
+// both in this process. The actor gets up to --reporters batches in flight, as
+// that many workers each waiting for their last report's acknowledgement.
 //
-//   bench_metric_ingestion [--rows N] [--batch N] [--db URL | --data-dir DIR]
+//   bench_metric_ingestion [--rows N] [--batch N] [--reporters 16] [--db URL | --data-dir DIR]
 //
 // Without --db it starts an embedded PostgreSQL in a fresh temporary directory.
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,9 +37,15 @@ double seconds_since(clock_type::time_point start) {
 // Rows per second through the persistence actor: every batch is acknowledged
 // (as a worker's are), then a flush makes the tail durable.
 double through_actor(caf::actor_system& sys, std::shared_ptr<det::storage::database> db,
-                     int64_t trial, int64_t rows, int64_t batch_size) {
+                     int64_t trial, int64_t rows, int64_t batch_size, int64_t reporters) {
   auto persistence = det::spawn_persistence(sys, db);
   caf::scoped_actor self{sys};
+  using handle = decltype(self->request(persistence, std::chrono::seconds(60), det::pb::MetricBatch{}));
+  std::deque<handle> in_flight;
+  auto collect_oldest = [&] {
+    in_flight.front().receive([](int64_t) {}, [&](caf::error& e) { throw std::runtime_error(sys.render(e)); });
+    in_flight.pop_front();
+  };
   auto now = det::now();
   auto start = clock_type::now();
   for (int64_t sent = 0; sent < rows;) {
@@ -50,9 +60,10 @@ double through_actor(caf::actor_system& sys, std::shared_ptr<det::storage::datab
       (*r->mutable_metrics())["loss"] = 1.0 / double(sent + 1);
       *r->mutable_time() = now;
     }
-    self->request(persistence, std::chrono::seconds(60), std::move(batch))
-        .receive([](int64_t) {}, [&](caf::error& e) { throw std::runtime_error(sys.render(e)); });
+    if (static_cast<int64_t>(in_flight.size()) >= reporters) collect_oldest();
+    in_flight.push_back(self->request(persistence, std::chrono::seconds(60), std::move(batch)));
   }
+  while (!in_flight.empty()) collect_oldest();
   self->request(persistence, std::chrono::seconds(300), det::flush_atom::value)
       .receive([](int64_t) {}, [&](caf::error& e) { throw std::runtime_error(sys.render(e)); });
   auto elapsed = seconds_since(start);
@@ -71,6 +82,7 @@ double raw_copy(det::storage::database& db, int64_t trial, int64_t rows) {
 int main(int argc, char** argv) {
   int64_t rows = 200000;
   int64_t batch_size = 100;
+  int64_t reporters = 16;
   std::string db_url;
   std::string data_dir;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -79,6 +91,8 @@ int main(int argc, char** argv) {
       rows = std::stoll(argv[i + 1]);
     else if (flag == "--batch")
       batch_size = std::stoll(argv[i + 1]);
+    else if (flag == "--reporters")
+      reporters = std::max<int64_t>(1, std::stoll(argv[i + 1]));
     else if (flag == "--db")
       db_url = argv[i + 1];
     else if (flag == "--data-dir")
@@ -117,15 +131,15 @@ int main(int argc, char** argv) {
     double raw_best = 0, actor_best = 0;
     for (int round = 0; round < 3; ++round) {
       double raw = raw_copy(*db, trial, rows);
-      double actor = through_actor(sys, db, trial, rows, batch_size);
+      double actor = through_actor(sys, db, trial, rows, batch_size, reporters);
       std::printf("round %d: raw COPY %.0f rows/s, persistence actor %.0f rows/s\n", round + 1, raw,
                   actor);
       raw_best = std::max(raw_best, raw);
       actor_best = std::max(actor_best, actor);
     }
-    std::printf("rows=%lld batch=%lld raw_copy_rows_per_s=%.0f actor_rows_per_s=%.0f ratio=%.3f\n",
-                static_cast<long long>(rows), static_cast<long long>(batch_size), raw_best,
-                actor_best, actor_best / raw_best);
+    std::printf("rows=%lld batch=%lld reporters=%lld raw_copy_rows_per_s=%.0f actor_rows_per_s=%.0f ratio=%.3f\n",
+                static_cast<long long>(rows), static_cast<long long>(batch_size), static_cast<long long>(reporters),
+                raw_best, actor_best, actor_best / raw_best);
   } catch (const std::exception& ex) {
     std::cerr << "bench_metric_ingestion: " << ex.what() << "\n";
     return 1;

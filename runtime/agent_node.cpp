@@ -117,6 +117,8 @@ void connect(self_ptr self) {
   st.master = *master;
   pb::AgentHello hello;
   *hello.mutable_agent() = st.info;
+  for (const auto& exited : st.unsent_exits)
+    *hello.add_exited() = exited;
   for (auto& [id, c] : st.containers) {
     hello.add_running_allocations(id);
     auto* running = hello.add_running();
@@ -135,9 +137,7 @@ void connect(self_ptr self) {
             ++st.disconnections;  // a pending give-up is void
             st.announced_wait = false;
             flush_logs(self);  // lines its workers wrote while it had no master
-            for (auto& exited : st.unsent_exits)
-              self->send(st.endpoint, std::move(exited));
-            st.unsent_exits.clear();
+            st.unsent_exits.clear();  // the hello carried them
             self->monitor(st.master);
             std::cout << "agent " << st.info.id() << ": registered with master "
                       << welcome.master_version() << " at " << st.master_host << ":"
@@ -238,7 +238,8 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         int sig = kill.signal() == 0 ? SIGKILL : kill.signal();
         it->second.process->signal(sig);
         if (sig != SIGKILL)
-          self->delayed_send(self, kill_grace, force_atom::value, kill.allocation_id());
+          self->delayed_send(self, kill.grace_s() > 0 ? std::chrono::seconds(kill.grace_s()) : kill_grace,
+                             force_atom::value, kill.allocation_id());
       },
       [=](give_up_atom, int64_t wait) {
         auto& st = self->state;

@@ -32,7 +32,7 @@ std::vector<job_state> job_states(const pass_input& in) {
       job_state job;
       job.group = t->request.group;
       job.weight = std::max(in.group(job.group).weight, 0.0);
-      job.first_order = t->order;
+      job.first_order = in.group_order(t->request.group);
       jobs.push_back(std::move(job));
     }
     job_state& job = jobs[it->second];
@@ -92,10 +92,18 @@ pass_result fair_share_pass(pass_input& in) {
   // does, moves the rounding remainders from pass to pass, and with them preempts and restarts
   // tasks for nothing.)
   auto jobs = job_states(in);
+  // Slots that take new tasks, plus those held on disabled agents and slots: their tasks count as
+  // their jobs' active slots, and leaving them out would preempt healthy tasks elsewhere.
   int capacity = 0;
-  for (const auto& agent : in.agents)
-    capacity += in.tasks.front()->request.slots == 0 ? (agent.enabled ? in.options.max_zero_slot_tasks_per_agent : 0)
-                                                     : (agent.enabled ? agent.usable_slots() : 0);
+  const bool zero_slot = in.tasks.front()->request.slots == 0;
+  for (const auto& agent : in.agents) {
+    if (zero_slot) {
+      capacity += agent.enabled ? in.options.max_zero_slot_tasks_per_agent : agent.zero_slot_tasks;
+      continue;
+    }
+    for (const auto& [id, slot] : agent.slots)
+      capacity += (agent.enabled && slot.enabled) || !slot.owner.empty() ? 1 : 0;
+  }
   // A job that runs nothing and is offered less than its smallest task needs would hold its offer
   // unused; the newest such job is left out and the offers are made again. (A job that runs
   // tasks keeps a leftover too small for its next one: taking its offer away would preempt them.)

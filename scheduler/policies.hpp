@@ -14,6 +14,7 @@ struct pass_input {
   std::vector<agent_view> agents;       // the running tasks' slots held
   std::function<const group_settings&(const std::string&)> group;
   const scheduler_options& options;
+  std::function<int64_t(const std::string&)> group_order;  // when the job first asked: stable
 };
 
 struct pass_result {

@@ -85,7 +85,10 @@ void pool_scheduler::set_group(const std::string& group, const group_settings& s
 
 void pool_scheduler::forget_group(const std::string& group) {
   bool used = std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& t) { return t.second.request.group == group; });
-  if (!used) groups_.erase(group);
+  if (!used) {
+    groups_.erase(group);
+    group_order_.erase(group);
+  }
 }
 
 const group_settings& pool_scheduler::group(const std::string& group) const {
@@ -100,6 +103,7 @@ void pool_scheduler::request(const task_request& task) {
   view.request = task;
   view.request.slots = std::max(task.slots, 0);
   view.order = next_order_++;
+  group_order_.emplace(task.group, view.order);
   tasks_.emplace(task.allocation_id, std::move(view));
 }
 
@@ -139,7 +143,11 @@ decision pool_scheduler::schedule() {
   decision out;
   // Tasks with slots and 0-slot tasks compete for different things, so each kind has its own pass.
   for (bool zero_slot : {false, true}) {
-    pass_input in{{}, agents_, [this](const std::string& g) -> const group_settings& { return group(g); }, options_};
+    pass_input in{{}, agents_, [this](const std::string& g) -> const group_settings& { return group(g); }, options_,
+                  [this](const std::string& g) {
+                    auto it = group_order_.find(g);
+                    return it == group_order_.end() ? int64_t{0} : it->second;
+                  }};
     for (const auto& [id, task] : tasks_)
       if ((task.request.slots == 0) == zero_slot) in.tasks.push_back(&task);
     if (in.tasks.empty()) continue;

@@ -115,6 +115,7 @@ class pool_scheduler {
   std::vector<agent_view> agents_;  // registration order
   std::map<std::string, task_view> tasks_;
   std::map<std::string, group_settings> groups_;
+  std::map<std::string, int64_t> group_order_;  // each job's first request, for a stable job order
   int64_t next_order_ = 0;
 };
 

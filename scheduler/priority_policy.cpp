@@ -38,9 +38,25 @@ std::vector<const task_view*> preempt_for(const pass_input& in, const task_view&
     released.push_back(&candidate);
     if (auto fit = find_fit(task.request.allocation_id, task.request.slots, *local, in.options.fitting,
                             in.options.max_zero_slot_tasks_per_agent)) {
+      // Only the victims whose slots the task takes are preempted; the others keep running.
+      std::vector<const task_view*> needed;
+      for (const task_view* victim : released) {
+        bool overlaps = false;
+        for (const auto& vp : victim->parts)
+          for (const auto& fp : fit->parts)
+            if (vp.agent_id == fp.agent_id &&
+                (vp.slot_ids.empty() || std::any_of(vp.slot_ids.begin(), vp.slot_ids.end(), [&](int s) {
+                   return std::count(fp.slot_ids.begin(), fp.slot_ids.end(), s) > 0;
+                 })))
+              overlaps = true;
+        if (overlaps)
+          needed.push_back(victim);
+        else
+          take(*local, {victim->request.allocation_id, victim->parts});
+      }
       take(*local, *fit);
       agents = std::move(*local);
-      return released;
+      return needed;
     }
   }
   return {};

@@ -18,7 +18,7 @@ pass_result round_robin_pass(pass_input& in) {
   auto held = running_slots_by_group(in);
   for (const task_view* t : in.tasks) {
     auto [it, added] = index.emplace(t->request.group, jobs.size());
-    if (added) jobs.push_back({t->request.group, t->order, {}});
+    if (added) jobs.push_back({t->request.group, in.group_order(t->request.group), {}});
     if (!t->running) jobs[it->second].pending.push_back(t);
   }
   std::stable_sort(jobs.begin(), jobs.end(), [&](const job& a, const job& b) {

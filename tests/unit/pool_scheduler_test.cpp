@@ -308,3 +308,35 @@ TEST_CASE("a task adopted where it already runs holds its slots") {
   s.release("running");
   CHECK(s.schedule().start.size() == 1);
 }
+
+TEST_CASE("preemption releases only the tasks whose slots the waiting task takes") {
+  auto s = make(policy_kind::priority, true);
+  s.add_agent("a", {0, 1, 2, 3});
+  s.add_agent("b", {0, 1, 2, 3});
+  s.set_group("low", {60, 1, 0});
+  s.set_group("fixed", {60, 1, 0});
+  s.set_group("high", {10, 1, 0});
+  s.request({"fixed", "fixed", 2, false});
+  s.request({"low-whole", "low", 4});  // the other agent, whole
+  s.request({"low-half", "low", 2});   // next to `fixed`
+  auto d = s.schedule();
+  REQUIRE(d.start.size() == 3);
+  REQUIRE(where(d, "low-half").parts[0].agent_id == where(d, "fixed").parts[0].agent_id);
+  s.request({"high", "high", 4});
+  // The newest, low-half, is tried first but cannot free 4 slots beside `fixed`; low-whole then
+  // frees an agent. Only low-whole is preempted.
+  CHECK(preempted(s.schedule()) == std::set<std::string>{"low-whole"});
+}
+
+TEST_CASE("fair share counts slots held on a disabled agent, so healthy tasks elsewhere keep running") {
+  auto s = make(policy_kind::fair_share);
+  add_agents(s, 2, 4);
+  for (int i = 0; i < 4; ++i) {
+    s.request({"a" + std::to_string(i), "a", 1});
+    s.request({"b" + std::to_string(i), "b", 1});
+  }
+  s.schedule();
+  REQUIRE(slots_of(s, "a") == 4);
+  s.set_agent_enabled("agent-1", false);  // e.g. its connection dropped for a moment
+  CHECK(s.schedule().empty());
+}
