@@ -5,8 +5,9 @@
 //
 // Policies: `priority` (1-99, lower first; with `preemption`, lower-priority preemptible tasks are
 // released for higher ones, and preemptible tasks may backfill behind a blocked level),
-// `fair_share` (weighted max-min by progressive filling over jobs) and `round_robin` (one task
-// per job per pass, jobs with fewer active slots first). Every policy honours a job's max_slots.
+// `fair_share` (weighted max-min by progressive filling over jobs) and `round_robin` (rounds of
+// one task per job, jobs with fewer active slots first, until nothing more fits). Every policy
+// honours a job's max_slots.
 // Tasks are gangs: all their slots at once, on one agent or across whole idle agents. 0-slot tasks
 // are scheduled apart, limited per agent.
 
