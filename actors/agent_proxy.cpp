@@ -235,6 +235,10 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
             return false;
           found->set_enabled(enabled);
         }
+        // While the agent is away it stays closed to new work; enabling it takes effect when it
+        // returns (the reconnection passes user_enabled on).
+        if (slot < 0 && enabled && !self->state.connected)
+          return true;
         return self->delegate(self->state.handles.pool(info.resource_pool()), a, info.id(), slot, enabled, drain);
       },
       [=](inspect_atom) -> std::string {
