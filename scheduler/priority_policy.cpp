@@ -3,6 +3,7 @@
 #include "scheduler/policies.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -62,6 +63,20 @@ std::vector<const task_view*> preempt_for(const pass_input& in, const task_view&
   return {};
 }
 
+// Depends only on the slot count, so a pass asks once per count (`known`).
+bool could_ever_fit(const pass_input& in, const task_view& task, std::map<int, bool>& known) {
+  auto cached = known.find(task.request.slots);
+  if (cached != known.end()) return cached->second;
+  auto empty = in.agents;
+  for (auto& agent : empty) {
+    agent.zero_slot_tasks = 0;
+    for (auto& [id, slot] : agent.slots) slot.owner.clear();
+  }
+  return known[task.request.slots] = find_fit(task.request.allocation_id, task.request.slots, empty,
+                                              in.options.fitting, in.options.max_zero_slot_tasks_per_agent)
+                                         .has_value();
+}
+
 }  // namespace
 
 pass_result priority_pass(pass_input& in) {
@@ -74,6 +89,7 @@ pass_result priority_pass(pass_input& in) {
 
   pass_result out;
   std::set<std::string> releasing;
+  std::map<int, bool> fits_when_empty;  // by slot count
   bool backfilling = false;
   for (size_t level_begin = 0; level_begin < pending.size();) {
     int priority = in.group(pending[level_begin]->request.group).priority;
@@ -107,7 +123,11 @@ pass_result priority_pass(pass_input& in) {
         }
       }
     }
-    if (!unfitted.empty()) backfilling = true;
+    // A task that would not fit even on the pool emptied (more slots than its enabled agents
+    // have) waits for the pool to change, not for tasks to end: it holds no level back.
+    if (std::any_of(unfitted.begin(), unfitted.end(),
+                    [&](const task_view* t) { return could_ever_fit(in, *t, fits_when_empty); }))
+      backfilling = true;
     if (in.options.preemption) {
       for (const task_view* task : unfitted) {
         // It will fit once the preemptions already chosen finish.

@@ -340,3 +340,14 @@ TEST_CASE("fair share counts slots held on a disabled agent, so healthy tasks el
   s.set_agent_enabled("agent-1", false);  // e.g. its connection dropped for a moment
   CHECK(s.schedule().empty());
 }
+
+TEST_CASE("priority: a task too big for the pool does not hold back the levels below it") {
+  auto s = make(policy_kind::priority);
+  add_agents(s, 2, 4);
+  s.set_group("huge", {10, 1, 0});
+  s.set_group("small", {50, 1, 0});
+  s.request({"six", "huge", 6});  // 6 slots fit neither one 4-slot agent nor whole agents
+  s.request({"one", "small", 1});
+  CHECK(started(s.schedule()) == std::set<std::string>{"one"});
+  CHECK(s.queued() == 1);
+}
