@@ -227,11 +227,12 @@ class SearchRestoreTest(unittest.TestCase):
             restarted = [t for t in trials if any(
                 "the master restarted" in l for l in c.trial_logs(t["id"]))]
             for t in restarted:
-                # Its worker outlived the master: the agent kept it, it reconnected, and the
-                # restarted master took the run back where it ran.
+                # Its worker outlived the master: the agent kept it, it said hello to the restarted
+                # master (again, or for the first time if it was still starting), and that master
+                # took the run back where it ran instead of starting another.
                 logs = c.trial_logs(t["id"])
                 self.assertEqual(sum("container started" in l for l in logs), 1, logs)
-                self.assertTrue(any("worker: reconnected to the master" in l for l in logs), logs)
+                self.assertTrue(any("to come back" in l for l in logs), logs)
             for t in trials:
                 # A restore costs no restart, and a resumed run's repeated steps are stored once:
                 # every trial's metrics run from start to end without a step twice.
