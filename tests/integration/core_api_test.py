@@ -82,7 +82,7 @@ class CoreApiTest(unittest.TestCase):
         self.assertEqual(trial["restarts"], 0)
         self.assertEqual(int(trial["total_batches"]), 90)
         # The same process and run, taken back by the restarted master with its token.
-        self.assertEqual(sum("container started" in l for l in logs), 1, logs)
+        self.assertEqual(trial["runs"], 1, logs)
         steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group=validation")["metrics"]]
         self.assertEqual(steps, sorted(set(steps)))
         self.assertEqual(steps[-1], 90)

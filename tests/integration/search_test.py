@@ -230,9 +230,9 @@ class SearchRestoreTest(unittest.TestCase):
                 # Its worker outlived the master: the agent kept it, it said hello to the restarted
                 # master (again, or for the first time if it was still starting), and that master
                 # took the run back where it ran instead of starting another.
-                logs = c.trial_logs(t["id"])
-                self.assertEqual(sum("container started" in l for l in logs), 1, logs)
-                self.assertTrue(any("to come back" in l for l in logs), logs)
+                # (Log lines the master buffered in its last 100 ms before SIGKILL are lost; the
+                # trial's run count is stored with each run.)
+                self.assertEqual(t["runs"], 1, c.trial_logs(t["id"]))
             for t in trials:
                 # A restore costs no restart, and a resumed run's repeated steps are stored once:
                 # every trial's metrics run from start to end without a step twice.
