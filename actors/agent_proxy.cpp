@@ -134,7 +134,9 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           caf::anon_send(it->second.allocation, exited);
           st.containers.erase(it);
         }
-        std::set<std::string> running(hello.running_allocations().begin(), hello.running_allocations().end());
+        std::set<std::string> running;
+        for (const auto& container : hello.running())
+          running.insert(container.allocation_id());
         for (auto it = st.containers.begin(); it != st.containers.end();) {
           if (running.count(it->first)) {
             ++it;

@@ -89,9 +89,15 @@ std::string new_token() {
   return text;
 }
 
+// "<trial>.<run>": the id of the trial's current (latest) run.
+std::string run_id(self_ptr self) {
+  return std::to_string(trial(self).id()) + "." + std::to_string(self->state.runs);
+}
+
 void start_run(self_ptr self) {
   auto& st = self->state;
-  auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(++st.runs);
+  ++st.runs;
+  auto allocation_id = run_id(self);
   trial(self).set_runs(st.runs);  // stored with the QUEUED state below
   if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
     log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
@@ -117,7 +123,7 @@ void start_run(self_ptr self) {
 // and token. If no agent reports it in time, the run is lost and another starts.
 void reclaim_run(self_ptr self) {
   auto& st = self->state;
-  auto allocation_id = std::to_string(trial(self).id()) + "." + std::to_string(st.runs);
+  auto allocation_id = run_id(self);
   log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
                      " s for run " + allocation_id + " to come back");
   st.worker_failed = false;
@@ -296,10 +302,9 @@ void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
   pb::MetricBatch fresh;
   for (auto& r : *batch.mutable_reports()) {
     if (deduplicated(r.group())) {
-      auto stored = st.stored_steps.find(r.group());
+      // sending_steps is never below stored_steps: it moves first and falls back to it on failure.
       auto sending = st.sending_steps.find(r.group());
-      if ((stored != st.stored_steps.end() && r.total_batches() <= stored->second) ||
-          (sending != st.sending_steps.end() && r.total_batches() <= sending->second))
+      if (sending != st.sending_steps.end() && r.total_batches() <= sending->second)
         continue;
     }
     r.set_trial_id(trial(self).id());
@@ -367,7 +372,7 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
 bool from_stale_run(self_ptr self, const std::string& allocation_id) {
   return !allocation_id.empty() &&
          (!self->state.allocation ||
-          allocation_id != std::to_string(trial(self).id()) + "." + std::to_string(self->state.runs));
+          allocation_id != run_id(self));
 }
 
 pb::CoreApiReply refusal(int status, const std::string& sentence) {
@@ -452,6 +457,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
     self->state.stored_steps["training"] = trial(self).stored_training_step();
   if (trial(self).stored_validation_step() >= 0 && trial(self).runs() > 0)
     self->state.stored_steps["validation"] = trial(self).stored_validation_step();
+  self->state.sending_steps = self->state.stored_steps;
   *trial(self).mutable_start_time() = det::now();
   if (!self->state.setup.start_note.empty())
     log_line(self, self->state.setup.start_note);
@@ -478,8 +484,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   return {
       [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
         auto& st = self->state;
-        auto current = std::to_string(trial(self).id()) + "." + std::to_string(st.runs);
-        if (!st.allocation || hello.allocation_id() != current)  // a worker of a run that has ended
+        if (hello.allocation_id().empty() || from_stale_run(self, hello.allocation_id()))  // a run that has ended
           return caf::make_error(caf::sec::invalid_argument, "allocation " + hello.allocation_id() +
                                                                  " is not the current run of trial " +
                                                                  std::to_string(trial(self).id()));
@@ -506,7 +511,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           spec.set_warm_start_checkpoint_dir(st.setup.warm_start_dir);
         }
         if (st.allocation)
-          spec.set_allocation_id(std::to_string(trial(self).id()) + "." + std::to_string(st.runs));
+          spec.set_allocation_id(run_id(self));
         set_state(self, pb::STATE_RUNNING);
         return {spec, caf::actor_cast<trial_endpoint>(self)};
       },

@@ -59,12 +59,12 @@ int main(int argc, char** argv) {
     auto start = clock_type::now();
     checkpoint_writer writer(root.string());
     save_trial_state(writer.dir(), *model, *optimizer);
-    auto saved = writer.commit("det.mlp/1", progress{100, 6400, 0.1});
+    auto saved = writer.commit("det.mlp/2", progress{100, 6400, 0.1});
     det_save.push_back(seconds_since(start));
     auto dir = root / saved.uuid;
     det_bytes = bytes_under(dir);
     start = clock_type::now();
-    read_checkpoint(dir.string(), "det.mlp/1");
+    read_checkpoint(dir.string(), "det.mlp/2");
     load_trial_state(dir.string(), false, *model, *optimizer);
     det_load.push_back(seconds_since(start));
     fs::remove_all(dir);

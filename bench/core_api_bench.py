@@ -54,6 +54,7 @@ def main():
         line = next(l for l in logs if l.startswith("core_api_bench "))
         m = json.loads(line.split(" ", 1)[1])
         stored = len(c.get(f"/api/v1/trials/{trial}/metrics?group=training")["metrics"])
+        assert stored == args.reports, f"only {stored} of {args.reports} reports were stored"
         print(f"reports_per_second={m['reports_per_second']:.0f} report_p50_ms={m['report_p50_ms']:.2f} "
               f"baseline_get_per_second={m['baseline_per_second']:.0f} baseline_p50_ms={m['baseline_p50_ms']:.2f} "
               f"ratio={m['reports_per_second'] / m['baseline_per_second']:.2f} stored={stored}/{args.reports}")

@@ -1,10 +1,5 @@
 #include "gpu/mlp_model.hpp"
 
-
-#include <ATen/CPUGeneratorImpl.h>
-
-#include <filesystem>
-
 #include "gpu/idx_file.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>

@@ -120,7 +120,6 @@ void connect(self_ptr self) {
   for (const auto& exited : st.unsent_exits)
     *hello.add_exited() = exited;
   for (auto& [id, c] : st.containers) {
-    hello.add_running_allocations(id);
     auto* running = hello.add_running();
     running->set_allocation_id(id);
     running->set_trial_id(c.trial_id);

@@ -14,6 +14,7 @@
 #include "messages/states.hpp"
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
+#include "config/experiment_config.hpp"
 #include "config/master_config.hpp"
 #include "messages/caf_types.hpp"
 #include "runtime/http_gateway.hpp"
@@ -41,6 +42,33 @@ void write_ready_file(const std::string& path, int port, int http_port) {
         << "}\n";
   }
   std::rename(tmp.c_str(), path.c_str());
+}
+
+// searcher.source_*: the checkpoint the experiment's trials start from, as submit chose it. Its
+// first trials recorded the choice (a source trial may have saved newer checkpoints since); a
+// search that had created none yet chooses as submit does.
+void restore_warm_start(storage::database& db, const std::vector<pb::Trial>& trials, experiment_plan& plan) {
+  const auto& searcher = plan.config->searcher;
+  if (!searcher.source_trial_id && searcher.source_checkpoint_uuid.empty())
+    return;
+  std::string uuid = searcher.source_checkpoint_uuid;
+  for (const auto& t : trials)
+    if (t.parent_trial_id() == 0 && !t.warm_start_checkpoint_uuid().empty())
+      uuid = t.warm_start_checkpoint_uuid();
+  if (uuid.empty() && searcher.source_trial_id) {
+    int64_t best = -1;
+    for (const auto& c : db.trial_checkpoints(*searcher.source_trial_id))
+      if (c.state() == "COMPLETED" && c.steps_completed() >= best) {
+        best = c.steps_completed();
+        uuid = c.uuid();
+      }
+  }
+  auto checkpoint = uuid.empty() ? std::nullopt : db.get_checkpoint(uuid);
+  if (!checkpoint || checkpoint->state() != "COMPLETED")
+    throw std::runtime_error("its warm-start checkpoint " + (uuid.empty() ? std::string("(none)") : uuid) +
+                             " is gone");
+  plan.warm_start_uuid = uuid;
+  plan.warm_start_dir = checkpoint->storage_path() + "/" + uuid;
 }
 
 } // namespace
@@ -71,8 +99,8 @@ int run_master(const master_options& opts) {
   std::vector<std::pair<pb::Experiment, experiment_plan>> restored;
   for (auto& r : db->restorable_experiments()) {
     try {
-      auto plan = restore_experiment_plan(r.experiment, r.snapshot, std::move(r.trials),
-                                          std::move(r.model_definition));
+      auto plan = restore_experiment_plan(r.experiment, r.snapshot, r.trials, std::move(r.model_definition));
+      restore_warm_start(*db, r.trials, plan);
       restored.emplace_back(r.experiment, std::move(plan));
     } catch (const std::exception& e) {
       std::cerr << "master: cannot restore experiment " << r.experiment.id() << ": " << e.what()

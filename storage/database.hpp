@@ -65,10 +65,6 @@ class database {
   /// Ordered by id.
   std::vector<pb::Agent> list_agents();
 
-  /// For master start: marks every experiment not in a terminal state (CANCELED, COMPLETED, ERROR) and
-  /// without a searcher snapshot, and its unfinished trials, as ERROR with end_time = now, giving those
-  /// trials exit_reason = reason. Experiments with a snapshot are left for restore. Returns how many
-
   /// Stores the model directory (tar archive) submitted with an experiment.
   void save_model_definition(int64_t experiment_id, const std::string& archive);
   /// Stores the latest searcher snapshot (serialized bytes) of an experiment.

@@ -39,11 +39,7 @@ const std::string trial_select =
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
     "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
     "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
-    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs, "
-    "COALESCE((SELECT max(m.total_batches) FROM metrics m WHERE m.trial_id = trials.id AND m.\"group\" = "
-    "'training'), -1), "
-    "COALESCE((SELECT max(m.total_batches) FROM metrics m WHERE m.trial_id = trials.id AND m.\"group\" = "
-    "'validation'), -1) FROM trials ";
+    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -67,8 +63,6 @@ pb::Trial trial_from(const pqxx::row& row) {
   trial.set_warm_start_checkpoint_uuid(row[17].as<std::string>());
   trial.set_latest_checkpoint_uuid(row[18].as<std::string>());
   trial.set_runs(row[19].as<int32_t>());
-  trial.set_stored_training_step(row[20].as<int64_t>());
-  trial.set_stored_validation_step(row[21].as<int64_t>());
   return trial;
 }
 
@@ -124,13 +118,23 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
     }
     for (auto& r : out) {
       r.trials = trials_of(r.experiment.id());
-      // Tokens are read only here, for the master's own use: trial reads serve the REST API.
+      // What only a restore needs, in one query: the tokens (kept from trial reads, which serve the
+      // REST API) and the highest training and validation step each trial stored.
       pqxx::read_transaction tx{impl_->connection};
-      std::map<int64_t, std::string> tokens;
-      for (const auto& row : tx.exec_params("SELECT id, allocation_token FROM trials WHERE experiment_id = $1",
-                                            r.experiment.id()))
-        tokens[row[0].as<int64_t>()] = row[1].as<std::string>();
-      for (auto& t : r.trials) t.set_allocation_token(tokens[t.id()]);
+      std::map<int64_t, pb::Trial> extra;  // only the three fields
+      for (const auto& row : tx.exec_params(
+               "SELECT t.id, t.allocation_token, "
+               "COALESCE(max(m.total_batches) FILTER (WHERE m.\"group\" = 'training'), -1), "
+               "COALESCE(max(m.total_batches) FILTER (WHERE m.\"group\" = 'validation'), -1) "
+               "FROM trials t LEFT JOIN metrics m ON m.trial_id = t.id WHERE t.experiment_id = $1 GROUP BY t.id",
+               r.experiment.id()))
+      {
+        auto& t = extra[row[0].as<int64_t>()];
+        t.set_allocation_token(row[1].as<std::string>());
+        t.set_stored_training_step(row[2].as<int64_t>());
+        t.set_stored_validation_step(row[3].as<int64_t>());
+      }
+      for (auto& t : r.trials) t.MergeFrom(extra[t.id()]);
     }
     return out;
   });

@@ -180,6 +180,23 @@ class CheckpointTest(unittest.TestCase):
             self.assertTrue(any(f"Starting from the weights of checkpoint" in line and latest in line
                                 for line in c.trial_logs(t["id"])))
 
+        # A restarted master keeps the warm start for the trials the search creates afterwards.
+        later = c.submit(simulate_config("warm-restart", f'name = "random"\nmax_trials = 3\nmax_concurrent_trials = 1\n'
+                                                         f'source_trial_id = {source_trial["id"]}',
+                                         length=40, seconds_per_batch=0.02))
+        wait_for(lambda: any(t["state"] == "STATE_COMPLETED" for t in c.experiment(later)["trials"]), 60,
+                 "the first warm-started trial to finish")
+        os.kill(c.master.pid, signal.SIGKILL)
+        c.master.wait()
+        c.start_master()
+        exp = c.wait_experiment(later, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(len(exp["trials"]), 3)
+        for t in exp["trials"]:
+            self.assertEqual(t["warm_start_checkpoint_uuid"], latest)
+            self.assertTrue(any("Starting from the weights of checkpoint" in line and latest in line
+                                for line in c.trial_logs(t["id"])), c.trial_logs(t["id"]))
+
         path = os.path.join(c.root, "no-source.toml")
         with open(path, "w") as f:
             f.write(simulate_config("no-source", 'name = "single"\nsource_checkpoint_uuid = "00000000-0000-4000-8000-000000000000"'))

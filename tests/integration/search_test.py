@@ -226,6 +226,7 @@ class SearchRestoreTest(unittest.TestCase):
             self.assertTrue(all(int(t["total_batches"]) == 160 for t in trials))
             restarted = [t for t in trials if any(
                 "the master restarted" in l for l in c.trial_logs(t["id"]))]
+            self.assertTrue(restarted, "no trial was running when the master stopped")
             for t in restarted:
                 # Its worker outlived the master: the agent kept it, it said hello to the restarted
                 # master (again, or for the first time if it was still starting), and that master

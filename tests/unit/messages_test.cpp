@@ -61,13 +61,13 @@ TEST_CASE("an AgentHello with slots crosses CAF serialization next to an atom") 
   slot->set_id(3);
   slot->set_type(det::pb::SLOT_TYPE_CUDA);
   slot->set_device("NVIDIA H100");
-  hello.add_running_allocations("7.1");
+  hello.add_running()->set_allocation_id("7.1");
   auto out = round_trip(*rs.sys, caf::make_message(det::inspect_atom::value, hello));
   REQUIRE(out.match_elements<det::inspect_atom, det::pb::AgentHello>());
   auto& got = out.get_as<det::pb::AgentHello>(1);
   CHECK(got.agent().id() == "gpu-node-1");
   CHECK(got.agent().slots(0).type() == det::pb::SLOT_TYPE_CUDA);
-  CHECK(got.running_allocations(0) == "7.1");
+  CHECK(got.running(0).allocation_id() == "7.1");
 }
 
 TEST_CASE("protobuf messages print as text in CAF's logs") {
