@@ -36,9 +36,7 @@ struct agent_proxy_state {
   master_handles handles;
   caf::actor_addr self_address;
   std::map<std::string, container> containers;  // by allocation id
-  bool connected = true;
   int64_t disconnections = 0;  // names the reconnect window a tick belongs to
-  bool user_enabled = true;    // det agent enable|disable, which a reconnection keeps
   std::vector<pb::KillContainer> unsent_kills;  // while the agent is away, for when it returns
   // Exits of containers no allocation has registered yet (it is being reclaimed after a master
   // restart), kept for that allocation.
@@ -66,6 +64,19 @@ struct agent_proxy_state {
 };
 
 using self_ptr = agent_proxy_actor::stateful_pointer<agent_proxy_state>;
+
+// A container's exit goes to its allocation; one no allocation has registered yet (it is being
+// reclaimed after a master restart) is kept for the allocation that will.
+void route_exit(self_ptr self, pb::ContainerExited exited) {
+  auto& st = self->state;
+  auto it = st.containers.find(exited.allocation_id());
+  if (it == st.containers.end()) {
+    st.early_exits[exited.allocation_id()] = std::move(exited);
+    return;
+  }
+  caf::anon_send(it->second.allocation, std::move(exited));
+  st.containers.erase(it);
+}
 
 pb::Agent snapshot(self_ptr self) {
   pb::Agent a = self->state.info;
@@ -100,13 +111,12 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
   self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self,
              std::vector<pb::RunningContainer>(hello.running().begin(), hello.running().end()));
   for (const auto& exited : hello.exited())
-    st.early_exits[exited.allocation_id()] = exited;
+    route_exit(self, exited);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source != st.remote.address())
       return;
     // Dead or hung (heartbeats): keep its containers for agent_reconnect_wait.
-    st.connected = false;
     st.info.set_connected(false);
     self->send(st.handles.persistence, update_atom::value, st.info);
     caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1}, false, true);
@@ -122,18 +132,12 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           self->demonitor(st.remote.address());
         st.remote = std::move(remote);
         self->monitor(st.remote);
-        st.connected = true;
         ++st.disconnections;  // closes the pending window
         st.info.set_connected(true);
         self->send(st.handles.persistence, update_atom::value, st.info);
         // Exits it could not report while away, as they happened; then what it no longer runs is lost.
-        for (const auto& exited : hello.exited()) {
-          auto it = st.containers.find(exited.allocation_id());
-          if (it == st.containers.end())
-            continue;
-          caf::anon_send(it->second.allocation, exited);
-          st.containers.erase(it);
-        }
+        for (const auto& exited : hello.exited())
+          route_exit(self, exited);
         std::set<std::string> running;
         for (const auto& container : hello.running())
           running.insert(container.allocation_id());
@@ -155,7 +159,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
             self->send(st.remote, std::move(kill));
           }
         caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1},
-                       st.user_enabled, true);
+                       st.info.enabled(), true);  // what det agent enable|disable last said
         for (auto& kill : st.unsent_kills)
           if (st.containers.count(kill.allocation_id()))
             self->send(st.remote, std::move(kill));
@@ -166,7 +170,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
       },
       [=](tick_atom, int64_t window) {
         auto& st = self->state;
-        if (st.connected || window != st.disconnections)
+        if (st.info.connected() || window != st.disconnections)
           return;
         std::cerr << "master: agent " << st.info.id() << " did not reconnect within " << st.handles.agent_reconnect_wait_s
                   << " s" << std::endl;
@@ -195,7 +199,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
       },
       [=](pb::KillContainer& kill) {
         auto& st = self->state;
-        if (st.connected)
+        if (st.info.connected())
           self->send(st.remote, std::move(kill));
         else
           st.unsent_kills.push_back(std::move(kill));
@@ -207,15 +211,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         it->second.pid = started.pid();
         caf::anon_send(it->second.allocation, std::move(started));
       },
-      [=](pb::ContainerExited& exited) {
-        auto it = self->state.containers.find(exited.allocation_id());
-        if (it == self->state.containers.end()) {
-          self->state.early_exits[exited.allocation_id()] = std::move(exited);  // its reclaim may come
-          return;
-        }
-        caf::anon_send(it->second.allocation, std::move(exited));
-        self->state.containers.erase(it);
-      },
+      [=](pb::ContainerExited& exited) { route_exit(self, std::move(exited)); },
       [=](pb::LogBatch& batch) {
         for (auto& e : *batch.mutable_entries())
           e.set_agent_id(self->state.info.id());
@@ -227,7 +223,6 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         if (slot < 0) {
           info.set_enabled(enabled);
           info.set_draining(!enabled && drain);
-          self->state.user_enabled = enabled;
         } else {
           auto* found = static_cast<pb::Slot*>(nullptr);
           for (auto& s : *info.mutable_slots())
@@ -238,8 +233,8 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           found->set_enabled(enabled);
         }
         // While the agent is away it stays closed to new work; enabling it takes effect when it
-        // returns (the reconnection passes user_enabled on).
-        if (slot < 0 && enabled && !self->state.connected)
+        // returns (the reconnection passes info.enabled() on).
+        if (slot < 0 && enabled && !info.connected())
           return true;
         return self->delegate(self->state.handles.pool(info.resource_pool()), a, info.id(), slot, enabled, drain);
       },

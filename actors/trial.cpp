@@ -94,27 +94,31 @@ std::string run_id(self_ptr self) {
   return std::to_string(trial(self).id()) + "." + std::to_string(self->state.runs);
 }
 
-void start_run(self_ptr self) {
+// Spawns the allocation of the current run, `reclaim`ing a container that already runs it or
+// asking for slots to launch one.
+void spawn_run(self_ptr self, bool reclaim) {
   auto& st = self->state;
-  ++st.runs;
-  auto allocation_id = run_id(self);
-  trial(self).set_runs(st.runs);  // stored with the QUEUED state below
-  if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
-    log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
-                       trial(self).latest_checkpoint_uuid());
   st.worker_failed = false;
   st.worker_exited = false;
   st.worker_stopped = false;
+  st.worker_message.clear();
+  st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
+                                   caf::actor_cast<caf::actor>(self), st.setup.handles.pool(st.setup.resource_pool),
+                                   reclaim);
+  self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, run_id(self),
+             caf::actor_cast<caf::actor>(st.allocation));
+}
+
+void start_run(self_ptr self) {
+  auto& st = self->state;
+  trial(self).set_runs(++st.runs);  // stored with the QUEUED state below, as is the token
+  if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
+    log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
+                       trial(self).latest_checkpoint_uuid());
   st.waiting = false;
   st.token = new_token();
-  trial(self).set_allocation_token(st.token);  // stored with the QUEUED state below
-
-  st.worker_message.clear();
-  st.allocation = spawn_allocation(self->system(), allocation_id, trial(self),
-                                   st.setup.slots_per_trial, caf::actor_cast<caf::actor>(self),
-                                   st.setup.handles.pool(st.setup.resource_pool));
-  self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, allocation_id,
-             caf::actor_cast<caf::actor>(st.allocation));
+  trial(self).set_allocation_token(st.token);
+  spawn_run(self, false);
   set_state(self, pb::STATE_QUEUED);
 }
 
@@ -123,18 +127,10 @@ void start_run(self_ptr self) {
 // and token. If no agent reports it in time, the run is lost and another starts.
 void reclaim_run(self_ptr self) {
   auto& st = self->state;
-  auto allocation_id = run_id(self);
   log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
-                     " s for run " + allocation_id + " to come back");
-  st.worker_failed = false;
-  st.worker_exited = false;
-  st.worker_stopped = false;
+                     " s for run " + run_id(self) + " to come back");
   st.token = trial(self).allocation_token();
-  st.allocation = spawn_allocation(self->system(), allocation_id, trial(self), st.setup.slots_per_trial,
-                                   caf::actor_cast<caf::actor>(self), st.setup.handles.pool(st.setup.resource_pool),
-                                   true);
-  self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, allocation_id,
-             caf::actor_cast<caf::actor>(st.allocation));
+  spawn_run(self, true);
 }
 
 // How far a report says the trial trained, in the unit the searcher set.

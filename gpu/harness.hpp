@@ -1,5 +1,6 @@
 #pragma once
 
+#include "det/trial.hpp"
 #include "gpu/training_plan.hpp"
 
 #include <cstdint>
@@ -22,11 +23,10 @@ struct saved_checkpoint {
   std::map<std::string, int64_t> resources;  // file name -> bytes
 };
 
-/// The trial rejects its hyperparameters. The searcher replaces such a trial
-/// instead of counting it (Determined's InvalidHP early exit).
-struct invalid_hyperparameters : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+/// The trial rejects its hyperparameters: the Trial API's exception, which built-in and plugin
+/// trials throw alike. The searcher replaces such a trial instead of counting it (Determined's
+/// InvalidHP early exit).
+using invalid_hyperparameters = det::invalid_hyperparameters;
 
 /// Receives what a trial produces; the worker turns it into messages for the master.
 class reporter {

@@ -22,7 +22,7 @@ std::string executable_dir() {
 
 // Libraries stay loaded for the process's life: a worker trains one run.
 // RTLD_GLOBAL: LibTorch's own plugins look up its symbols globally, and a trial's
-// det::invalid_hyperparameters must be the harness's type.
+// det::invalid_hyperparameters thrown there must be the type the worker catches.
 void* open_library(const std::string& path, std::string& error) {
   if (void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
     return lib;
@@ -41,7 +41,7 @@ det::trial_factory find_factory(void* lib, const std::string& library, const std
 void train(det::trial_factory make, const std::string& format, const training_plan& plan, reporter& out) {
   step_timings timings(plan.profiling);
   auto context = make_trial_context(plan, out, timings);
-  std::unique_ptr<det::trial> t(with_hyperparameter_errors([&] { return make(*context); }));
+  std::unique_ptr<det::trial> t(make(*context));
   run_trial_loop(*t, plan, out, format, timings);
 }
 

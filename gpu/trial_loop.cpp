@@ -133,7 +133,7 @@ std::map<std::string, double> step_timings::close() {
 }
 
 std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan, reporter& out, step_timings& timings) {
-  return with_hyperparameter_errors([&] { return std::make_unique<plan_context>(plan, out, timings); });
+  return std::make_unique<plan_context>(plan, out, timings);
 }
 
 void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
@@ -154,8 +154,8 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   if (plan.profiling) sampler.emplace();
   const int64_t batch_size = t.batch_size();
   if (batch_size <= 0) throw invalid_hyperparameters("The batch size must be positive, not " + std::to_string(batch_size) + ".");
-  auto training_data = with_hyperparameter_errors([&] { return t.build_training_data_loader(); });
-  auto validation_data = with_hyperparameter_errors([&] { return t.build_validation_data_loader(); });
+  auto training_data = t.build_training_data_loader();
+  auto validation_data = t.build_validation_data_loader();
   const int64_t batches_per_epoch = training_data ? training_data->batches_per_epoch() : 0;
   if (training_data && batches_per_epoch < 1)
     throw std::runtime_error("The trial's training data loader has no batches.");
@@ -185,7 +185,7 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   auto validate = [&] {
     period.pause();
     auto metrics = timed("evaluate", [&] {
-      return with_hyperparameter_errors([&] { return validation_data ? mean_over(*validation_data, t) : t.evaluate_full(); });
+      return validation_data ? mean_over(*validation_data, t) : t.evaluate_full();
     });
     out.validation_metrics(at, metrics);
     t.on_validation_end(at.batches, metrics);
@@ -225,7 +225,7 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
       next = timed("dataloader_next", [&] { return training_data->get(epoch, at.batches % batches_per_epoch); });
     }
     period.add(timed("train_batch",
-                     [&] { return with_hyperparameter_errors([&] { return t.train_batch(next, epoch, at.batches); }); }),
+                     [&] { return t.train_batch(next, epoch, at.batches); }),
                batch_size);
     if (sampler)
       for (auto& sample : sampler->take()) out.profile_metrics("system", at, sample);

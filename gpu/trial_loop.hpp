@@ -37,15 +37,4 @@ std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan
 void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
                     step_timings& timings);
 
-/// A trial's constructor or loop threw det::invalid_hyperparameters: rethrows it as the
-/// harness's, so that the worker reports an early exit the searcher understands.
-template <class F>
-auto with_hyperparameter_errors(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const det::invalid_hyperparameters& e) {
-    throw invalid_hyperparameters(e.what());
-  }
-}
-
 } // namespace det::harness
