@@ -5,6 +5,7 @@
 // for one pass, and every change already in the mailbox when that pass runs shares it, so a
 // burst of requests costs one pass rather than one each.
 
+#include <algorithm>
 #include <csignal>
 #include <map>
 
@@ -59,6 +60,9 @@ scheduler::scheduler_options options_of(const config::resource_pool_config& spec
   o.fitting = spec.scheduler.fitting_policy == "worst" ? scheduler::fitting_policy::worst : scheduler::fitting_policy::best;
   o.preemption = spec.scheduler.preemption;
   o.max_zero_slot_tasks_per_agent = spec.max_aux_containers_per_agent;
+  // A gang across agents needs one worker per agent training together, which det's workers
+  // cannot do yet: such a placement must not be found (nor preempted for).
+  o.multi_agent_gangs = false;
   return o;
 }
 
@@ -68,10 +72,34 @@ void preempt(self_ptr self, const std::string& allocation_id) {
     self->send(caf::actor_cast<allocation_actor>(it->second), preempt_atom::value);
 }
 
+// Requests for more slots than any one agent of the pool has: refused with a sentence rather
+// than queued for ever (once the pool has agents to tell).
+void refuse_oversized(self_ptr self) {
+  auto& st = self->state;
+  int largest = 0;
+  for (const auto& agent : st.policy.agents()) largest = std::max(largest, static_cast<int>(agent.slots.size()));
+  if (largest == 0)
+    return;
+  for (auto it = st.waiting.begin(); it != st.waiting.end();) {
+    int slots = st.policy.tasks().at(it->first).request.slots;
+    if (slots <= largest) {
+      ++it;
+      continue;
+    }
+    it->second.promise.deliver(caf::make_error(
+        caf::sec::runtime_error, "the trial needs " + std::to_string(slots) + " slots on one agent, the largest agent of pool " +
+                                     st.spec.name + " has " + std::to_string(largest) +
+                                     ", and det cannot train one trial on several agents yet"));
+    st.policy.release(it->first);
+    it = st.waiting.erase(it);
+  }
+}
+
 void run_pass(self_ptr self) {
   auto& st = self->state;
   st.pass_requested = false;
   ++st.passes;
+  refuse_oversized(self);
   auto decision = st.policy.schedule();
   for (auto& where : decision.start) {
     auto w = st.waiting.find(where.allocation_id);
@@ -81,16 +109,6 @@ void run_pass(self_ptr self) {
     }
     auto waiting = std::move(w->second);
     st.waiting.erase(w);
-    if (where.parts.size() != 1) {
-      // A gang across agents needs one worker per agent training together, which det's workers
-      // cannot do yet: refuse rather than start independent copies.
-      st.policy.release(where.allocation_id);
-      waiting.promise.deliver(caf::make_error(
-          caf::sec::runtime_error, "pool " + st.spec.name + " can only place this trial across " +
-                                       std::to_string(where.parts.size()) +
-                                       " agents, and det cannot train one trial on several agents yet"));
-      continue;
-    }
     const auto& part = where.parts.front();
     st.running[where.allocation_id] = waiting.requester;
     waiting.promise.deliver(part.agent_id, std::vector<int32_t>(part.slot_ids.begin(), part.slot_ids.end()),

@@ -132,8 +132,7 @@ pass_result fair_share_pass(pass_input& in) {
     }
     for (const task_view* task : job.pending) {
       if (job.offered - job.active < task->request.slots) continue;
-      auto fit = find_fit(task->request.allocation_id, task->request.slots, in.agents, in.options.fitting,
-                          in.options.max_zero_slot_tasks_per_agent);
+      auto fit = fit_task(in, *task, in.agents);
       if (!fit) continue;
       take(in.agents, *fit);
       job.active += task->request.slots;

@@ -27,6 +27,9 @@ pass_result priority_pass(pass_input& in);
 pass_result fair_share_pass(pass_input& in);
 pass_result round_robin_pass(pass_input& in);
 
+/// Where `task` fits on `agents` under the pool's options.
+std::optional<placement> fit_task(const pass_input& in, const task_view& task, const std::vector<agent_view>& agents);
+
 /// Slots held by each job's running tasks.
 std::map<std::string, int> running_slots_by_group(const pass_input& in);
 

@@ -14,6 +14,11 @@ std::map<std::string, int> running_slots_by_group(const pass_input& in) {
   return held;
 }
 
+std::optional<placement> fit_task(const pass_input& in, const task_view& task, const std::vector<agent_view>& agents) {
+  return find_fit(task.request.allocation_id, task.request.slots, agents, in.options.fitting,
+                  in.options.max_zero_slot_tasks_per_agent, in.options.multi_agent_gangs);
+}
+
 bool within_max_slots(const pass_input& in, const task_view& task, int held) {
   int cap = in.group(task.request.group).max_slots;
   return cap <= 0 || held + task.request.slots <= cap;

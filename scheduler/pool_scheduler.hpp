@@ -28,6 +28,7 @@ struct scheduler_options {
   fitting_policy fitting = fitting_policy::best;
   bool preemption = false;
   int max_zero_slot_tasks_per_agent = 100;
+  bool multi_agent_gangs = true;  // a gang may take several whole idle agents
 };
 
 /// A task's demand: one allocation of `slots` slots for a job (`group`: an experiment).

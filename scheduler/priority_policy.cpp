@@ -37,8 +37,7 @@ std::vector<const task_view*> preempt_for(const pass_input& in, const task_view&
     if (!local) local = agents;
     give_back(*local, candidate.request.allocation_id, candidate.parts);
     released.push_back(&candidate);
-    if (auto fit = find_fit(task.request.allocation_id, task.request.slots, *local, in.options.fitting,
-                            in.options.max_zero_slot_tasks_per_agent)) {
+    if (auto fit = fit_task(in, task, *local)) {
       // Only the victims whose slots the task takes are preempted; the others keep running.
       std::vector<const task_view*> needed;
       for (const task_view* victim : released) {
@@ -72,9 +71,7 @@ bool could_ever_fit(const pass_input& in, const task_view& task, std::map<int, b
     agent.zero_slot_tasks = 0;
     for (auto& [id, slot] : agent.slots) slot.owner.clear();
   }
-  return known[task.request.slots] = find_fit(task.request.allocation_id, task.request.slots, empty,
-                                              in.options.fitting, in.options.max_zero_slot_tasks_per_agent)
-                                         .has_value();
+  return known[task.request.slots] = fit_task(in, task, empty).has_value();
 }
 
 }  // namespace
@@ -101,8 +98,7 @@ pass_result priority_pass(pass_input& in) {
     for (size_t i = level_begin; i < level_end; ++i) {
       const task_view& task = *pending[i];
       if (!within_max_slots(in, task, held[task.request.group])) continue;  // waits for its own job's slots
-      auto fit = find_fit(task.request.allocation_id, task.request.slots, in.agents, in.options.fitting,
-                          in.options.max_zero_slot_tasks_per_agent);
+      auto fit = fit_task(in, task, in.agents);
       if (!fit) {
         unfitted.push_back(&task);
         continue;
@@ -131,8 +127,7 @@ pass_result priority_pass(pass_input& in) {
     if (in.options.preemption) {
       for (const task_view* task : unfitted) {
         // It will fit once the preemptions already chosen finish.
-        if (auto fit = find_fit(task->request.allocation_id, task->request.slots, in.agents, in.options.fitting,
-                                in.options.max_zero_slot_tasks_per_agent)) {
+        if (auto fit = fit_task(in, *task, in.agents)) {
           take(in.agents, *fit);
           continue;
         }

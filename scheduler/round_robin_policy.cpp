@@ -33,8 +33,7 @@ pass_result round_robin_pass(pass_input& in) {
       for (auto it = j.pending.begin(); it != j.pending.end(); ++it) {
         const task_view& task = **it;
         if (!within_max_slots(in, task, held[j.group])) continue;
-        auto fit = find_fit(task.request.allocation_id, task.request.slots, in.agents, in.options.fitting,
-                            in.options.max_zero_slot_tasks_per_agent);
+        auto fit = fit_task(in, task, in.agents);
         if (!fit) continue;
         take(in.agents, *fit);
         held[j.group] += task.request.slots;

@@ -351,3 +351,19 @@ TEST_CASE("priority: a task too big for the pool does not hold back the levels b
   CHECK(started(s.schedule()) == std::set<std::string>{"one"});
   CHECK(s.queued() == 1);
 }
+
+TEST_CASE("without multi-agent gangs a gang never spans agents, and nothing is preempted for it") {
+  scheduler_options o;
+  o.preemption = true;
+  o.multi_agent_gangs = false;
+  pool_scheduler s(o);
+  add_agents(s, 2, 4);
+  s.set_group("low", {60, 1, 0});
+  s.set_group("high", {10, 1, 0});
+  s.request({"low", "low", 1});
+  CHECK(s.schedule().start.size() == 1);
+  s.request({"eight", "high", 8});
+  auto d = s.schedule();
+  CHECK(d.start.empty());
+  CHECK(d.preempt.empty());
+}
