@@ -50,12 +50,13 @@ struct agent_proxy_state {
     info.set_connected(false);
     caf::anon_send(handles.persistence, update_atom::value, info);
     caf::anon_send(handles.pool(info.resource_pool()), remove_atom::value, info.id(), self_address);
-    for (auto& [id, c] : containers) caf::anon_send(c.allocation, lost(id, "agent " + info.id() + " was lost"));
+    for (auto& [id, c] : containers) caf::anon_send(c.allocation, lost(id, info.id(), "agent " + info.id() + " was lost"));
   }
 
-  static pb::ContainerExited lost(const std::string& allocation_id, const std::string& why) {
+  static pb::ContainerExited lost(const std::string& allocation_id, const std::string& agent_id, const std::string& why) {
     pb::ContainerExited exited;
     exited.set_allocation_id(allocation_id);
+    exited.set_agent_id(agent_id);
     exited.set_exit_code(-1);
     exited.set_message(why + " while the container was running");
     exited.set_transient(true);
@@ -69,6 +70,7 @@ using self_ptr = agent_proxy_actor::stateful_pointer<agent_proxy_state>;
 // reclaimed after a master restart) is kept for the allocation that will.
 void route_exit(self_ptr self, pb::ContainerExited exited) {
   auto& st = self->state;
+  exited.set_agent_id(st.info.id());  // an allocation on several agents tells its parts apart by it
   auto it = st.containers.find(exited.allocation_id());
   if (it == st.containers.end()) {
     st.early_exits[exited.allocation_id()] = std::move(exited);
@@ -147,7 +149,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
             continue;
           }
           caf::anon_send(it->second.allocation,
-                         agent_proxy_state::lost(it->first, "agent " + st.info.id() + " came back without it"));
+                         agent_proxy_state::lost(it->first, st.info.id(), "agent " + st.info.id() + " came back without it"));
           it = st.containers.erase(it);
         }
         // What the agent runs that nobody here knows of belongs to an allocation that is over.
@@ -175,7 +177,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         std::cerr << "master: agent " << st.info.id() << " did not reconnect within " << st.handles.agent_reconnect_wait_s
                   << " s" << std::endl;
         for (auto& [id, c] : st.containers)
-          caf::anon_send(c.allocation, agent_proxy_state::lost(id, "agent " + st.info.id() + " did not reconnect within " +
+          caf::anon_send(c.allocation, agent_proxy_state::lost(id, st.info.id(), "agent " + st.info.id() + " did not reconnect within " +
                                                                        std::to_string(st.handles.agent_reconnect_wait_s) + " s"));
         st.containers.clear();
         self->quit();
@@ -209,6 +211,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         if (it == self->state.containers.end())
           return;
         it->second.pid = started.pid();
+        started.set_agent_id(self->state.info.id());
         caf::anon_send(it->second.allocation, std::move(started));
       },
       [=](pb::ContainerExited& exited) { route_exit(self, std::move(exited)); },

@@ -1,14 +1,19 @@
-// One allocation: slots from the pool for one run of a trial, and the one
-// container started on them.
+// One allocation: slots from the pool for one run of a trial, and the containers started on
+// them: one, or one per agent when the trial needs more slots than one agent has (its workers
+// then train together, worker 0 the chief).
 //
 //   requested --(pool answers)--> launching --(ContainerStarted)--> running
 //       |                            |                                 |
-//       +---------(kill)-------------+----(ContainerExited)------------+--> done
+//       +---------(kill)-------------+----(every ContainerExited)------+--> done
 //
-// On exit the slots go back to the pool and the trial hears how it ended.
+// On exit the slots go back to the pool and the trial hears how it ended. One container of
+// several that fails (or is lost) takes the others down: they cannot train without it.
 
+#include <algorithm>
 #include <csignal>
+#include <optional>
 
+#include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -17,6 +22,12 @@
 namespace det {
 namespace {
 
+struct container_part {
+  allocation_part where;
+  bool started = false;
+  bool exited = false;
+};
+
 struct allocation_state {
   static inline const char* name = "allocation";
   std::string id;
@@ -24,9 +35,9 @@ struct allocation_state {
   int32_t slots = 0;
   caf::actor trial_handle;
   resource_pool_actor pool;
-  agent_proxy_actor agent;
-  std::string agent_id;
-  std::vector<int32_t> slot_ids;
+  std::vector<container_part> parts;  // empty until the pool places us
+  std::optional<pb::ContainerExited> failure;  // the first container that did not end well
+  bool lost = false;                  // a container's agent was lost: the run ends transient
   std::string phase = "requested";
   int32_t pending_kill = 0;  // killed while still waiting for slots
 };
@@ -39,21 +50,99 @@ void finish(self_ptr self, pb::ContainerExited exited) {
   self->quit();
 }
 
-// Signals the container (SIGKILL follows a gentler signal after grace_s; 0: the agent's 30 s), or
-// gives the request back while it still waits for slots.
+void send_kill(self_ptr self, const container_part& part, int32_t signal, int64_t grace_s) {
+  pb::KillContainer kill;
+  kill.set_allocation_id(self->state.id);
+  kill.set_signal(signal);
+  kill.set_grace_s(grace_s);
+  self->send(part.where.agent, std::move(kill));
+}
+
+// Signals the containers (SIGKILL follows a gentler signal after grace_s; 0: the agent's 30 s),
+// or gives the request back while it still waits for slots.
 void kill(self_ptr self, int32_t signal, int64_t grace_s) {
   auto& st = self->state;
-  if (!st.agent) {
+  if (st.parts.empty()) {
     // Still queued: give the request back; the pool's error answer ends us.
     st.pending_kill = signal;
     self->send(st.pool, release_atom::value, st.id);
     return;
   }
-  pb::KillContainer kill;
-  kill.set_allocation_id(st.id);
-  kill.set_signal(signal);
-  kill.set_grace_s(grace_s);
-  self->send(st.agent, std::move(kill));
+  for (const auto& part : st.parts)
+    if (!part.exited) send_kill(self, part, signal, grace_s);
+}
+
+bool ended_well(const pb::ContainerExited& e) {
+  return !e.transient() && e.signal() == 0 && e.exit_code() == 0 && e.message().empty();
+}
+
+// One container ended. The run is over when all have; until then a failure stops the rest.
+void on_exit(self_ptr self, pb::ContainerExited exited) {
+  auto& st = self->state;
+  container_part* part = nullptr;
+  for (auto& p : st.parts)
+    if (!p.exited && (p.where.agent_id == exited.agent_id() || st.parts.size() == 1)) part = &p;
+  if (!part) return;  // a second report of the same exit
+  part->exited = true;
+  st.lost = st.lost || exited.transient();
+  if (!ended_well(exited) && !st.failure) {
+    if (st.parts.size() > 1)
+      exited.set_message("worker " + std::to_string(part - st.parts.data()) + " of " + std::to_string(st.parts.size()) +
+                         " (agent " + part->where.agent_id + "): " + describe_exit(exited));
+    st.failure = exited;
+    for (const auto& other : st.parts)
+      if (!other.exited) send_kill(self, other, SIGKILL, 0);
+  }
+  for (const auto& p : st.parts)
+    if (!p.exited) return;
+  pb::ContainerExited result = st.failure ? *st.failure : exited;
+  result.set_transient(st.lost);  // a lost agent took the others down: the cluster's failure
+  finish(self, std::move(result));
+}
+
+pb::ContainerExited not_started(const std::string& id, const std::string& why, bool transient) {
+  pb::ContainerExited exited;
+  exited.set_allocation_id(id);
+  exited.set_exit_code(-1);
+  exited.set_message(why);
+  exited.set_transient(transient);
+  return exited;
+}
+
+// The pool placed us: launch a container on each part (or take back those that run already).
+void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
+  auto& st = self->state;
+  if (st.pending_kill != 0) {  // killed while the placement was on its way
+    if (reclaim)  // its workers run: stop them
+      for (const auto& part : parts) {
+        pb::KillContainer kill;
+        kill.set_allocation_id(st.id);
+        kill.set_signal(SIGKILL);
+        self->send(part.agent, std::move(kill));
+      }
+    finish(self, not_started(st.id, "the allocation was killed before its container started", false));
+    return;
+  }
+  const int32_t world_size = static_cast<int32_t>(parts.size());
+  for (int32_t rank = 0; rank < world_size; ++rank) {
+    const auto& where = parts[static_cast<size_t>(rank)];
+    // Until the proxy knows our container, only its death can tell us it is gone.
+    self->monitor(where.agent);
+    st.parts.push_back({where});
+    if (reclaim) {
+      self->send(where.agent, register_atom::value, st.id, where.slot_ids, caf::actor_cast<caf::actor>(self));
+      continue;
+    }
+    pb::StartContainer start;
+    start.set_allocation_id(st.id);
+    start.set_trial_id(st.trial.id());
+    start.set_experiment_id(st.trial.experiment_id());
+    for (auto s : where.slot_ids) start.add_slot_ids(s);
+    start.set_rank(rank);
+    start.set_world_size(world_size);
+    self->send(where.agent, launch_atom::value, std::move(start), caf::actor_cast<caf::actor>(self));
+  }
+  st.phase = reclaim ? "running" : "launching";
 }
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
@@ -61,14 +150,13 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
                                                 resource_pool_actor pool, bool reclaim) {
   auto& st = self->state;
   self->set_down_handler([=](const caf::down_msg& dm) {
-    if (dm.source != self->state.agent.address())
+    for (const auto& part : self->state.parts) {
+      if (part.exited || dm.source != part.where.agent.address()) continue;
+      auto lost = not_started(self->state.id, "agent " + part.where.agent_id + " was lost", true);
+      lost.set_agent_id(part.where.agent_id);
+      on_exit(self, std::move(lost));
       return;
-    pb::ContainerExited lost;
-    lost.set_allocation_id(self->state.id);
-    lost.set_exit_code(-1);
-    lost.set_message("agent " + self->state.agent_id + " was lost");
-    lost.set_transient(true);
-    finish(self, std::move(lost));
+    }
   });
   st.id = std::move(id);
   st.trial = std::move(trial);
@@ -76,80 +164,48 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   st.trial_handle = std::move(trial_handle);
   st.pool = std::move(pool);
   // Waiting for slots has no deadline: the pool answers when it places us or
-  // when we release the request. A reclaimed run's container already runs: the pool answers
-  // once an agent reports it, or gives up after agent_reconnect_wait.
+  // when we release the request. A reclaimed run's containers already run: the pool answers
+  // once agents report them, or gives up after agent_reconnect_wait.
   auto job = std::to_string(st.trial.experiment_id());
   auto placed = reclaim ? self->request(st.pool, caf::infinite, reclaim_atom::value, st.id, job, st.slots)
                         : self->request(st.pool, caf::infinite, allocate_atom::value, st.id, job, st.slots);
-  std::move(placed).then(
-          [=](const std::string& agent_id, const std::vector<int32_t>& slot_ids,
-              agent_proxy_actor agent) {
-            auto& st = self->state;
-            if (st.pending_kill != 0) {  // killed while the placement was on its way
-              if (reclaim) {  // its worker runs: stop it
-                pb::KillContainer kill;
-                kill.set_allocation_id(st.id);
-                kill.set_signal(SIGKILL);
-                self->send(agent, std::move(kill));
-              }
-              pb::ContainerExited exited;
-              exited.set_allocation_id(st.id);
-              exited.set_exit_code(-1);
-              exited.set_message("the allocation was killed before its container started");
-              finish(self, std::move(exited));
-              return;
-            }
-            // Until the proxy knows our container, only its death can tell us it is gone.
-            self->monitor(agent);
-            st.agent_id = agent_id;
-            st.slot_ids = slot_ids;
-            st.agent = agent;
-            if (reclaim) {
-              st.phase = "running";
-              self->send(agent, register_atom::value, st.id, slot_ids, caf::actor_cast<caf::actor>(self));
-              return;
-            }
-            st.phase = "launching";
-            pb::StartContainer start;
-            start.set_allocation_id(st.id);
-            start.set_trial_id(st.trial.id());
-            start.set_experiment_id(st.trial.experiment_id());
-            for (auto s : slot_ids)
-              start.add_slot_ids(s);
-            self->send(agent, launch_atom::value, std::move(start),
-                       caf::actor_cast<caf::actor>(self));
-          },
-          [=](caf::error& e) {
-            pb::ContainerExited exited;
-            exited.set_allocation_id(self->state.id);
-            exited.set_exit_code(-1);
-            exited.set_message(e == caf::sec::request_receiver_down ? "the allocation was released before it got slots"
-                                                                    : error_sentence(self->system(), e));
-            exited.set_transient(reclaim);  // the master's restart lost it, not the trial
-            finish(self, std::move(exited));
-          });
+  std::move(placed).then([=](const allocation_parts& parts) { on_placed(self, parts, reclaim); },
+                         [=](caf::error& e) {
+                           // A reclaim the master's restart lost is not the trial's failure.
+                           finish(self, not_started(self->state.id,
+                                                    e == caf::sec::request_receiver_down
+                                                        ? "the allocation was released before it got slots"
+                                                        : error_sentence(self->system(), e),
+                                                    reclaim));
+                         });
   return {
       [=](preempt_atom) {
-        if (self->state.agent)  // only a started container has slots to give back
+        if (!self->state.parts.empty())  // only started containers have slots to give back
           caf::anon_send(self->state.trial_handle, preempt_atom::value);
       },
       [=](pb::ContainerStarted& started) {
-        self->state.phase = "running";
-        caf::anon_send(self->state.trial_handle, std::move(started));
+        auto& st = self->state;
+        for (auto& part : st.parts)
+          if (part.where.agent_id == started.agent_id() || st.parts.size() == 1) part.started = true;
+        if (std::all_of(st.parts.begin(), st.parts.end(), [](const container_part& p) { return p.started; }))
+          st.phase = "running";
+        caf::anon_send(st.trial_handle, std::move(started));
       },
-      [=](pb::ContainerExited& exited) { finish(self, std::move(exited)); },
+      [=](pb::ContainerExited& exited) { on_exit(self, std::move(exited)); },
       [=](kill_atom, int32_t signal) { kill(self, signal, 0); },
       [=](kill_atom, int32_t signal, int64_t grace_s) { kill(self, signal, grace_s); },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
-        std::string slots;
-        for (auto s : st.slot_ids)
-          slots += (slots.empty() ? "" : ",") + std::to_string(s);
+        std::string agents, slots;
+        for (const auto& part : st.parts) {
+          agents += (agents.empty() ? "" : ",") + part.where.agent_id;
+          for (auto s : part.where.slot_ids) slots += (slots.empty() ? "" : ",") + std::to_string(s);
+        }
         return state_text{self}
             .add("id", st.id)
             .add("trial", st.trial.id())
             .add("phase", st.phase)
-            .add("agent", st.agent_id.empty() ? "(none yet)" : st.agent_id)
+            .add("agents", agents.empty() ? "(none yet)" : agents)
             .add("slots", slots.empty() ? "(none yet)" : slots)
             .str();
       },

@@ -100,6 +100,19 @@ using agent_proxy_actor = agent_endpoint::extend<
     caf::replies_to<update_atom, int32_t, bool, bool>::with<bool>,  // slot (-1: all), enabled, drain
     caf::replies_to<inspect_atom>::with<std::string>>;
 
+/// One agent's share of an allocation: its slots there and the agent's master-side proxy. An
+/// allocation spans several agents when its trial needs more slots than one has.
+struct allocation_part {
+  std::string agent_id;
+  std::vector<int32_t> slot_ids;
+  agent_proxy_actor agent;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, allocation_part& x) {
+  return f(caf::meta::type_name("allocation_part"), x.agent_id, x.slot_ids, x.agent);
+}
+using allocation_parts = std::vector<allocation_part>;
+
 /// The settings a pool schedules a job (an experiment) by; priority 0 means the pool's default.
 struct job_settings {
   int32_t priority = 0;
@@ -112,15 +125,14 @@ typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
 }
 
 /// A resource pool: answers an allocate request (allocation id, job, slots) once its scheduler
-/// places it; the requester hears preempt_atom when the scheduler wants its slots back.
+/// places it, with one part per agent; the requester hears preempt_atom when the scheduler wants
+/// its slots back.
 using resource_pool_actor = caf::typed_actor<
-    caf::replies_to<allocate_atom, std::string, std::string, int32_t>::with<std::string, std::vector<int32_t>,
-                                                                               agent_proxy_actor>,
+    caf::replies_to<allocate_atom, std::string, std::string, int32_t>::with<allocation_parts>,
     caf::reacts_to<release_atom, std::string>,
     // A restored trial's run: answered once an agent reports that allocation still running (it
     // is adopted where it runs), or with an error after agent_reconnect_wait.
-    caf::replies_to<reclaim_atom, std::string, std::string, int32_t>::with<std::string, std::vector<int32_t>,
-                                                                              agent_proxy_actor>,
+    caf::replies_to<reclaim_atom, std::string, std::string, int32_t>::with<allocation_parts>,
     caf::reacts_to<tick_atom, std::string>,  // that wait for an allocation id is over
     caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
     caf::reacts_to<remove_atom, std::string>,                // a job has ended

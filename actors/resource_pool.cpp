@@ -18,7 +18,7 @@
 namespace det {
 namespace {
 
-using placement_promise = caf::typed_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>;
+using placement_promise = caf::typed_response_promise<allocation_parts>;
 
 struct waiting_allocation {
   placement_promise promise;
@@ -36,11 +36,17 @@ struct reclaim {
   int32_t slots = 0;
 };
 
+// An orphan holds its slots in the scheduler under a task of its own per agent, since a run on
+// several agents leaves one container on each.
+std::string orphan_task(const std::string& allocation_id, const std::string& agent_id) {
+  return allocation_id + " on " + agent_id;
+}
+
 struct pool_state {
   static inline const char* name = "resource_pool";
   config::resource_pool_config spec;
   int64_t reconnect_wait_s = 25;
-  std::map<std::string, orphan> orphans;    // running containers nobody has claimed yet
+  std::map<std::string, std::vector<orphan>> orphans;  // running containers nobody has claimed yet
   std::map<std::string, reclaim> reclaims;  // restored runs waiting for their container
   scheduler::pool_scheduler policy;
   std::map<std::string, agent_proxy_actor> agents;
@@ -60,9 +66,6 @@ scheduler::scheduler_options options_of(const config::resource_pool_config& spec
   o.fitting = spec.scheduler.fitting_policy == "worst" ? scheduler::fitting_policy::worst : scheduler::fitting_policy::best;
   o.preemption = spec.scheduler.preemption;
   o.max_zero_slot_tasks_per_agent = spec.max_aux_containers_per_agent;
-  // A gang across agents needs one worker per agent training together, which det's workers
-  // cannot do yet: such a placement must not be found (nor preempted for).
-  o.multi_agent_gangs = false;
   return o;
 }
 
@@ -72,27 +75,40 @@ void preempt(self_ptr self, const std::string& allocation_id) {
     self->send(caf::actor_cast<allocation_actor>(it->second), preempt_atom::value);
 }
 
-// Requests for more slots than any one agent of the pool has: refused with a sentence rather
+// Requests the pool could not place even with every agent idle: refused with a sentence rather
 // than queued for ever (once the pool has agents to tell).
 void refuse_oversized(self_ptr self) {
   auto& st = self->state;
-  int largest = 0;
-  for (const auto& agent : st.policy.agents()) largest = std::max(largest, static_cast<int>(agent.slots.size()));
-  if (largest == 0)
+  if (st.policy.agents().empty())
     return;
+  std::map<int, bool> fits;  // by slot count: most requests share a few
   for (auto it = st.waiting.begin(); it != st.waiting.end();) {
     int slots = st.policy.tasks().at(it->first).request.slots;
-    if (slots <= largest) {
+    auto known = fits.find(slots);
+    if (known == fits.end()) known = fits.emplace(slots, st.policy.could_ever_fit(slots)).first;
+    if (known->second) {
       ++it;
       continue;
     }
+    std::map<int, int> sizes;  // slots per agent -> agents
+    for (const auto& agent : st.policy.agents()) ++sizes[static_cast<int>(agent.slots.size())];
+    std::string agents;
+    for (const auto& [size, count] : sizes)
+      agents += (agents.empty() ? "" : ", ") + std::to_string(count) + " with " + std::to_string(size);
     it->second.promise.deliver(caf::make_error(
-        caf::sec::runtime_error, "the trial needs " + std::to_string(slots) + " slots on one agent, the largest agent of pool " +
-                                     st.spec.name + " has " + std::to_string(largest) +
-                                     ", and det cannot train one trial on several agents yet"));
+        caf::sec::runtime_error, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
+                                     " cannot give: its agents have " + agents +
+                                     " slots, and a trial spans agents only as whole agents of one size"));
     st.policy.release(it->first);
     it = st.waiting.erase(it);
   }
+}
+
+allocation_parts parts_of(self_ptr self, const scheduler::placement& where) {
+  allocation_parts parts;
+  for (const auto& part : where.parts)
+    parts.push_back({part.agent_id, {part.slot_ids.begin(), part.slot_ids.end()}, self->state.agents[part.agent_id]});
+  return parts;
 }
 
 void run_pass(self_ptr self) {
@@ -109,10 +125,8 @@ void run_pass(self_ptr self) {
     }
     auto waiting = std::move(w->second);
     st.waiting.erase(w);
-    const auto& part = where.parts.front();
     st.running[where.allocation_id] = waiting.requester;
-    waiting.promise.deliver(part.agent_id, std::vector<int32_t>(part.slot_ids.begin(), part.slot_ids.end()),
-                            st.agents[part.agent_id]);
+    waiting.promise.deliver(parts_of(self, where));
   }
   for (const auto& id : decision.preempt) preempt(self, id);
 }
@@ -127,20 +141,37 @@ void kill_container(self_ptr self, const std::string& agent_id, const std::strin
   self->send(agent->second, std::move(kill));
 }
 
-// A reclaimed run meets its container: it holds the container's slots under its own job.
-void adopt(self_ptr self, const std::string& allocation_id, reclaim r, const orphan& where) {
+// A reclaimed run meets its containers: once they account for all its slots (a run on several
+// agents has one on each), it holds them under its own job.
+void try_adopt(self_ptr self, const std::string& allocation_id) {
   auto& st = self->state;
-  st.policy.release(allocation_id);  // held as an orphan until now
-  scheduler::placement placement{allocation_id, {{where.agent_id, {where.slots.begin(), where.slots.end()}}}};
-  if (!st.agents.count(where.agent_id) ||
-      !st.policy.adopt({allocation_id, r.job, r.slots, true}, placement)) {
-    kill_container(self, where.agent_id, allocation_id);  // it must not share slots given to others
-    r.waiting.promise.deliver(caf::make_error(caf::sec::runtime_error, "its slots on agent " + where.agent_id +
-                                                                           " are no longer free"));
+  auto r = st.reclaims.find(allocation_id);
+  auto o = st.orphans.find(allocation_id);
+  if (r == st.reclaims.end() || o == st.orphans.end())
+    return;
+  size_t found = 0;
+  for (const auto& part : o->second) found += part.slots.size();
+  if (found < static_cast<size_t>(r->second.slots))
+    return;  // another agent's container is still to come
+  auto claim = std::move(r->second);
+  st.reclaims.erase(r);
+  auto where = std::move(o->second);
+  st.orphans.erase(o);
+  scheduler::placement placement{allocation_id, {}};
+  bool known = true;
+  for (const auto& part : where) {
+    st.policy.release(orphan_task(allocation_id, part.agent_id));  // held as an orphan until now
+    placement.parts.push_back({part.agent_id, {part.slots.begin(), part.slots.end()}});
+    known = known && st.agents.count(part.agent_id) > 0;
+  }
+  if (!known || !st.policy.adopt({allocation_id, claim.job, claim.slots, true}, placement)) {
+    for (const auto& part : where)  // they must not share slots given to others
+      kill_container(self, part.agent_id, allocation_id);
+    claim.waiting.promise.deliver(caf::make_error(caf::sec::runtime_error, "its slots are no longer free"));
     return;
   }
-  st.running[allocation_id] = r.waiting.requester;
-  r.waiting.promise.deliver(where.agent_id, where.slots, st.agents[where.agent_id]);
+  st.running[allocation_id] = claim.waiting.requester;
+  claim.waiting.promise.deliver(parts_of(self, placement));
 }
 
 // A container an agent still runs that this master has not claimed (yet): matched to its
@@ -148,17 +179,28 @@ void adopt(self_ptr self, const std::string& allocation_id, reclaim r, const orp
 void add_orphan(self_ptr self, const std::string& agent_id, const pb::RunningContainer& running) {
   auto& st = self->state;
   const auto& id = running.allocation_id();
-  orphan where{agent_id, {running.slot_ids().begin(), running.slot_ids().end()}};
-  if (auto r = st.reclaims.find(id); r != st.reclaims.end()) {
-    auto claim = std::move(r->second);
-    st.reclaims.erase(r);
-    adopt(self, id, std::move(claim), where);
-    return;
-  }
-  st.policy.adopt({id, "", static_cast<int>(where.slots.size()), false},
-                  {id, {{agent_id, {where.slots.begin(), where.slots.end()}}}});
-  st.orphans[id] = std::move(where);
+  const auto task = orphan_task(id, agent_id);
+  st.policy.adopt({task, "", running.slot_ids_size(), false},
+                  {task, {{agent_id, {running.slot_ids().begin(), running.slot_ids().end()}}}});
+  auto& parts = st.orphans[id];
+  parts.erase(std::remove_if(parts.begin(), parts.end(), [&](const orphan& o) { return o.agent_id == agent_id; }),
+              parts.end());  // the agent registered again
+  parts.push_back({agent_id, {running.slot_ids().begin(), running.slot_ids().end()}});
   self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, id);
+  try_adopt(self, id);
+}
+
+// Kills the containers nobody claimed under `allocation_id` and frees their slots.
+void drop_orphans(self_ptr self, const std::string& allocation_id) {
+  auto& st = self->state;
+  auto o = st.orphans.find(allocation_id);
+  if (o == st.orphans.end())
+    return;
+  for (const auto& part : o->second) {
+    kill_container(self, part.agent_id, allocation_id);
+    st.policy.release(orphan_task(allocation_id, part.agent_id));
+  }
+  st.orphans.erase(o);
 }
 
 void request_pass(self_ptr self) {
@@ -231,16 +273,11 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
       [=](reclaim_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
         auto& st = self->state;
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
-        auto rp = self->make_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>();
-        reclaim r{{rp, std::move(requester)}, job, slots};
-        if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {
-          auto where = std::move(o->second);
-          st.orphans.erase(o);
-          adopt(self, allocation_id, std::move(r), where);
-        } else {
-          st.reclaims[allocation_id] = std::move(r);
+        auto rp = self->make_response_promise<allocation_parts>();
+        st.reclaims[allocation_id] = reclaim{{rp, std::move(requester)}, job, slots};
+        try_adopt(self, allocation_id);
+        if (st.reclaims.count(allocation_id))
           self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, allocation_id);
-        }
         return rp;
       },
       [=](tick_atom, const std::string& allocation_id) {
@@ -251,10 +288,8 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
                                            " s of the master's restart"));
           st.reclaims.erase(r);
         }
-        if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {
-          kill_container(self, o->second.agent_id, allocation_id);
-          st.policy.release(allocation_id);
-          st.orphans.erase(o);
+        if (st.orphans.count(allocation_id)) {
+          drop_orphans(self, allocation_id);
           request_pass(self);
         }
       },
@@ -262,7 +297,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         auto& st = self->state;
         // Before the promise: making it takes the sender out of the current message.
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
-        auto rp = self->make_response_promise<std::string, std::vector<int32_t>, agent_proxy_actor>();
+        auto rp = self->make_response_promise<allocation_parts>();
         st.waiting[allocation_id] = {rp, std::move(requester)};
         st.policy.request({allocation_id, job, slots, true});
         request_pass(self);
@@ -279,10 +314,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
           r->second.waiting.promise.deliver(caf::make_error(caf::sec::request_receiver_down));
           st.reclaims.erase(r);
         }
-        if (auto o = st.orphans.find(allocation_id); o != st.orphans.end()) {  // a worker nobody wants
-          kill_container(self, o->second.agent_id, allocation_id);
-          st.orphans.erase(o);
-        }
+        drop_orphans(self, allocation_id);  // workers nobody wants
         st.running.erase(allocation_id);
         st.policy.release(allocation_id);
         request_pass(self);

@@ -20,6 +20,7 @@
 
 #include "messages/timestamp.hpp"
 
+#include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -59,6 +60,8 @@ struct trial_state {
   // The highest step sent to storage and not yet answered: a copy of a report still on its way
   // (a worker that timed out and sent it again) is dropped too.
   std::map<std::string, int64_t> sending_steps;
+  // The current run's rendezvous keys: the workers of a run on several agents find each other here.
+  std::map<std::string, std::string> rendezvous;
 };
 
 using self_ptr = trial_actor::stateful_pointer<trial_state>;
@@ -102,6 +105,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   st.worker_exited = false;
   st.worker_stopped = false;
   st.worker_message.clear();
+  st.rendezvous.clear();
   st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
                                    caf::actor_cast<caf::actor>(self), st.setup.handles.pool(st.setup.resource_pool),
                                    reclaim);
@@ -140,17 +144,6 @@ int64_t length_in(const std::string& unit, const pb::MetricReport& r) {
   if (unit == "epochs")
     return static_cast<int64_t>(r.total_epochs() + 1e-9);
   return r.total_batches();
-}
-
-std::string describe_exit(const pb::ContainerExited& e) {
-  if (!e.message().empty())
-    return e.message();
-  if (e.signal() != 0) {
-    const char* name = sigabbrev_np(e.signal());
-    return "the worker was killed by signal " + std::to_string(e.signal()) +
-           (name ? " (SIG" + std::string(name) + ")" : "");
-  }
-  return "the worker exited with code " + std::to_string(e.exit_code());
 }
 
 void end(self_ptr self, pb::State final_state, const std::string& reason) {
@@ -493,7 +486,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_validate_after_unit(st.length_unit);
         spec.set_validate_after_length(st.length);
         // A worker saying hello again after a reconnection trains to what it was first given.
-        if (std::exchange(st.hello_run, st.runs) != st.runs)
+        if (hello.rank() == 0 && std::exchange(st.hello_run, st.runs) != st.runs)
           st.run_length = st.length;
         spec.set_checkpoint_root(st.setup.checkpoint_root);
         spec.set_allocation_token(st.token);
@@ -508,7 +501,8 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         }
         if (st.allocation)
           spec.set_allocation_id(run_id(self));
-        set_state(self, pb::STATE_RUNNING);
+        if (trial(self).state() != pb::STATE_RUNNING)
+          set_state(self, pb::STATE_RUNNING);
         return {spec, caf::actor_cast<trial_endpoint>(self)};
       },
       [=](pb::MetricBatch& batch) -> caf::result<int64_t> {
@@ -533,14 +527,35 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         return promise;
       },
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> { return core_api(self, call); },
+      [=](pb::Rendezvous& r) -> caf::result<pb::Rendezvous> {
+        if (from_stale_run(self, r.allocation_id()))
+          return caf::make_error(caf::sec::invalid_argument, "allocation " + r.allocation_id() +
+                                                                 " is not the current run of trial " +
+                                                                 std::to_string(trial(self).id()));
+        auto& keys = self->state.rendezvous;
+        if (r.set()) {
+          keys[r.key()] = r.value();
+        } else if (auto it = keys.find(r.key()); it != keys.end()) {
+          r.set_found(true);
+          r.set_value(it->second);
+        }
+        return r;
+      },
       [=](pb::WorkerExit& e) {
         if (from_stale_run(self, e.allocation_id()))
           return true;
+        if (e.rank() > 0) {  // another worker of a distributed run: only its failure is news
+          if (!e.success() && !self->state.worker_failed) {
+            self->state.worker_failed = true;
+            self->state.worker_message = "worker " + std::to_string(e.rank()) + ": " + e.message();
+          }
+          return true;
+        }
         self->state.worker_exited = true;
         self->state.worker_stopped = e.stopped();
         // A Core API process may have reported them already.
         self->state.invalid_hparams = self->state.invalid_hparams || e.invalid_hyperparameters();
-        if (!e.success()) {
+        if (!e.success() && !self->state.worker_failed) {  // another worker's failure may have caused it
           self->state.worker_failed = true;
           self->state.worker_message = e.message();
         }

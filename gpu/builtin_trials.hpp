@@ -9,9 +9,9 @@ namespace det::harness {
 /// builtin:mlp and builtin:cnn: loads libdet_torch_trials.so (once) from beside the running
 /// binary, or from ../lib/det/ for an installed det, and trains its det_make_trial_NAME. Throws
 /// std::runtime_error with a sentence if the library cannot be loaded.
-void run_torch_trial(const training_plan& plan, reporter& out);
+bool run_torch_trial(const training_plan& plan, reporter& out);
 
 /// entrypoint = "plugin:LIBRARY:CLASS": loads the library and trains its DET_TRIAL(CLASS).
-void run_plugin_trial(const training_plan& plan, reporter& out);
+bool run_plugin_trial(const training_plan& plan, reporter& out);
 
 } // namespace det::harness

@@ -61,7 +61,8 @@ class image_trial final : public det::trial {
         device_(torch::cuda::is_available() ? torch::kCUDA : torch::kCPU),
         model_(seeded_model(hparams_, context.seed(), device_)),
         optimizer_(make_optimizer(hparams_, model_->parameters())),
-        step_{context.gradient_clip_norm(), context.mixed_precision() != "O0" && device_.is_cuda()} {
+        step_{context.gradient_clip_norm(), context.mixed_precision() != "O0" && device_.is_cuda(),
+              context.world_size() > 1 ? &context : nullptr} {
     context.log("Loaded " + data_->description + ".");
     std::ostringstream intro;
     intro << "Training " << describe_model(hparams_, static_cast<Model*>(nullptr)) << " with "
@@ -69,6 +70,10 @@ class image_trial final : public det::trial {
           << hparams_.learning_rate << ", batch " << hparams_.global_batch_size << ") on " << device_.str()
           << " with " << at::get_num_threads() << " thread(s).";
     context.log(intro.str());
+    det::broadcast_parameters(context, model_->parameters());
+    if (context.world_size() > 1)
+      context.log("Process " + std::to_string(context.rank()) + " of " + std::to_string(context.world_size()) +
+                  ": training on its share of each batch, gradients averaged over all.");
     if (step_.clip_norm > 0)
       context.log("Clipping gradients to a total norm of " + std::to_string(step_.clip_norm) + ".");
     if (step_.mixed_precision)
@@ -101,6 +106,8 @@ class image_trial final : public det::trial {
       last = now;
     };
     auto [inputs, labels] = on_device(b);
+    inputs = det::share_of_batch(context_, inputs);
+    labels = det::share_of_batch(context_, labels);
     lap("to_device");
     return {{"loss", train_step(model_, *optimizer_, inputs, labels, step_, lap).template item<double>()}};
   }

@@ -37,7 +37,8 @@ class reporter {
   /// "validation_loss" and "validation_accuracy".
   virtual void validation_metrics(const progress&, const std::map<std::string, double>&) = 0;
   virtual void log(const std::string& line) = 0;
-  /// Checked after every batch: training stops gracefully once it returns true.
+  /// Checked after every batch: training stops gracefully once it returns true (in a distributed
+  /// run, once it does in any of the processes).
   virtual bool should_stop() = 0;
   /// A checkpoint is complete on the checkpoint storage.
   virtual void checkpoint_saved(const saved_checkpoint&) = 0;
@@ -45,7 +46,8 @@ class reporter {
   virtual void profile_metrics(const std::string& group, const progress&, const std::map<std::string, double>&) {}
 };
 
-/// Trains per the plan. Throws std::runtime_error with a sentence on bad hyperparameters or data.
-void run_trial(const training_plan&, reporter&);
+/// Trains per the plan; returns whether it stopped early on request (should_stop). Throws
+/// std::runtime_error with a sentence on bad hyperparameters or data.
+bool run_trial(const training_plan&, reporter&);
 
 }  // namespace det::harness

@@ -3,6 +3,7 @@
 // Internal to det_harness and the bare-loop bench: it includes <torch/torch.h>, which costs ~18 s
 // and over 1 GB per translation unit, so nothing else may include it.
 
+#include "det/torch_data_parallel.hpp"
 #include "gpu/mixed_precision.hpp"
 #include "gpu/trial_settings.hpp"
 
@@ -57,6 +58,7 @@ struct no_lap {
 struct step_options {
   double clip_norm = 0;        // clip the gradients' total norm to this when positive
   bool mixed_precision = false;  // forward pass under CUDA autocast
+  det::trial_context* peers = nullptr;  // a distributed trial's context: gradients averaged over its processes
 };
 
 /// One optimisation step; returns the batch's mean cross-entropy, detached. `lap(phase)` is called
@@ -72,6 +74,7 @@ torch::Tensor train_step(Model& model, torch::optim::Optimizer& optimizer, const
   }
   lap("forward");
   loss.backward();
+  if (options.peers) det::average_gradients(*options.peers, model->parameters());
   if (options.clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), options.clip_norm);
   lap("backward");
   optimizer.step();

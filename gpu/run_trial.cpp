@@ -7,7 +7,7 @@ namespace det::harness {
 
 reporter::~reporter() = default;
 
-void run_trial(const training_plan& plan, reporter& out) {
+bool run_trial(const training_plan& plan, reporter& out) {
   if (plan.trial_name == "mlp" || plan.trial_name == "cnn")
     return run_torch_trial(plan, out);
   if (plan.trial_name == "simulate")

@@ -176,11 +176,11 @@ class simulated_trial final : public det::trial {
 
 } // namespace
 
-void run_simulated_trial(const training_plan& plan, reporter& out) {
+bool run_simulated_trial(const training_plan& plan, reporter& out) {
   step_timings timings(plan.profiling);
   auto context = make_trial_context(plan, out, timings);
   simulated_trial trial(*context);
-  run_trial_loop(trial, plan, out, checkpoint_format, timings);
+  return run_trial_loop(trial, plan, out, checkpoint_format, timings);
 }
 
 } // namespace det::harness

@@ -25,6 +25,6 @@ simulation_settings parse_simulation_settings(const std::string& hparams_json,
 double simulated_loss_floor(const std::string& hparams_json);
 
 /// Trains builtin:simulate on the Trial API's loop (gpu/trial_loop.hpp).
-void run_simulated_trial(const training_plan& plan, reporter& out);
+bool run_simulated_trial(const training_plan& plan, reporter& out);
 
 } // namespace det::harness

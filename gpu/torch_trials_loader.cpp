@@ -38,16 +38,16 @@ det::trial_factory find_factory(void* lib, const std::string& library, const std
                            ": define the class there and add DET_TRIAL(" + name + ").");
 }
 
-void train(det::trial_factory make, const std::string& format, const training_plan& plan, reporter& out) {
+bool train(det::trial_factory make, const std::string& format, const training_plan& plan, reporter& out) {
   step_timings timings(plan.profiling);
   auto context = make_trial_context(plan, out, timings);
   std::unique_ptr<det::trial> t(make(*context));
-  run_trial_loop(*t, plan, out, format, timings);
+  return run_trial_loop(*t, plan, out, format, timings);
 }
 
 } // namespace
 
-void run_torch_trial(const training_plan& plan, reporter& out) {
+bool run_torch_trial(const training_plan& plan, reporter& out) {
   const std::string trial = plan.trial_name;
   const std::string name = "libdet_torch_trials.so";
   const std::string dir = executable_dir();
@@ -60,12 +60,12 @@ void run_torch_trial(const training_plan& plan, reporter& out) {
   throw std::runtime_error("builtin:" + trial + " needs LibTorch, but " + name + " could not be loaded:" + tried);
 }
 
-void run_plugin_trial(const training_plan& plan, reporter& out) {
+bool run_plugin_trial(const training_plan& plan, reporter& out) {
   std::string error;
   void* lib = open_library(plan.plugin_library, error);
   if (!lib)
     throw std::runtime_error("The trial library " + plan.plugin_library + " cannot be loaded: " + error);
-  train(find_factory(lib, plan.plugin_library, plan.plugin_class), "det.plugin." + plan.plugin_class + "/1", plan,
+  return train(find_factory(lib, plan.plugin_library, plan.plugin_class), "det.plugin." + plan.plugin_class + "/1", plan,
         out);
 }
 

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "gpu/collective.hpp"
+
 namespace det::harness {
 
 enum class unit { batches, records, epochs };
@@ -34,6 +36,9 @@ struct training_plan {
   bool profiling = false;       // report "system" samples every second and "timings" per period
   std::string mixed_precision = "O0";  // [optimizations], for the trial to apply where it can
   double gradient_clip_norm = 0;
+  /// The processes this one trains with, when the trial's slots span several agents; the worker
+  /// owns them. nullptr: it trains alone.
+  collective* peers = nullptr;
 };
 
 }  // namespace det::harness

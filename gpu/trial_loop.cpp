@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <optional>
+#include <vector>
 
 namespace det::harness {
 
@@ -24,6 +25,7 @@ class plan_context final : public det::trial_context {
         seed_(plan.seed),
         mixed_precision_(plan.mixed_precision),
         gradient_clip_norm_(plan.gradient_clip_norm),
+        peers_(plan.peers),
         out_(out) {
     if (hparams_.is_discarded()) throw det::invalid_hyperparameters("The hyperparameters are not valid JSON.");
     if (!hparams_.is_object()) throw det::invalid_hyperparameters("The hyperparameters are not a JSON object.");
@@ -46,8 +48,17 @@ class plan_context final : public det::trial_context {
   uint64_t seed() const override { return seed_; }
   const std::string& mixed_precision() const override { return mixed_precision_; }
   double gradient_clip_norm() const override { return gradient_clip_norm_; }
-  int rank() const override { return 0; }
-  int world_size() const override { return 1; }
+  int rank() const override { return peers_ ? peers_->rank() : 0; }
+  int world_size() const override { return peers_ ? peers_->size() : 1; }
+  void average(float* values, std::size_t count) override {
+    if (!peers_ || peers_->size() < 2) return;
+    peers_->sum(values, count);
+    const float processes = static_cast<float>(peers_->size());
+    for (std::size_t i = 0; i < count; ++i) values[i] /= processes;
+  }
+  void broadcast(float* values, std::size_t count) override {
+    if (peers_ && peers_->size() > 1) peers_->broadcast(values, count);
+  }
   void log(const std::string& line) override { out_.log(line); }
   void record_timing(const std::string& name, double seconds) override { timings_.add(name, seconds); }
 
@@ -59,6 +70,7 @@ class plan_context final : public det::trial_context {
   uint64_t seed_;
   std::string mixed_precision_;
   double gradient_clip_norm_;
+  collective* peers_;
   reporter& out_;
 };
 
@@ -104,16 +116,43 @@ class training_period {
   int64_t records_ = 0;
 };
 
-// A validation through the trial's loader: each metric's mean over its batches.
-det::metrics mean_over(det::data_loader& data, det::trial& t) {
+// Sums each metric over the processes, whose metrics must have the same names (compared by
+// count, which a differing trial is unlikely to match by chance).
+void sum_over_processes(collective& peers, std::map<std::string, double>& metrics, const char* what) {
+  double names = static_cast<double>(metrics.size());
+  peers.sum(&names, 1);
+  if (names != static_cast<double>(metrics.size()) * peers.size())
+    throw std::runtime_error(std::string("The trial's processes report different ") + what +
+                             " metrics: each must return the same names.");
+  std::vector<double> values;
+  for (const auto& [name, value] : metrics) values.push_back(value);
+  peers.sum(values.data(), values.size());
+  auto value = values.begin();
+  for (auto& [name, sum] : metrics) sum = *value++;
+}
+
+// A validation through the trial's loader: each metric's mean over its batches. Processes of a
+// distributed run share the batches out (unless there are fewer batches than processes).
+det::metrics mean_over(det::data_loader& data, det::trial& t, collective* peers) {
   std::map<std::string, double> sums;
   const int64_t batches = data.batches_per_epoch();
-  for (int64_t index = 0; index < batches; ++index) {
+  const bool shared = peers && batches >= peers->size();
+  const int64_t first = shared ? peers->rank() : 0, stride = shared ? peers->size() : 1;
+  for (int64_t index = first; index < batches; index += stride) {
     auto b = data.get(0, index);
     for (const auto& [name, value] : t.evaluate_batch(b)) sums[name] += value;
   }
+  if (shared) sum_over_processes(*peers, sums, "validation");
   for (auto& [name, sum] : sums) sum /= static_cast<double>(std::max<int64_t>(batches, 1));
   return sums;
+}
+
+// Whether any process of the run was asked to stop: they all stop after the same batch.
+bool any_process(collective* peers, bool mine) {
+  if (!peers) return mine;
+  double stops = mine ? 1 : 0;
+  peers->sum(&stops, 1);
+  return stops > 0;
 }
 
 } // namespace
@@ -136,8 +175,10 @@ std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan
   return std::make_unique<plan_context>(plan, out, timings);
 }
 
-void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
+bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
                     step_timings& timings) {
+  collective* peers = plan.peers && plan.peers->size() > 1 ? plan.peers : nullptr;
+  const bool chief = !peers || peers->rank() == 0;
   // Times `f` as `name` when profiling.
   auto timed = [&](const char* name, auto&& f) {
     if (!timings.enabled()) return f();
@@ -151,7 +192,7 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
     return f();
   };
   std::optional<system_sampler> sampler;
-  if (plan.profiling) sampler.emplace();
+  if (plan.profiling && chief) sampler.emplace();
   const int64_t batch_size = t.batch_size();
   if (batch_size <= 0) throw invalid_hyperparameters("The batch size must be positive, not " + std::to_string(batch_size) + ".");
   auto training_data = t.build_training_data_loader();
@@ -184,16 +225,20 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   training_period period;
   auto validate = [&] {
     period.pause();
+    // Every process validates (evaluate_full in full): on_validation_end must see the same metrics
+    // everywhere.
     auto metrics = timed("evaluate", [&] {
-      return validation_data ? mean_over(*validation_data, t) : t.evaluate_full();
+      return validation_data ? mean_over(*validation_data, t, peers) : t.evaluate_full();
     });
-    out.validation_metrics(at, metrics);
+    if (chief) out.validation_metrics(at, metrics);
     t.on_validation_end(at.batches, metrics);
     validated_at = at.batches;
     period.resume();
   };
   auto checkpoint = [&] {
     if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
+    checkpointed_at = at.batches;
+    if (!chief) return;  // the processes' models are the same: the chief's checkpoint holds them
     period.pause();
     auto saved = timed("checkpoint_save", [&] {
       checkpoint_writer writer(plan.checkpoint_dir);
@@ -201,18 +246,25 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
       return writer.commit(format, at);
     });
     out.checkpoint_saved(saved);
-    checkpointed_at = at.batches;
     period.resume();
   };
 
   auto report_timings = [&] {
     auto means = timings.close();
-    if (!means.empty()) out.profile_metrics("timings", at, means);
+    if (!means.empty() && chief) out.profile_metrics("timings", at, means);
+  };
+  auto report_training = [&] {
+    auto metrics = period.close();
+    if (peers) {
+      sum_over_processes(*peers, metrics, "training");
+      for (auto& [name, sum] : metrics) sum /= peers->size();
+    }
+    if (chief) out.training_metrics(at, metrics);
   };
 
   bool stopped = false;
   while (at.batches < goal) {
-    if (out.should_stop()) {
+    if (any_process(peers, out.should_stop())) {
       stopped = true;
       break;
     }
@@ -233,22 +285,23 @@ void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
     at.records += batch_size;
     at.epochs = static_cast<double>(at.records) / static_cast<double>(std::max<int64_t>(records_per_epoch, 1));
     if (plan.report_every_batches > 0 && period.batches() == plan.report_every_batches) {
-      out.training_metrics(at, period.close());
+      report_training();
       report_timings();
     }
     if (plan.min_validation_period_batches > 0 && at.batches % plan.min_validation_period_batches == 0) validate();
     if (plan.min_checkpoint_period_batches > 0 && at.batches % plan.min_checkpoint_period_batches == 0) checkpoint();
   }
-  if (period.batches() > 0) out.training_metrics(at, period.close());
+  if (period.batches() > 0) report_training();
   if (stopped) {
     out.log("Stopped after " + std::to_string(at.batches) + " of " + std::to_string(goal) + " batches as requested.");
     checkpoint();
     report_timings();
-    return;
+    return true;
   }
   if (validated_at != at.batches) validate();
   checkpoint();
   report_timings();
+  return false;
 }
 
 } // namespace det::harness

@@ -33,8 +33,9 @@ std::unique_ptr<det::trial_context> make_trial_context(const training_plan& plan
 /// metric over every report_every_batches, plus samples_per_second) and validations every
 /// min_validation_period_batches and at the end, checkpoints every min_checkpoint_period_batches,
 /// at the end and when stopped early. `format` names the trial's checkpoint layout, which a
-/// resume checks.
-void run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
+/// resume checks. In a distributed run (plan.peers) see det::trial_context::rank(): only the chief
+/// reports and checkpoints. Returns whether it stopped early on request.
+bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, const std::string& format,
                     step_timings& timings);
 
 } // namespace det::harness

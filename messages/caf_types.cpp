@@ -38,6 +38,7 @@ void register_message_types(caf::actor_system_config& cfg) {
       .add_message_type<pb::MetricBatch>("det.pb.MetricBatch")
       .add_message_type<pb::WorkerExit>("det.pb.WorkerExit")
       .add_message_type<pb::Checkpoint>("det.pb.Checkpoint")
+      .add_message_type<pb::Rendezvous>("det.pb.Rendezvous")
       .add_message_type<agent_actor>("det.agent_actor")
       .add_message_type<agent_endpoint>("det.agent_endpoint")
       .add_message_type<trial_endpoint>("det.trial_endpoint")

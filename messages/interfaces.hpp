@@ -42,7 +42,8 @@ using agent_endpoint = caf::typed_actor<
 using trial_endpoint = caf::typed_actor<
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
     caf::replies_to<pb::Checkpoint>::with<bool>,  // recorded once it is committed
-    caf::replies_to<pb::WorkerExit>::with<bool>>;
+    caf::replies_to<pb::WorkerExit>::with<bool>,
+    caf::replies_to<pb::Rendezvous>::with<pb::Rendezvous>>;
 
 /// The master's front door, published on its actor port.
 using master_actor = caf::typed_actor<

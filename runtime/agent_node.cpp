@@ -180,6 +180,10 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
                                 "--master=" + st.master_host + ":" + std::to_string(st.master_port),
                                 "--allocation=" + start.allocation_id(),
                                 "--trial=" + std::to_string(start.trial_id())};
+  if (start.world_size() > 1) {
+    argv.push_back("--rank=" + std::to_string(start.rank()));
+    argv.push_back("--world-size=" + std::to_string(start.world_size()));
+  }
   auto alloc = start.allocation_id();
   auto me = caf::actor_cast<agent_process_actor>(self);
   try {

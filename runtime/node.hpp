@@ -29,6 +29,8 @@ struct worker_options {
   std::string master;  // HOST:PORT
   std::string allocation_id;
   int64_t trial_id = 0;
+  int rank = 0;        // a run on several agents: this worker's place (0: the chief)
+  int world_size = 1;  // and how many train together
 };
 
 int run_master(const master_options& opts);

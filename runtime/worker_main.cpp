@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
   app.add_option("--master", w.master, "the master's HOST:PORT (actor port)")->required();
   app.add_option("--allocation", w.allocation_id, "allocation id")->required();
   app.add_option("--trial", w.trial_id, "trial id")->required()->check(CLI::PositiveNumber);
+  app.add_option("--rank", w.rank, "this worker's place in a run on several agents (0: the chief)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--world-size", w.world_size, "how many workers train the run together")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     return det::runtime::run_worker(w);

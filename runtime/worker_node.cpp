@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <memory>
 #include <unistd.h>
 
 #include "messages/timestamp.hpp"
@@ -184,15 +185,7 @@ public:
                                ": its database refused it, or the run is over");
     std::cout << "saved checkpoint " << saved.uuid << " at batch " << saved.at.batches << std::endl;
   }
-  bool should_stop() override {
-    if (!stop_requested.load(std::memory_order_relaxed))
-      return false;
-    stopped_early_ = true;  // the harness ends its loop the first time it sees this
-    return true;
-  }
-
-  /// Whether training ended because a stop was requested (not merely asked for afterwards).
-  bool stopped_early() const { return stopped_early_; }
+  bool should_stop() override { return stop_requested.load(std::memory_order_relaxed); }
 
   /// Waits for the report still in flight, if any (sending it again after a reconnection);
   /// throws if the master refused it.
@@ -242,8 +235,52 @@ private:
   std::optional<pending_request> pending_;
   pb::MetricBatch pending_batch_;
   std::string pending_group_;
-  bool stopped_early_ = false;
 };
+
+/// A distributed run's rendezvous through its trial on the master.
+class master_rendezvous final : public harness::rendezvous_store {
+ public:
+  master_rendezvous(master_link& link, std::string allocation_id)
+      : link_(link), allocation_id_(std::move(allocation_id)) {}
+
+  void set(const std::string& key, const std::string& value) override {
+    pb::Rendezvous r;
+    r.set_allocation_id(allocation_id_);
+    r.set_key(key);
+    r.set_value(value);
+    r.set_set(true);
+    link_.call(r, "the rendezvous", [](const pb::Rendezvous&) {});
+  }
+  std::optional<std::string> get(const std::string& key) override {
+    pb::Rendezvous r;
+    r.set_allocation_id(allocation_id_);
+    r.set_key(key);
+    std::optional<std::string> value;
+    link_.call(r, "the rendezvous", [&](pb::Rendezvous& answer) {
+      if (answer.found()) value = std::move(*answer.mutable_value());
+    });
+    return value;
+  }
+
+ private:
+  master_link& link_;
+  std::string allocation_id_;
+};
+
+// A peer that waits on the others also waits out their validations and the chief's checkpoints,
+// so it is patient (PyTorch's default); a peer that dies is killed with its run by the master.
+constexpr auto peer_timeout = std::chrono::minutes(30);
+
+/// Where the other workers of a run reach this one: the loopback when the master is on it (one
+/// machine), the machine's name otherwise.
+std::string peer_hostname(const std::string& master_host) {
+  if (master_host == "localhost" || master_host.rfind("127.", 0) == 0 || master_host == "::1")
+    return "127.0.0.1";
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0)
+    throw std::runtime_error(std::string("cannot read this machine's name: ") + std::strerror(errno));
+  return name;
+}
 
 harness::unit to_harness(config::length_unit u) {
   switch (u) {
@@ -326,10 +363,12 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
   return plan;
 }
 
-/// Reports how the run ended and leaves at once.
+/// Reports how the run ended (the chief always, other workers of a distributed run their
+/// failures) and leaves at once.
 [[noreturn]] int finish(master_link& link, const pb::WorkerExit& exit) {
   try {
-    link.call(exit, "the exit report", [](bool) {});
+    if (exit.rank() == 0 || !exit.success())
+      link.call(exit, "the exit report", [](bool) {});
   } catch (const std::exception& e) {
     std::cerr << "worker: the exit report did not reach the master: " << e.what() << std::endl;
   }
@@ -342,9 +381,10 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
 }
 
 /// A Core API trial: the entrypoint runs as a child process in a working directory holding the
-/// experiment's model definition; it talks to the master's REST API itself.
+/// experiment's model definition; it talks to the master's REST API itself. In a run on several
+/// agents each agent runs one, told its DET_RANK of DET_WORLD_SIZE.
 void run_core_api_trial(caf::scoped_actor& self, master_link& link, const pb::TrialSpec& spec,
-                        const config::experiment_config& cfg, pb::WorkerExit& exit) {
+                        const config::experiment_config& cfg, const worker_options& opts, pb::WorkerExit& exit) {
   working_directory dir(spec);
   const auto& workdir = dir.path();
   std::map<std::string, std::string> env{
@@ -356,6 +396,8 @@ void run_core_api_trial(caf::scoped_actor& self, master_link& link, const pb::Tr
       {"DET_TRIAL_SEED", std::to_string(spec.seed())},
       {"DET_CHECKPOINT_DIR", spec.checkpoint_root()},
       {"DET_RECONNECT_WAIT", std::to_string(spec.reconnect_wait_s())},
+      {"DET_RANK", std::to_string(opts.rank)},
+      {"DET_WORLD_SIZE", std::to_string(opts.world_size)},
   };
   if (!spec.resume_checkpoint_dir().empty()) {
     env["DET_LATEST_CHECKPOINT"] = spec.resume_checkpoint_dir();
@@ -398,6 +440,7 @@ int run_worker(const worker_options& opts) {
   hello.set_allocation_id(opts.allocation_id);
   hello.set_trial_id(opts.trial_id);
   hello.set_pid(::getpid());
+  hello.set_rank(opts.rank);
   master_link link{self, host, port, hello};
   pb::TrialSpec spec;
   std::string failure;
@@ -417,10 +460,11 @@ int run_worker(const worker_options& opts) {
   pb::WorkerExit exit;
   exit.set_trial_id(opts.trial_id);
   exit.set_allocation_id(opts.allocation_id);
+  exit.set_rank(opts.rank);
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
     if (!is_harness_trial(cfg)) {
-      run_core_api_trial(self, link, spec, cfg, exit);
+      run_core_api_trial(self, link, spec, cfg, opts, exit);
       return finish(link, exit);
     }
     working_directory workdir(spec);
@@ -429,12 +473,20 @@ int run_worker(const worker_options& opts) {
               << plan.length << " " << spec.validate_after_unit() << " with hyperparameters "
               << spec.hparams() << std::endl;
     actor_reporter reporter{self, link, spec.trial_id(), spec.allocation_id()};
-    harness::run_trial(plan, reporter);
+    std::unique_ptr<harness::collective> peers;
+    if (opts.world_size > 1) {
+      master_rendezvous rendezvous{link, spec.allocation_id()};
+      peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_hostname(host),
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(peer_timeout));
+      std::cout << "trial " << spec.trial_id() << ": worker " << opts.rank << " of " << opts.world_size
+                << " connected to the others" << std::endl;
+      plan.peers = peers.get();
+    }
+    bool stopped = harness::run_trial(plan, reporter);
     reporter.drain();
     exit.set_success(true);
-    exit.set_stopped(reporter.stopped_early());
-    std::cout << "trial " << spec.trial_id()
-              << (reporter.stopped_early() ? ": stopped on request" : ": finished training")
+    exit.set_stopped(stopped);
+    std::cout << "trial " << spec.trial_id() << (stopped ? ": stopped on request" : ": finished training")
               << std::endl;
   } catch (const harness::invalid_hyperparameters& e) {
     std::cerr << "error: invalid hyperparameters: " << e.what() << std::endl;

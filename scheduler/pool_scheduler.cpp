@@ -144,6 +144,17 @@ void pool_scheduler::vacate(const task_view& task) {
   if (task.running) give_back(agents_, task.request.allocation_id, task.parts);
 }
 
+bool pool_scheduler::could_ever_fit(int slots) const {
+  auto idle = agents_;
+  for (auto& agent : idle) {
+    agent.enabled = true;
+    agent.zero_slot_tasks = 0;
+    for (auto& [id, slot] : agent.slots) slot = slot_view{};
+  }
+  return find_fit("", slots, idle, options_.fitting, options_.max_zero_slot_tasks_per_agent, options_.multi_agent_gangs)
+      .has_value();
+}
+
 decision pool_scheduler::schedule() {
   decision out;
   // Tasks with slots and 0-slot tasks compete for different things, so each kind has its own pass.

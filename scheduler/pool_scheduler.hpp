@@ -94,6 +94,10 @@ class pool_scheduler {
   /// Drops a queued task or frees the slots of a running one.
   void release(const std::string& allocation_id);
 
+  /// Whether a task of `slots` slots would fit if every agent and slot were enabled and free: one
+  /// that never can is refused rather than queued for ever.
+  bool could_ever_fit(int slots) const;
+
   /// One pass of the policy over the queued and running tasks. Started tasks hold their slots
   /// from now on; preempted ones keep theirs until released.
   decision schedule();

@@ -9,6 +9,7 @@
 // The library may use LibTorch or anything else; this header needs only the standard library.
 
 #include <any>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -45,9 +46,22 @@ class trial_context {
   /// trial that cannot should say so with log()), and the norm to clip gradients to (0: none).
   virtual const std::string& mixed_precision() const = 0;
   virtual double gradient_clip_norm() const = 0;
-  /// This process's place among the trial's processes (0 of 1 until distributed training).
+  /// This process's place among the trial's processes. A trial whose slots span several agents
+  /// trains as one process per agent (world_size() of them, rank() 0 the chief): every process
+  /// gets the same batches from the harness and trains on its share of each (share rank() of
+  /// world_size() equal parts). The processes start from the chief's weights (broadcast()) and
+  /// average their gradients (average()) between the backward pass and the optimizer step, so
+  /// that their models stay the same; det/torch_data_parallel.hpp does both for LibTorch. Only the
+  /// chief's metrics and checkpoints are reported: training metrics are averaged over the
+  /// processes, and validation batches are shared out among them.
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
+  /// Replaces `values` with their element-wise mean over the trial's processes (nothing changes in
+  /// a process alone). Every process must call it at the same point with the same count.
+  virtual void average(float* values, std::size_t count) = 0;
+  /// Replaces `values` with the chief's (e.g. the initial weights, so that every process starts
+  /// from the same model). Every process must call it at the same point with the same count.
+  virtual void broadcast(float* values, std::size_t count) = 0;
   /// A line for the trial's logs.
   virtual void log(const std::string& line) = 0;
   /// Profiling: seconds spent in a step of the trial's own making (e.g. "dataloader_next"),

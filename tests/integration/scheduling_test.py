@@ -125,7 +125,7 @@ type = "priority"
         self.assertEqual(int(jobs(c)[exp_id]["max_slots"]), 3)
         self.completed(exp_id, 6)
 
-    def test_3_a_gang_gets_four_slots_on_one_agent(self):
+    def test_3_gangs_on_one_agent_and_across_two(self):
         c = self.cluster
         exp_id = c.submit(simulate("gang", trials=1, batches=100, slots_per_trial=4), "gang.toml")
         wait_for(lambda: allocated(c, exp_id) == 4, 60, "the 4-slot trial to start")
@@ -136,12 +136,23 @@ type = "priority"
         self.assertEqual(sum(1 for a in slots if a["id"] == agent for s in a["slots"] if s.get("allocation_id")), 4)
         self.completed(exp_id, 1)
 
-        # 8 slots would take both agents whole: det says it cannot, rather than train twice.
-        wide = c.submit(simulate("wide", trials=1, batches=10, slots_per_trial=8), "wide.toml")
-        exp = self.finished(wide)
-        trial = exp["trials"][0]
+        # 8 slots take both agents whole: one worker on each, training together.
+        wide = c.submit(simulate("wide", trials=1, batches=150, slots_per_trial=8), "wide.toml")
+        wait_for(lambda: allocated(c, wide) == 8, 60, "the 8-slot trial to start")
+        agents = c.get("/api/v1/agents")["agents"]
+        holders = {a["id"] for a in agents for s in a["slots"] if s.get("allocation_id")}
+        self.assertEqual(len(holders), 2, agents)
+        exp = self.completed(wide, 1)
+        logs = "\n".join(c.trial_logs(exp["trials"][0]["id"]))
+        self.assertIn("worker 0 of 2 connected to the others", logs)
+        self.assertIn("worker 1 of 2 connected to the others", logs)
+
+        # 6 slots fit neither one agent nor whole agents of one size: a clear error, not a queue.
+        odd = c.submit(simulate("odd", trials=1, batches=10, slots_per_trial=6), "odd.toml")
+        trial = self.finished(odd)["trials"][0]
         self.assertEqual(trial["state"], "STATE_ERROR")
-        self.assertIn("cannot train one trial on several agents", trial["exit_reason"])
+        self.assertIn("the trial needs 6 slots, which pool default cannot give", trial["exit_reason"])
+        self.assertIn("2 with 4 slots", trial["exit_reason"])
 
     def test_4_job_list_and_update(self):
         c = self.cluster

@@ -1,3 +1,4 @@
+#include "gpu/collective.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/harness.hpp"
 #include "gpu/mlp_model.hpp"
@@ -8,6 +9,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -38,7 +44,11 @@ struct recording_reporter : det::harness::reporter {
   void validation_metrics(const progress& p, const std::map<std::string, double>& m) override {
     validation.push_back({p, m});
   }
-  void log(const std::string& line) override { lines.push_back(line); }
+  void log(const std::string& line) override {
+    lines.push_back(line);
+    ++lines_logged;
+  }
+  std::atomic<int> lines_logged{0};  // read by other threads
   bool should_stop() override { return stop_after_checks >= 0 && checks++ >= stop_after_checks; }
   void checkpoint_saved(const det::harness::saved_checkpoint& c) override { checkpoints.push_back(c); }
   void profile_metrics(const std::string& group, const progress& p, const std::map<std::string, double>& m) override {
@@ -59,8 +69,8 @@ struct scratch_dir {
 };
 
 /// Every parameter of the mlp saved in the checkpoint's model.pt.
-std::vector<torch::Tensor> saved_weights(const std::filesystem::path& checkpoint) {
-  det::harness::mlp model(std::vector<int64_t>{128}, 0.1);
+std::vector<torch::Tensor> saved_weights(const std::filesystem::path& checkpoint, double dropout = 0.1) {
+  det::harness::mlp model(std::vector<int64_t>{128}, dropout);
   torch::load(model, (checkpoint / "model.pt").string());
   std::vector<torch::Tensor> weights;
   for (const auto& p : model->parameters()) weights.push_back(p.detach().clone());
@@ -428,4 +438,118 @@ TEST_CASE("the harness draws batches from the trial's loaders by position, acros
   CHECK_THROWS_WITH_AS(det::harness::run_trial_loop(without, plan, third, "test.loader/1", timings),
                        doctest::Contains("no validation data loader and does not implement evaluate_full"),
                        std::logic_error);
+}
+
+namespace {
+
+// The rendezvous of processes that are threads here.
+struct memory_store final : det::harness::rendezvous_store {
+  std::mutex mutex;
+  std::map<std::string, std::string> keys;
+  void set(const std::string& key, const std::string& value) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    keys[key] = value;
+  }
+  std::optional<std::string> get(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = keys.find(key);
+    return it == keys.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+};
+
+struct process_run {
+  recording_reporter out;
+  bool stopped = false;
+  std::string error;
+};
+
+// Trains `plan` as `runs.size()` processes (threads) connected over Gloo on 127.0.0.1.
+void train_together(const det::harness::training_plan& plan, std::vector<process_run>& runs) {
+  memory_store store;
+  std::vector<std::thread> threads;
+  const int size = static_cast<int>(runs.size());
+  for (int rank = 0; rank < size; ++rank)
+    threads.emplace_back([&, rank] {
+      auto& run = runs[static_cast<size_t>(rank)];
+      try {
+        auto peers = det::harness::connect_gloo(rank, size, store, "127.0.0.1", std::chrono::seconds(60));
+        // Threads share LibTorch's global generator, which builds the models: the chief's model
+        // must be built (its first log line) before the others draw, to be the one a process
+        // alone would build.
+        while (rank > 0 && runs[0].out.lines_logged == 0 && runs[0].error.empty())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto mine = plan;
+        mine.peers = peers.get();
+        run.stopped = det::harness::run_trial(mine, run.out);
+      } catch (const std::exception& e) {
+        run.error = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& run : runs) REQUIRE(run.error == "");
+}
+
+bool logged(const recording_reporter& r, const std::string& text) {
+  return std::any_of(r.lines.begin(), r.lines.end(),
+                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("two processes training together on halves of each batch match one process on whole batches") {
+  auto plan = synthetic_plan(60);
+  // SGD without dropout: the halves' mean gradient is the whole batch's, up to rounding.
+  plan.hparams_json =
+      R"({"global_batch_size":64,"learning_rate":0.05,"hidden_sizes":[128],"dropout":0,"optimizer":"sgd"})";
+  plan.report_every_batches = 20;
+  plan.min_validation_period_batches = 30;
+  scratch_dir alone_storage, together_storage;
+  plan.checkpoint_dir = alone_storage.path.string();
+  recording_reporter alone;
+  det::harness::run_trial(plan, alone);
+
+  plan.checkpoint_dir = together_storage.path.string();
+  std::vector<process_run> together(2);
+  train_together(plan, together);
+  const auto& chief = together[0].out;
+  const auto& other = together[1].out;
+  // Only the chief reports and checkpoints.
+  CHECK(other.training.empty());
+  CHECK(other.validation.empty());
+  CHECK(other.checkpoints.empty());
+  CHECK(logged(other, "Process 1 of 2: training on its share of each batch"));
+  REQUIRE(chief.validation.size() == alone.validation.size());
+  for (size_t i = 0; i < alone.validation.size(); ++i) {
+    CHECK(chief.validation[i].at.batches == alone.validation[i].at.batches);
+    CHECK(chief.validation[i].metrics.at("validation_loss") ==
+          doctest::Approx(alone.validation[i].metrics.at("validation_loss")).epsilon(1e-4));
+    CHECK(chief.validation[i].metrics.at("validation_accuracy") ==
+          doctest::Approx(alone.validation[i].metrics.at("validation_accuracy")).epsilon(1e-3));
+  }
+  // The reported training loss is the processes' mean, which is the whole batch's loss.
+  REQUIRE(chief.training.size() == alone.training.size());
+  for (size_t i = 0; i < alone.training.size(); ++i)
+    CHECK(chief.training[i].metrics.at("loss") == doctest::Approx(alone.training[i].metrics.at("loss")).epsilon(1e-4));
+  REQUIRE(chief.checkpoints.size() == 1);
+  auto expected = saved_weights(alone_storage.path / alone.checkpoints.back().uuid, 0);
+  auto trained = saved_weights(together_storage.path / chief.checkpoints.back().uuid, 0);
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(torch::allclose(expected[i], trained[i], 1e-4, 1e-5));
+}
+
+TEST_CASE("a stop asked of one process stops them all after the same batch, and a missing one is an error") {
+  auto plan = synthetic_plan(200);
+  scratch_dir storage;
+  plan.checkpoint_dir = storage.path.string();
+  std::vector<process_run> together(2);
+  together[1].out.stop_after_checks = 25;  // only the second process is told
+  train_together(plan, together);
+  CHECK(together[0].stopped);
+  CHECK(together[1].stopped);
+  REQUIRE(together[0].out.checkpoints.size() == 1);
+  CHECK(together[0].out.checkpoints[0].at.batches == 25);
+  CHECK(logged(together[1].out, "Stopped after 25 of 200 batches"));
+
+  memory_store store;  // nobody else comes
+  CHECK_THROWS_WITH_AS(det::harness::connect_gloo(0, 2, store, "127.0.0.1", std::chrono::seconds(1)),
+                       doctest::Contains("did not arrive within 1 s"), std::runtime_error);
 }

@@ -1,0 +1,44 @@
+#pragma once
+// The processes of one distributed run: a trial whose slots span several agents trains as one
+// process per agent, each on its share of every batch, averaging gradients after each backward
+// pass. On CPUs (and, through host memory, GPUs) the sums travel over Gloo's TCP transport.
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace det::harness {
+
+class collective {
+ public:
+  virtual ~collective() = default;
+  /// This process's place, 0 (the chief) to size() - 1.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Replaces `values` with their element-wise sum over every process. Every process must make
+  /// the same calls, with the same counts, in the same order.
+  virtual void sum(float* values, std::size_t count) = 0;
+  virtual void sum(double* values, std::size_t count) = 0;
+  /// Replaces `values` with process 0's.
+  virtual void broadcast(float* values, std::size_t count) = 0;
+};
+
+/// Where the processes of a run find each other: keys every one of them reaches (the trial on the
+/// master, for a worker).
+class rendezvous_store {
+ public:
+  virtual ~rendezvous_store() = default;
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  /// The value, or nothing yet.
+  virtual std::optional<std::string> get(const std::string& key) = 0;
+};
+
+/// Connects process `rank` of `size` to the others through Gloo: it listens on `hostname` (an
+/// address the others can reach) and meets them through `store`. Throws std::runtime_error with a
+/// sentence if they do not all arrive within `timeout`, which also bounds each later sum.
+std::unique_ptr<collective> connect_gloo(int rank, int size, rendezvous_store& store, const std::string& hostname,
+                                         std::chrono::milliseconds timeout);
+
+}  // namespace det::harness
