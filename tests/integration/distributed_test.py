@@ -104,6 +104,29 @@ class DistributedTrialTest(unittest.TestCase):
         steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group=validation")["metrics"]]
         self.assertEqual(steps, [100, 200, 300, 400, 500])
 
+    def test_c_a_master_killed_mid_run_takes_back_both_workers(self):
+        c = self.cluster
+        exp_id = c.submit(simulated(batches=800, max_restarts=0), "restart.toml")
+        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60, "training")
+        workers = [worker_pid(f"{trial_id}.1", rank) for rank in (0, 1)]
+        self.assertTrue(all(workers), workers)
+        os.kill(c.master.pid, signal.SIGKILL)
+        c.master.wait()
+        c.start_master()
+        exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
+        trial = exp["trials"][0]
+        self.assertEqual(trial["state"], "STATE_COMPLETED", c.trial_logs(trial_id)[-15:])
+        # The restored trial took its run back on both agents: no second run, no restart, and the
+        # same two workers trained to the end.
+        self.assertEqual(trial["runs"], 1)
+        self.assertEqual(trial["restarts"], 0)
+        self.assertEqual(int(trial["total_batches"]), 800)
+        logs = c.trial_logs(trial_id)
+        self.assertTrue(any("the master restarted: waiting up to" in l for l in logs), logs)
+        steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group=validation")["metrics"]]
+        self.assertEqual(steps, [100, 200, 300, 400, 500, 600, 700, 800])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
