@@ -87,8 +87,8 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
   st.lost = st.lost || exited.transient();
   if (!ended_well(exited) && !st.failure) {
     if (st.parts.size() > 1)
-      exited.set_message("worker " + std::to_string(part - st.parts.data()) + " of " + std::to_string(st.parts.size()) +
-                         " (agent " + part->where.agent_id + "): " + describe_exit(exited));
+      exited.set_message("on agent " + part->where.agent_id + ", one of the run's " + std::to_string(st.parts.size()) +
+                         ": " + describe_exit(exited));
     st.failure = exited;
     for (const auto& other : st.parts)
       if (!other.exited) send_kill(self, other, SIGKILL, 0);
@@ -172,11 +172,13 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   std::move(placed).then([=](const allocation_parts& parts) { on_placed(self, parts, reclaim); },
                          [=](caf::error& e) {
                            // A reclaim the master's restart lost is not the trial's failure.
-                           finish(self, not_started(self->state.id,
-                                                    e == caf::sec::request_receiver_down
-                                                        ? "the allocation was released before it got slots"
-                                                        : error_sentence(self->system(), e),
-                                                    reclaim));
+                           auto exited = not_started(self->state.id,
+                                                     e == caf::sec::request_receiver_down
+                                                         ? "the allocation was released before it got slots"
+                                                         : error_sentence(self->system(), e),
+                                                     reclaim);
+                           exited.set_unschedulable(e == unschedulable);
+                           finish(self, std::move(exited));
                          });
   return {
       [=](preempt_atom) {

@@ -124,6 +124,9 @@ typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
   return f(caf::meta::type_name("job_settings"), x.priority, x.weight, x.max_slots);
 }
 
+/// The error a pool answers an allocate request with when none of its agents could ever hold it.
+constexpr caf::sec unschedulable = caf::sec::invalid_argument;
+
 /// A resource pool: answers an allocate request (allocation id, job, slots) once its scheduler
 /// places it, with one part per agent; the requester hears preempt_atom when the scheduler wants
 /// its slots back.

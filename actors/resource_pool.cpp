@@ -54,6 +54,9 @@ struct pool_state {
   std::map<std::string, caf::actor> running;          // allocation id -> its allocation actor
   bool pass_requested = false;
   int64_t passes = 0;
+  // Agents return within reconnect_wait of a master start; until then no request is refused for
+  // want of them.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 using self_ptr = resource_pool_actor::stateful_pointer<pool_state>;
@@ -76,10 +79,11 @@ void preempt(self_ptr self, const std::string& allocation_id) {
 }
 
 // Requests the pool could not place even with every agent idle: refused with a sentence rather
-// than queued for ever (once the pool has agents to tell).
+// than queued for ever (once the pool has agents to tell, and its agents had time to return).
 void refuse_oversized(self_ptr self) {
   auto& st = self->state;
-  if (st.policy.agents().empty())
+  if (st.policy.agents().empty() ||
+      std::chrono::steady_clock::now() - st.started < std::chrono::seconds(st.reconnect_wait_s))
     return;
   std::map<int, bool> fits;  // by slot count: most requests share a few
   for (auto it = st.waiting.begin(); it != st.waiting.end();) {
@@ -96,7 +100,7 @@ void refuse_oversized(self_ptr self) {
     for (const auto& [size, count] : sizes)
       agents += (agents.empty() ? "" : ", ") + std::to_string(count) + " with " + std::to_string(size);
     it->second.promise.deliver(caf::make_error(
-        caf::sec::runtime_error, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
+        unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
                                      " cannot give: its agents have " + agents +
                                      " slots, and a trial spans agents only as whole agents of one size"));
     st.policy.release(it->first);
@@ -269,6 +273,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
   self->state.policy = scheduler::pool_scheduler(options_of(spec));
   self->state.spec = std::move(spec);
   self->state.reconnect_wait_s = reconnect_wait_s;
+  self->delayed_send(self, std::chrono::seconds(reconnect_wait_s), tick_atom::value);  // see refuse_oversized
   return {
       [=](reclaim_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
         auto& st = self->state;

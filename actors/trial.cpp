@@ -182,6 +182,10 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
     end(self, pb::STATE_COMPLETED, "");
     return;
   }
+  if (e.unschedulable()) {  // asking again would be refused again
+    end(self, pb::STATE_ERROR, describe_exit(e));
+    return;
+  }
   if (st.user_canceled) {  // the process said so: no restarts
     end(self, pb::STATE_CANCELED, "the trial exited early: USER_CANCELED");
     return;
@@ -484,10 +488,12 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_hparams(trial(self).hparams());
         spec.set_seed(trial(self).seed());
         spec.set_validate_after_unit(st.length_unit);
-        spec.set_validate_after_length(st.length);
-        // A worker saying hello again after a reconnection trains to what it was first given.
-        if (hello.rank() == 0 && std::exchange(st.hello_run, st.runs) != st.runs)
+        // The run's first hello fixes its length: the other workers of a run on several agents
+        // must train to the same one, and a worker saying hello again after a reconnection
+        // trains to what it was first given.
+        if (std::exchange(st.hello_run, st.runs) != st.runs)
           st.run_length = st.length;
+        spec.set_validate_after_length(st.run_length);
         spec.set_checkpoint_root(st.setup.checkpoint_root);
         spec.set_allocation_token(st.token);
         spec.set_reconnect_wait_s(st.setup.handles.agent_reconnect_wait_s);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,8 @@ class collective {
   virtual void sum(double* values, std::size_t count) = 0;
   /// Replaces `values` with process 0's.
   virtual void broadcast(float* values, std::size_t count) = 0;
+  /// Sums and broadcasts made so far.
+  virtual std::uint64_t exchanges() const = 0;
 };
 
 /// Where the processes of a run find each other: keys every one of them reaches (the trial on the
@@ -37,8 +40,10 @@ class rendezvous_store {
 
 /// Connects process `rank` of `size` to the others through Gloo: it listens on `hostname` (an
 /// address the others can reach) and meets them through `store`. Throws std::runtime_error with a
-/// sentence if they do not all arrive within `timeout`, which also bounds each later sum.
+/// sentence if they do not all arrive within `connect_timeout`; each later exchange may wait
+/// `exchange_timeout` for the others.
 std::unique_ptr<collective> connect_gloo(int rank, int size, rendezvous_store& store, const std::string& hostname,
-                                         std::chrono::milliseconds timeout);
+                                         std::chrono::milliseconds connect_timeout,
+                                         std::chrono::milliseconds exchange_timeout);
 
 }  // namespace det::harness

@@ -53,6 +53,7 @@ class gloo_collective final : public collective {
   explicit gloo_collective(std::shared_ptr<gloo::Context> context) : context_(std::move(context)) {}
   int rank() const override { return context_->rank; }
   int size() const override { return context_->size; }
+  std::uint64_t exchanges() const override { return exchanges_; }
   void sum(float* values, std::size_t count) override { reduce(values, count); }
   void sum(double* values, std::size_t count) override { reduce(values, count); }
   void broadcast(float* values, std::size_t count) override {
@@ -61,6 +62,7 @@ class gloo_collective final : public collective {
     options.setOutput(values, count);
     options.setRoot(0);
     options.setTag(++tag_);
+    ++exchanges_;
     run([&] { gloo::broadcast(options); });
   }
 
@@ -72,6 +74,7 @@ class gloo_collective final : public collective {
     options.setOutput(values, count);
     options.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<T>));
     options.setTag(++tag_);
+    ++exchanges_;
     run([&] { gloo::allreduce(options); });
   }
 
@@ -86,20 +89,23 @@ class gloo_collective final : public collective {
 
   std::shared_ptr<gloo::Context> context_;
   uint32_t tag_ = 0;
+  std::uint64_t exchanges_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<collective> connect_gloo(int rank, int size, rendezvous_store& store, const std::string& hostname,
-                                         std::chrono::milliseconds timeout) {
+                                         std::chrono::milliseconds connect_timeout,
+                                         std::chrono::milliseconds exchange_timeout) {
   gloo::transport::tcp::attr attr;
   attr.hostname = hostname;
   try {
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
-    context->setTimeout(timeout);
-    gloo_store gloo_view(store, timeout);
+    context->setTimeout(connect_timeout);
+    gloo_store gloo_view(store, connect_timeout);
     context->connectFullMesh(gloo_view, device);
+    context->setTimeout(exchange_timeout);
     return std::make_unique<gloo_collective>(std::move(context));
   } catch (const std::exception& e) {  // Gloo's enforcement errors are not runtime_errors
     throw std::runtime_error("process " + std::to_string(rank) + " of " + std::to_string(size) +

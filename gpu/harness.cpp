@@ -70,6 +70,10 @@ class image_trial final : public det::trial {
           << hparams_.learning_rate << ", batch " << hparams_.global_batch_size << ") on " << device_.str()
           << " with " << at::get_num_threads() << " thread(s).";
     context.log(intro.str());
+    if (hparams_.global_batch_size < context.world_size())
+      throw det::invalid_hyperparameters("global_batch_size " + std::to_string(hparams_.global_batch_size) +
+                                         " is smaller than the trial's " + std::to_string(context.world_size()) +
+                                         " processes: each needs a share of every batch.");
     det::broadcast_parameters(context, model_->parameters());
     if (context.world_size() > 1)
       context.log("Process " + std::to_string(context.rank()) + " of " + std::to_string(context.world_size()) +

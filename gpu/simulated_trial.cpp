@@ -110,7 +110,8 @@ struct noise_source {
 class simulated_trial final : public det::trial {
  public:
   explicit simulated_trial(det::trial_context& context)
-      : settings_(parse_simulation_settings(context.hparams_json(), context.data_json())),
+      : context_(context),
+        settings_(parse_simulation_settings(context.hparams_json(), context.data_json())),
         floor_(simulated_loss_floor(context.hparams_json())),
         noise_{std::mt19937_64{context.seed()}} {
     context.log("Simulating builtin:simulate (loss floor " + std::to_string(floor_) + ", " +
@@ -131,6 +132,9 @@ class simulated_trial final : public det::trial {
     if (settings_.seconds_per_batch > 0)
       std::this_thread::sleep_until(start_ + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(
                                                  static_cast<double>(trained_ - first_batch_) * settings_.seconds_per_batch)));
+    // Across agents it exchanges one value per batch where a real trial averages its gradients.
+    float gradient = 0;
+    context_.average(&gradient, 1);
     return {{"loss", loss_at(trained_)}};
   }
 
@@ -165,6 +169,7 @@ class simulated_trial final : public det::trial {
     return clean + settings_.noise * noise_.gauss(noise_.rng);
   }
 
+  det::trial_context& context_;
   simulation_settings settings_;
   double floor_;
   noise_source noise_;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace det::harness {
@@ -116,12 +117,14 @@ class training_period {
   int64_t records_ = 0;
 };
 
-// Sums each metric over the processes, whose metrics must have the same names (compared by
-// count, which a differing trial is unlikely to match by chance).
+// Sums each metric over the processes, whose metrics must have the same names (compared by count:
+// the sums of the counts and of their squares match n*c and n*c*c only if every process has c,
+// and every process sees the same sums, so all of them throw or none).
 void sum_over_processes(collective& peers, std::map<std::string, double>& metrics, const char* what) {
-  double names = static_cast<double>(metrics.size());
-  peers.sum(&names, 1);
-  if (names != static_cast<double>(metrics.size()) * peers.size())
+  const double count = static_cast<double>(metrics.size()), n = peers.size();
+  double counts[2] = {count, count * count};
+  peers.sum(counts, 2);
+  if (counts[1] * n != counts[0] * counts[0])
     throw std::runtime_error(std::string("The trial's processes report different ") + what +
                              " metrics: each must return the same names.");
   std::vector<double> values;
@@ -263,6 +266,7 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   };
 
   bool stopped = false;
+  bool first_batch = true;
   while (at.batches < goal) {
     if (any_process(peers, out.should_stop())) {
       stopped = true;
@@ -276,9 +280,19 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
       epoch = at.batches / batches_per_epoch;
       next = timed("dataloader_next", [&] { return training_data->get(epoch, at.batches % batches_per_epoch); });
     }
+    const auto exchanges = peers ? peers->exchanges() : 0;
     period.add(timed("train_batch",
                      [&] { return t.train_batch(next, epoch, at.batches); }),
                batch_size);
+    // A trial that does not average its gradients would train one model per process, each
+    // on its share, under metrics that mix them. Checked on the run's first batch; every
+    // process stops alike.
+    if (peers && std::exchange(first_batch, false) && peers->exchanges() == exchanges)
+      throw std::runtime_error(
+          "The trial trains on several agents but its train_batch averaged nothing with the other "
+          "processes: call det::average_gradients (det/torch_data_parallel.hpp) or "
+          "trial_context::average between the backward pass and the optimizer step, or give it "
+          "slots_per_trial that fit one agent.");
     if (sampler)
       for (auto& sample : sampler->take()) out.profile_metrics("system", at, sample);
     ++at.batches;

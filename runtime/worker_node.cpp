@@ -14,6 +14,10 @@
 #include <iostream>
 #include <optional>
 #include <memory>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "messages/timestamp.hpp"
@@ -267,19 +271,40 @@ class master_rendezvous final : public harness::rendezvous_store {
   std::string allocation_id_;
 };
 
-// A peer that waits on the others also waits out their validations and the chief's checkpoints,
-// so it is patient (PyTorch's default); a peer that dies is killed with its run by the master.
-constexpr auto peer_timeout = std::chrono::minutes(30);
+// The workers of a run start within seconds of each other; a peer that cannot be reached (a
+// wrong address) fails the run after this rather than holding its slots.
+constexpr auto peer_connect_timeout = std::chrono::minutes(2);
+// An exchange also waits out the others' validations and the chief's checkpoints, so it is
+// patient (PyTorch's default); a peer that dies is killed with its run by the master.
+constexpr auto peer_exchange_timeout = std::chrono::minutes(30);
 
-/// Where the other workers of a run reach this one: the loopback when the master is on it (one
-/// machine), the machine's name otherwise.
-std::string peer_hostname(const std::string& master_host) {
-  if (master_host == "localhost" || master_host.rfind("127.", 0) == 0 || master_host == "::1")
-    return "127.0.0.1";
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0)
-    throw std::runtime_error(std::string("cannot read this machine's name: ") + std::strerror(errno));
-  return name;
+/// Where the other workers of a run reach this one: DET_PEER_ADDRESS if the agent's environment
+/// sets it, else the address of the interface this machine reaches the master through (the
+/// loopback when the master is on it). Not the hostname, which Debian maps to 127.0.1.1. A UDP
+/// socket's connect sends nothing; it only picks the route.
+std::string peer_address(const std::string& master_host, uint16_t master_port) {
+  if (const char* chosen = std::getenv("DET_PEER_ADDRESS"); chosen && *chosen) return chosen;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(master_host.c_str(), std::to_string(master_port).c_str(), &hints, &found); rc != 0)
+    throw std::runtime_error("cannot resolve the master's host " + master_host + ": " + ::gai_strerror(rc));
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(found, &::freeaddrinfo);
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) throw std::runtime_error(std::string("cannot open a socket: ") + std::strerror(errno));
+  sockaddr_in local{};
+  socklen_t length = sizeof local;
+  bool ok = ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0;
+  int error = errno;
+  ::close(fd);
+  if (!ok)
+    throw std::runtime_error("cannot find this machine's address towards the master at " + master_host + ": " +
+                             std::strerror(error));
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+  return text;
 }
 
 harness::unit to_harness(config::length_unit u) {
@@ -381,10 +406,9 @@ harness::training_plan make_plan(const pb::TrialSpec& spec, const config::experi
 }
 
 /// A Core API trial: the entrypoint runs as a child process in a working directory holding the
-/// experiment's model definition; it talks to the master's REST API itself. In a run on several
-/// agents each agent runs one, told its DET_RANK of DET_WORLD_SIZE.
+/// experiment's model definition; it talks to the master's REST API itself.
 void run_core_api_trial(caf::scoped_actor& self, master_link& link, const pb::TrialSpec& spec,
-                        const config::experiment_config& cfg, const worker_options& opts, pb::WorkerExit& exit) {
+                        const config::experiment_config& cfg, pb::WorkerExit& exit) {
   working_directory dir(spec);
   const auto& workdir = dir.path();
   std::map<std::string, std::string> env{
@@ -396,8 +420,6 @@ void run_core_api_trial(caf::scoped_actor& self, master_link& link, const pb::Tr
       {"DET_TRIAL_SEED", std::to_string(spec.seed())},
       {"DET_CHECKPOINT_DIR", spec.checkpoint_root()},
       {"DET_RECONNECT_WAIT", std::to_string(spec.reconnect_wait_s())},
-      {"DET_RANK", std::to_string(opts.rank)},
-      {"DET_WORLD_SIZE", std::to_string(opts.world_size)},
   };
   if (!spec.resume_checkpoint_dir().empty()) {
     env["DET_LATEST_CHECKPOINT"] = spec.resume_checkpoint_dir();
@@ -464,7 +486,11 @@ int run_worker(const worker_options& opts) {
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
     if (!is_harness_trial(cfg)) {
-      run_core_api_trial(self, link, spec, cfg, opts, exit);
+      if (opts.world_size > 1)
+        throw std::runtime_error("a Core API trial runs as one process on one agent, and this one was given " +
+                                 std::to_string(opts.world_size) +
+                                 " agents: set slots_per_trial to fit one agent of the pool");
+      run_core_api_trial(self, link, spec, cfg, exit);
       return finish(link, exit);
     }
     working_directory workdir(spec);
@@ -476,8 +502,9 @@ int run_worker(const worker_options& opts) {
     std::unique_ptr<harness::collective> peers;
     if (opts.world_size > 1) {
       master_rendezvous rendezvous{link, spec.allocation_id()};
-      peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_hostname(host),
-                                    std::chrono::duration_cast<std::chrono::milliseconds>(peer_timeout));
+      peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port),
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout),
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(peer_exchange_timeout));
       std::cout << "trial " << spec.trial_id() << ": worker " << opts.rank << " of " << opts.world_size
                 << " connected to the others" << std::endl;
       plan.peers = peers.get();

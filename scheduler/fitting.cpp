@@ -105,9 +105,9 @@ agent_view* find(std::vector<agent_view>& agents, const std::string& id) {
 }  // namespace
 
 std::optional<placement> find_fit(const std::string& allocation_id, int slots, const std::vector<agent_view>& agents,
-                                  fitting_policy policy, int max_zero_slot_tasks, bool across_agents) {
+                                  fitting_policy policy, int max_zero_slot_tasks) {
   if (auto one = single_agent_fit(allocation_id, slots, agents, policy, max_zero_slot_tasks)) return one;
-  if (slots > 1 && across_agents) return multi_agent_fit(allocation_id, slots, agents);
+  if (slots > 1) return multi_agent_fit(allocation_id, slots, agents);
   return std::nullopt;
 }
 

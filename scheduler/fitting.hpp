@@ -44,10 +44,10 @@ struct placement {
 };
 
 /// Where a task of `slots` slots fits on `agents` now, or nothing. A 0-slot task fits on an
-/// enabled agent running fewer than `max_zero_slot_tasks` of them; a gang spans whole idle agents
-/// only if `across_agents`.
+/// enabled agent running fewer than `max_zero_slot_tasks` of them; a gang that fits on no one agent
+/// spans whole idle agents of one size.
 std::optional<placement> find_fit(const std::string& allocation_id, int slots, const std::vector<agent_view>& agents,
-                                  fitting_policy policy, int max_zero_slot_tasks, bool across_agents = true);
+                                  fitting_policy policy, int max_zero_slot_tasks);
 
 /// Marks the placement's slots as held by its allocation (or counts its 0-slot task).
 void take(std::vector<agent_view>& agents, const placement& where);

@@ -16,7 +16,7 @@ std::map<std::string, int> running_slots_by_group(const pass_input& in) {
 
 std::optional<placement> fit_task(const pass_input& in, const task_view& task, const std::vector<agent_view>& agents) {
   return find_fit(task.request.allocation_id, task.request.slots, agents, in.options.fitting,
-                  in.options.max_zero_slot_tasks_per_agent, in.options.multi_agent_gangs);
+                  in.options.max_zero_slot_tasks_per_agent);
 }
 
 bool within_max_slots(const pass_input& in, const task_view& task, int held) {
@@ -42,7 +42,14 @@ std::vector<std::string> pool_scheduler::remove_agent(const std::string& agent_i
   for (auto it = tasks_.begin(); it != tasks_.end();) {
     const auto& parts = it->second.parts;
     bool there = std::any_of(parts.begin(), parts.end(), [&](const agent_part& p) { return p.agent_id == agent_id; });
-    if (it->second.running && there) {
+    if (it->second.running && there && parts.size() > 1) {
+      // Its workers elsewhere still run until its allocation stops them and releases it: they
+      // keep their slots meanwhile.
+      auto& kept = it->second.parts;
+      kept.erase(std::remove_if(kept.begin(), kept.end(), [&](const agent_part& p) { return p.agent_id == agent_id; }),
+                 kept.end());
+      ++it;
+    } else if (it->second.running && there) {
       lost.push_back(it->first);
       vacate(it->second);
       it = tasks_.erase(it);
@@ -151,8 +158,7 @@ bool pool_scheduler::could_ever_fit(int slots) const {
     agent.zero_slot_tasks = 0;
     for (auto& [id, slot] : agent.slots) slot = slot_view{};
   }
-  return find_fit("", slots, idle, options_.fitting, options_.max_zero_slot_tasks_per_agent, options_.multi_agent_gangs)
-      .has_value();
+  return find_fit("", slots, idle, options_.fitting, options_.max_zero_slot_tasks_per_agent).has_value();
 }
 
 decision pool_scheduler::schedule() {

@@ -28,7 +28,6 @@ struct scheduler_options {
   fitting_policy fitting = fitting_policy::best;
   bool preemption = false;
   int max_zero_slot_tasks_per_agent = 100;
-  bool multi_agent_gangs = true;  // a gang may take several whole idle agents
 };
 
 /// A task's demand: one allocation of `slots` slots for a job (`group`: an experiment).
@@ -72,7 +71,8 @@ class pool_scheduler {
 
   /// Adds an agent whose `slot_ids` are all free; re-adding a known agent replaces it.
   void add_agent(const std::string& agent_id, const std::vector<int>& slot_ids);
-  /// Forgets the agent; returns the running tasks that held slots there (they are lost and forgotten).
+  /// Forgets the agent; returns the running tasks that held slots there (they are lost and
+  /// forgotten). A task that also holds slots on other agents keeps those until released.
   std::vector<std::string> remove_agent(const std::string& agent_id);
   /// A disabled agent (or slot) gets no new tasks; returns false for an unknown agent or slot.
   bool set_agent_enabled(const std::string& agent_id, bool enabled);

@@ -5,6 +5,7 @@
 // Hyperparameters: global_batch_size, learning_rate, channels (of the first convolution).
 // [data]: data_dir (the gzipped IDX files of Fashion-MNIST), train_limit, validation_limit.
 
+#include <det/torch_data_parallel.hpp>
 #include <det/trial.hpp>
 
 #include <nlohmann/json.hpp>
@@ -115,6 +116,8 @@ class CnnTrial : public det::trial {
     if (batch_size_ > train_x_.size(0)) throw det::invalid_hyperparameters("global_batch_size exceeds the training set");
     torch::manual_seed(context.seed());
     net_ = Net(channels);
+    // Across agents (slots_per_trial larger than one agent): every process starts from the chief's weights.
+    det::broadcast_parameters(context, net_->parameters());
     optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(),
                                                       torch::optim::AdamOptions(context.hparam("learning_rate")));
     context.log("CnnTrial: " + std::to_string(train_x_.size(0)) + " training images, " + std::to_string(channels) +
@@ -132,10 +135,13 @@ class CnnTrial : public det::trial {
   }
 
   det::metrics train_batch(det::batch& b, int64_t, int64_t) override {
-    auto& [images, labels] = std::any_cast<Batch&>(b);
+    auto& [all_images, all_labels] = std::any_cast<Batch&>(b);
+    auto images = det::share_of_batch(context_, all_images);  // the whole batch alone
+    auto labels = det::share_of_batch(context_, all_labels);
     optimizer_->zero_grad();
     auto loss = torch::cross_entropy_loss(net_->forward(images), labels);
     loss.backward();
+    det::average_gradients(context_, net_->parameters());  // nothing to do alone
     optimizer_->step();
     return {{"loss", loss.item<double>()}};
   }

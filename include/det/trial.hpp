@@ -56,18 +56,20 @@ class trial_context {
   /// processes, and validation batches are shared out among them.
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  /// Replaces `values` with their element-wise mean over the trial's processes (nothing changes in
-  /// a process alone). Every process must call it at the same point with the same count.
-  virtual void average(float* values, std::size_t count) = 0;
-  /// Replaces `values` with the chief's (e.g. the initial weights, so that every process starts
-  /// from the same model). Every process must call it at the same point with the same count.
-  virtual void broadcast(float* values, std::size_t count) = 0;
   /// A line for the trial's logs.
   virtual void log(const std::string& line) = 0;
   /// Profiling: seconds spent in a step of the trial's own making (e.g. "dataloader_next"),
   /// reported as its mean per period in the metric group "timings". A no-op unless the
   /// experiment enables profiling.
   virtual void record_timing(const std::string& name, double seconds) = 0;
+  // Added after the rest, so that plugins built against the header before them still find every
+  // other function where they expect it.
+  /// Replaces `values` with their element-wise mean over the trial's processes (nothing changes in
+  /// a process alone). Every process must call it at the same point with the same count.
+  virtual void average(float* values, std::size_t count) = 0;
+  /// Replaces `values` with the chief's (e.g. the initial weights, so that every process starts
+  /// from the same model). Every process must call it at the same point with the same count.
+  virtual void broadcast(float* values, std::size_t count) = 0;
 };
 
 /// One batch as a data loader made it (tensors, a struct: anything copyable). The harness hands

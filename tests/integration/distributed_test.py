@@ -98,7 +98,8 @@ class DistributedTrialTest(unittest.TestCase):
         self.assertEqual(trial["state"], "STATE_COMPLETED", logs[-15:])
         self.assertEqual(trial["restarts"], 1)  # the worker's death is the trial's failure
         self.assertEqual(int(trial["total_batches"]), 500)
-        self.assertTrue(any("trial failed: worker 1 of 2 (agent " in l and "killed by signal 9" in l for l in logs), logs)
+        self.assertTrue(any("trial failed: on agent " in l and "one of the run's 2: the worker was killed by signal 9" in l
+                            for l in logs), logs)
         self.assertTrue(any("Resuming from checkpoint" in l for l in logs), logs)
         self.assertEqual(sum("worker 1 of 2 connected to the others" in l for l in logs), 2, logs)
         steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group=validation")["metrics"]]

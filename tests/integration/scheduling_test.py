@@ -85,7 +85,11 @@ class SchedulingCase(unittest.TestCase):
 
 
 class PriorityTest(SchedulingCase):
+    # A short reconnect wait: a pool refuses requests it can never hold only once that much time
+    # has passed since it started.
     MASTER = """
+[resource_manager]
+agent_reconnect_wait = 3
 [[resource_pools]]
 pool_name = "default"
 description = "two agents, no preemption"

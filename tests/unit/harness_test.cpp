@@ -472,7 +472,8 @@ void train_together(const det::harness::training_plan& plan, std::vector<process
     threads.emplace_back([&, rank] {
       auto& run = runs[static_cast<size_t>(rank)];
       try {
-        auto peers = det::harness::connect_gloo(rank, size, store, "127.0.0.1", std::chrono::seconds(60));
+        auto peers = det::harness::connect_gloo(rank, size, store, "127.0.0.1", std::chrono::seconds(60),
+                                                std::chrono::seconds(60));
         // Threads share LibTorch's global generator, which builds the models: the chief's model
         // must be built (its first log line) before the others draw, to be the one a process
         // alone would build.
@@ -550,6 +551,31 @@ TEST_CASE("a stop asked of one process stops them all after the same batch, and 
   CHECK(logged(together[1].out, "Stopped after 25 of 200 batches"));
 
   memory_store store;  // nobody else comes
-  CHECK_THROWS_WITH_AS(det::harness::connect_gloo(0, 2, store, "127.0.0.1", std::chrono::seconds(1)),
+  CHECK_THROWS_WITH_AS(det::harness::connect_gloo(0, 2, store, "127.0.0.1", std::chrono::seconds(1), std::chrono::seconds(1)),
                        doctest::Contains("did not arrive within 1 s"), std::runtime_error);
+}
+
+TEST_CASE("a trial that averages nothing across processes is stopped with a sentence in every process") {
+  det::harness::training_plan plan;
+  plan.length = 10;
+  memory_store store;
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        auto peers = det::harness::connect_gloo(rank, 2, store, "127.0.0.1", std::chrono::seconds(60),
+                                                std::chrono::seconds(60));
+        auto mine = plan;
+        mine.peers = peers.get();
+        recording_reporter out;
+        det::harness::step_timings timings(false);
+        loader_trial unaware;  // trains without det::average_gradients
+        det::harness::run_trial_loop(unaware, mine, out, "test.loader/1", timings);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(rank)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) CHECK(e.find("its train_batch averaged nothing with the other processes") != std::string::npos);
 }

@@ -352,18 +352,15 @@ TEST_CASE("priority: a task too big for the pool does not hold back the levels b
   CHECK(s.queued() == 1);
 }
 
-TEST_CASE("without multi-agent gangs a gang never spans agents, and nothing is preempted for it") {
-  scheduler_options o;
-  o.preemption = true;
-  o.multi_agent_gangs = false;
-  pool_scheduler s(o);
+TEST_CASE("a request that no arrangement of the agents could hold is known as such") {
+  auto s = make(policy_kind::priority);
   add_agents(s, 2, 4);
-  s.set_group("low", {60, 1, 0});
-  s.set_group("high", {10, 1, 0});
-  s.request({"low", "low", 1});
-  CHECK(s.schedule().start.size() == 1);
-  s.request({"eight", "high", 8});
-  auto d = s.schedule();
-  CHECK(d.start.empty());
-  CHECK(d.preempt.empty());
+  s.request({"busy", "job", 4});
+  s.schedule();
+  CHECK(s.set_agent_enabled("agent-1", false));
+  // Whatever runs or is disabled now: one agent, or whole agents of one size.
+  CHECK(s.could_ever_fit(4));
+  CHECK(s.could_ever_fit(8));
+  CHECK_FALSE(s.could_ever_fit(6));
+  CHECK_FALSE(s.could_ever_fit(12));
 }

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Data-parallel scaling across agents: builtin:mlp trained by one worker on one agent (the
+baseline) and by two workers on two agents (slots_per_trial = 2: each its half of every batch,
+gradients averaged over Gloo on 127.0.0.1), same model, data and global batch, alternated in
+one cluster. Prints samples/s of each and their ratio; 2.0 would be perfect scaling.
+
+Every worker gets one LibTorch thread (OMP_NUM_THREADS=1 reaches the workers through the
+agents), so that one worker uses one core and two use two, as one slot per core would.
+
+The gradients (2.1 MB for this model) are averaged after the backward pass, not overlapped with
+it, so small batches pay the exchange (about 3 ms here) on a shorter step: the bench runs a small
+and a large global batch.
+
+Usage: bench/data_parallel_bench.py [--batches 600] [--rounds 3] [--batch-sizes 512,2048]
+(DET_BIN_DIR defaults to build/bin.)
+"""
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
+os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
+os.environ["OMP_NUM_THREADS"] = "1"
+from cluster import Cluster  # noqa: E402
+
+REPORT_PERIOD = 50
+
+
+def parse_time(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def mlp_config(slots, batches, batch_size):
+    return f"""
+name = "data-parallel-{slots}"
+entrypoint = "builtin:mlp"
+max_restarts = 0
+scheduling_unit = {REPORT_PERIOD}
+[resources]
+slots_per_trial = {slots}
+[hyperparameters]
+global_batch_size = {batch_size}
+hidden_sizes = [512, 256]
+optimizer = "sgd"
+learning_rate = 0.05
+[searcher]
+name = "single"
+metric = "validation_accuracy"
+smaller_is_better = false
+max_length = {{ batches = {batches} }}
+[data]
+dataset = "synthetic"
+synthetic_train_size = 16384
+synthetic_val_size = 1000
+[reproducibility]
+experiment_seed = 1
+"""
+
+
+def samples_per_second(c, slots, batches, batch_size):
+    exp_id = c.submit(mlp_config(slots, batches, batch_size), f"dp{slots}.toml")
+    # Polled slowly: the poller's requests would otherwise compete with training for the cores.
+    exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=900, interval=2)
+    assert exp["experiment"]["state"] == "STATE_COMPLETED", exp
+    trial = exp["trials"][0]["id"]
+    reports = c.get(f"/api/v1/trials/{trial}/metrics?group=training")["metrics"]
+    # From the end of the first report period (start-up and rendezvous excluded) to the last batch.
+    first, last = reports[0], reports[-1]
+    records = int(last["total_records"]) - int(first["total_records"])
+    return records / (parse_time(last["time"]) - parse_time(first["time"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--batches", type=int, default=600)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch-sizes", default="512,2048")
+    args = ap.parse_args()
+    c = Cluster(agents=2, slots="cpu:1").start()
+    try:
+        for batch_size in (int(b) for b in args.batch_sizes.split(",")):
+            print(f"global batch {batch_size}:", flush=True)
+            ratios = []
+            for r in range(args.rounds):
+                alone = samples_per_second(c, 1, args.batches, batch_size)
+                together = samples_per_second(c, 2, args.batches, batch_size)
+                ratios.append(together / alone)
+                print(f"  round {r + 1}: one worker {alone:.0f} samples/s, two workers on two agents "
+                      f"{together:.0f} samples/s, ratio {together / alone:.2f}", flush=True)
+            print(f"data_parallel_ratio_batch_{batch_size}={statistics.median(ratios):.2f} "
+                  f"(median of {args.rounds}; 2.0 is perfect)", flush=True)
+    finally:
+        c.stop()
+
+
+if __name__ == "__main__":
+    main()
