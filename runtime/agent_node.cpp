@@ -186,11 +186,13 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
   }
   auto alloc = start.allocation_id();
   auto me = caf::actor_cast<agent_process_actor>(self);
+  // The workers of a run on several agents share the trial's logs: each line says whose it is.
+  std::string label = start.world_size() > 1 ? "[worker " + std::to_string(start.rank()) + "] " : "";
   try {
     auto proc = child_process::start(
         argv, env,
-        [me, alloc](const std::string& stream, std::string line) {
-          caf::anon_send(me, line_atom::value, alloc, stream, std::move(line));
+        [me, alloc, label](const std::string& stream, std::string line) {
+          caf::anon_send(me, line_atom::value, alloc, stream, label + line);
         },
         [me, alloc](child_exit e) {
           caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
