@@ -209,6 +209,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
     st.unclaimed_rows.erase(row);
     auto& entry = st.trials[c.request_id];
     entry.trial_id = t.id();
+    entry.latest_checkpoint = t.latest_checkpoint_uuid();
     auto actions = st.search->trial_created(c.request_id);
     if (is_terminal(t.state())) {
       entry.exited = true;
@@ -343,10 +344,6 @@ void restore(self_ptr self) {
   auto append = [&](std::vector<searcher::action> more) {
     actions.insert(actions.end(), more.begin(), more.end());
   };
-  // A search with no snapshot begins again; being deterministic, it asks for its stored trials
-  // again (by request id) and adopts them.
-  if (st.search_from_start)
-    append(st.search->initial_trials());
   int live = 0;
   for (auto& t : trials) {
     auto rid = t.request_id();
@@ -360,7 +357,8 @@ void restore(self_ptr self) {
       entry.length = target->value;
     }
     if (!st.search->was_requested(rid)) {
-      // Stored after the snapshot was taken: adopted when the search asks again.
+      // Stored after the snapshot was taken (every row, without a snapshot): adopted when the
+      // search asks for it again.
       st.trials.erase(rid);
       st.unclaimed_rows.emplace(rid, t);
       continue;
@@ -391,6 +389,10 @@ void restore(self_ptr self) {
     append(st.search->trial_exited_early(rid, searcher::exit_reason::errored));
     append(st.search->trial_exited(rid));
   }
+  // A search with no snapshot begins again: being deterministic, it asks for its stored trials
+  // again (by request id), and create_trial adopts their rows.
+  if (st.search_from_start)
+    append(st.search->initial_trials());
   std::cout << "master: restored experiment " << st.exp.id() << " with " << live
             << " trials starting over" << std::endl;
   if (st.exp.state() == pb::STATE_STOPPING_KILLED) {

@@ -5,6 +5,7 @@ trials on 2 agents x 2 CPU slots, and its preview through the CLI."""
 import json
 import os
 import signal
+import subprocess
 import sys
 import unittest
 
@@ -203,7 +204,12 @@ class SearchRestoreTest(unittest.TestCase):
     def test_master_killed_with_sigkill_continues_the_search(self):
         self.restart_mid_search(crash=True)
 
-    def restart_mid_search(self, crash):
+    def test_master_killed_before_a_snapshot_adopts_the_stored_trials(self):
+        # Without a snapshot the search begins again and must take its stored trials back by
+        # request id: none is created twice.
+        self.restart_mid_search(crash=True, drop_snapshot=True)
+
+    def restart_mid_search(self, crash, drop_snapshot=False):
         c = Cluster(agents=1, slots="cpu:2").start()
         try:
             exp_id = c.submit(RANDOM, "random.toml")
@@ -216,9 +222,17 @@ class SearchRestoreTest(unittest.TestCase):
                 c.master.wait()
             else:
                 c.stop_master()
+            if drop_snapshot:  # the killed master's PostgreSQL still runs
+                subprocess.run(["psql", "-h", os.path.join(c.data_dir, "run"), "-p", "5432",
+                                "-U", "postgres", "-d", "det", "-v", "ON_ERROR_STOP=1", "-c",
+                                f"DELETE FROM experiment_snapshots WHERE experiment_id = {exp_id}"],
+                               check=True, capture_output=True)
             c.start_master()
             exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
             self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))
+            # A trial the search asks for again is adopted, not created a second time (the
+            # database's unique request id would refuse it, and the search count it failed).
+            self.assertNotIn("creating a trial failed", c.log("master"))
             trials = exp["trials"]
             self.assertEqual(sorted(int(t["request_id"]) for t in trials), [1, 2, 3, 4, 5, 6])
             self.assertTrue(all(t["state"] == "STATE_COMPLETED" for t in trials),
