@@ -13,7 +13,6 @@ Usage: bench/cluster_bench.py [--batches 3000] [--rounds 7] [--runs 20]
 """
 
 import argparse
-import datetime
 import os
 import statistics
 import subprocess
@@ -23,13 +22,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
-from cluster import BIN, Cluster, wait_for  # noqa: E402
+from cluster import BIN, Cluster, parse_time, wait_for  # noqa: E402
 
 REPORT_PERIOD = 100
-
-
-def parse_time(text):
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def mlp_config(name, batches, dataset, report_period):
@@ -66,13 +61,8 @@ def det_samples_per_second(c, batches):
     # Polled slowly: the poller's requests would otherwise compete with training for the cores.
     exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=900, interval=2)
     assert exp["experiment"]["state"] == "STATE_COMPLETED", exp
-    trial = exp["trials"][0]["id"]
-    reports = c.get(f"/api/v1/trials/{trial}/metrics?group=training")["metrics"]
-    # Same window as the bare loop's: from the end of the first report period to
-    # the last batch, so the reporting itself is inside the measurement.
-    first, last = reports[0], reports[-1]
-    records = int(last["total_records"]) - int(first["total_records"])
-    return records / (parse_time(last["time"]) - parse_time(first["time"]))
+    # Same window as the bare loop's: from the end of the first report period to the last batch.
+    return c.training_samples_per_second(exp["trials"][0]["id"])
 
 
 def harness_overhead(c, batches, rounds):

@@ -16,7 +16,6 @@ Usage: bench/data_parallel_bench.py [--batches 600] [--rounds 3] [--batch-sizes 
 """
 
 import argparse
-import datetime
 import os
 import statistics
 import sys
@@ -28,10 +27,6 @@ os.environ["OMP_NUM_THREADS"] = "1"
 from cluster import Cluster  # noqa: E402
 
 REPORT_PERIOD = 50
-
-
-def parse_time(text):
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def mlp_config(slots, batches, batch_size):
@@ -66,12 +61,8 @@ def samples_per_second(c, slots, batches, batch_size):
     # Polled slowly: the poller's requests would otherwise compete with training for the cores.
     exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=900, interval=2)
     assert exp["experiment"]["state"] == "STATE_COMPLETED", exp
-    trial = exp["trials"][0]["id"]
-    reports = c.get(f"/api/v1/trials/{trial}/metrics?group=training")["metrics"]
     # From the end of the first report period (start-up and rendezvous excluded) to the last batch.
-    first, last = reports[0], reports[-1]
-    records = int(last["total_records"]) - int(first["total_records"])
-    return records / (parse_time(last["time"]) - parse_time(first["time"]))
+    return c.training_samples_per_second(exp["trials"][0]["id"])
 
 
 def main():

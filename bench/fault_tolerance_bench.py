@@ -23,37 +23,23 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
-from cluster import Cluster, wait_for  # noqa: E402
+from cluster import Cluster, simulated_config, wait_for  # noqa: E402
 
-TRIAL = """
-name = "{name}"
-entrypoint = "builtin:simulate"
-max_restarts = 0
-min_checkpoint_period = {{ batches = 20 }}
-scheduling_unit = 10
-[hyperparameters]
-x = 0.5
-[searcher]
-name = "single"
-metric = "validation_loss"
-max_length = {{ batches = {batches} }}
-[data]
-seconds_per_batch = 0.01
-"""
+
+def paced_trial(name, batches):
+    """10 ms batches, a checkpoint every 20, one validation at the end."""
+    return simulated_config(name, batches, seconds_per_batch=0.01, checkpoint_period=20, validation_period=batches,
+                            scheduling_unit=10)
 
 
 def training_reports(c, trial_id):
     return c.get(f"/api/v1/trials/{trial_id}/metrics?group=training")["metrics"]
 
 
-def first_trial(c, exp_id):
-    return wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
-
-
 def fresh_start_seconds(c, n):
     start = time.monotonic()
-    exp_id = c.submit(TRIAL.format(name=f"fresh-{n}", batches=20), f"fresh-{n}.toml")
-    trial = first_trial(c, exp_id)
+    exp_id = c.submit(paced_trial(f"fresh-{n}", 20), f"fresh-{n}.toml")
+    trial = c.first_trial(exp_id)
     wait_for(lambda: training_reports(c, trial), 60, "the first report", interval=0.01)
     took = time.monotonic() - start
     c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=60)
@@ -61,8 +47,8 @@ def fresh_start_seconds(c, n):
 
 
 def agent_loss(c, n, sig):
-    exp_id = c.submit(TRIAL.format(name=f"loss-{n}", batches=3000), f"loss-{n}.toml")
-    trial = first_trial(c, exp_id)
+    exp_id = c.submit(paced_trial(f"loss-{n}", 3000), f"loss-{n}.toml")
+    trial = c.first_trial(exp_id)
     wait_for(lambda: len(training_reports(c, trial)) >= 3, 60, "training with a checkpoint")
     holder = None
     while holder is None:
@@ -104,7 +90,7 @@ def master_restart(experiments):
         empty = time.monotonic() - start
         t = time.monotonic()
         for i in range(experiments):
-            c.submit(TRIAL.format(name=f"queued-{i}", batches=10), f"q{i % 10}.toml")
+            c.submit(paced_trial(f"queued-{i}", 10), f"q{i % 10}.toml")
         submitted = time.monotonic() - t
         wait_for(lambda: len(c.get("/api/v1/job-queues")["jobs"]) == experiments, 120, "every job queued")
         start = restart_seconds(c)

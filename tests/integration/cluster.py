@@ -4,6 +4,7 @@ Starts det-node processes (master on an embedded PostgreSQL, agents) on free
 ports, and stops exactly the processes it started, by pid.
 """
 
+import datetime
 import json
 import os
 import signal
@@ -25,6 +26,11 @@ def wait_for(predicate, timeout, what, interval=0.1):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def parse_time(text):
+    """A REST timestamp as seconds since the epoch."""
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 class Cluster:
@@ -181,8 +187,43 @@ class Cluster:
             return exp if exp["experiment"]["state"] in states else None
         return wait_for(reached, timeout, f"experiment {exp_id} to reach {states}", interval)
 
+    def training_samples_per_second(self, trial_id):
+        """Records trained per second from the trial's first training report to its last: start-up
+        is left out, and the reporting itself is inside the measurement."""
+        reports = self.get(f"/api/v1/trials/{trial_id}/metrics?group=training")["metrics"]
+        first, last = reports[0], reports[-1]
+        records = int(last["total_records"]) - int(first["total_records"])
+        return records / (parse_time(last["time"]) - parse_time(first["time"]))
+
+    def first_trial(self, exp_id):
+        """The id of the experiment's first trial, once it has one."""
+        return wait_for(lambda: (self.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+
     def trial_logs(self, trial_id):
         return [l["text"] for l in self.get(f"/api/v1/trials/{trial_id}/logs?limit=10000")["logs"]]
+
+
+def simulated_config(name, batches, seconds_per_batch=0.02, max_restarts=0, checkpoint_period=50,
+                     validation_period=50, scheduling_unit=25, slots_per_trial=1):
+    """One builtin:simulate trial (searcher `single`) that trains `batches` at a set pace."""
+    return f"""
+name = "{name}"
+entrypoint = "builtin:simulate"
+max_restarts = {max_restarts}
+min_checkpoint_period = {{ batches = {checkpoint_period} }}
+min_validation_period = {{ batches = {validation_period} }}
+scheduling_unit = {scheduling_unit}
+[resources]
+slots_per_trial = {slots_per_trial}
+[hyperparameters]
+x = 0.5
+[searcher]
+name = "single"
+metric = "validation_loss"
+max_length = {{ batches = {batches} }}
+[data]
+seconds_per_batch = {seconds_per_batch}
+"""
 
 
 def synthetic_config(name="synthetic", batches=200, max_restarts=0, validation_period=100):

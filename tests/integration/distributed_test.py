@@ -10,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, synthetic_config, wait_for  # noqa: E402
+from cluster import Cluster, simulated_config, synthetic_config, wait_for  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
@@ -18,27 +18,6 @@ DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 def across_agents(config, slots=4, checkpoint_period=None):
     extra = f"min_checkpoint_period = {{ batches = {checkpoint_period} }}\n" if checkpoint_period else ""
     return config.replace("[hyperparameters]", f"{extra}[resources]\nslots_per_trial = {slots}\n\n[hyperparameters]", 1)
-
-
-def simulated(batches, max_restarts):
-    return f"""
-name = "simulated-across-agents"
-entrypoint = "builtin:simulate"
-max_restarts = {max_restarts}
-min_checkpoint_period = {{ batches = 50 }}
-min_validation_period = {{ batches = 100 }}
-scheduling_unit = 25
-[resources]
-slots_per_trial = 4
-[hyperparameters]
-x = 0.5
-[searcher]
-name = "single"
-metric = "validation_loss"
-max_length = {{ batches = {batches} }}
-[data]
-seconds_per_batch = 0.01
-"""
 
 
 def worker_pid(allocation_id, rank):
@@ -86,8 +65,9 @@ class DistributedTrialTest(unittest.TestCase):
 
     def test_b_a_killed_worker_takes_its_run_down_and_the_trial_resumes_from_its_checkpoint(self):
         c = self.cluster
-        exp_id = c.submit(simulated(batches=500, max_restarts=1), "killed.toml")
-        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        exp_id = c.submit(simulated_config("killed-worker", 500, seconds_per_batch=0.01, max_restarts=1,
+                                           validation_period=100, slots_per_trial=4), "killed.toml")
+        trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60,
                  "100 batches and their checkpoints")
         pid = wait_for(lambda: worker_pid(f"{trial_id}.1", 1), 10, "the second worker of the first run")
@@ -107,8 +87,9 @@ class DistributedTrialTest(unittest.TestCase):
 
     def test_c_a_master_killed_mid_run_takes_back_both_workers(self):
         c = self.cluster
-        exp_id = c.submit(simulated(batches=800, max_restarts=0), "restart.toml")
-        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        exp_id = c.submit(simulated_config("master-killed", 800, seconds_per_batch=0.01, validation_period=100,
+                                           slots_per_trial=4), "restart.toml")
+        trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60, "training")
         workers = [worker_pid(f"{trial_id}.1", rank) for rank in (0, 1)]
         self.assertTrue(all(workers), workers)

@@ -11,28 +11,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, wait_for  # noqa: E402
+from cluster import Cluster, simulated_config, wait_for  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
-
-
-def long_trial(name, batches, seconds_per_batch=0.02):
-    return f"""
-name = "{name}"
-entrypoint = "builtin:simulate"
-max_restarts = 0
-min_checkpoint_period = {{ batches = 50 }}
-min_validation_period = {{ batches = 50 }}
-scheduling_unit = 25
-[hyperparameters]
-x = 0.5
-[searcher]
-name = "single"
-metric = "validation_loss"
-max_length = {{ batches = {batches} }}
-[data]
-seconds_per_batch = {seconds_per_batch}
-"""
 
 
 def agent_of(c, trial_id):
@@ -69,8 +50,8 @@ class AgentLossTest(unittest.TestCase):
 
     def test_a_killed_agent_s_trial_finishes_elsewhere_without_a_restart(self):
         c = self.cluster
-        exp_id = c.submit(long_trial("agent-killed", 400), "killed.toml")
-        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        exp_id = c.submit(simulated_config("agent-killed", 400), "killed.toml")
+        trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60,
                  "100 batches and their checkpoint")
         agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
@@ -94,8 +75,8 @@ class AgentLossTest(unittest.TestCase):
 
     def test_c_a_worker_cut_off_with_its_agent_cannot_report_over_its_successor(self):
         c = self.cluster
-        exp_id = c.submit(long_trial("partitioned", 1500, seconds_per_batch=0.01), "partitioned.toml")
-        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        exp_id = c.submit(simulated_config("partitioned", 1500, seconds_per_batch=0.01), "partitioned.toml")
+        trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 50, 60, "training")
         agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
         hung = c.agents[int(agent_id.split("-")[1])]
@@ -119,8 +100,7 @@ class AgentLossTest(unittest.TestCase):
 
     def test_b_a_worker_that_fails_once_more_than_max_restarts_ends_in_error(self):
         c = self.cluster
-        config = long_trial("failing", 50).replace("max_restarts = 0", "max_restarts = 2").replace(
-            "[data]", '[data]\nnoise = "not a number"')
+        config = simulated_config("failing", 50, max_restarts=2).replace("[data]", '[data]\nnoise = "not a number"')
         exp_id = c.submit(config, "failing.toml")
         exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
         trial = exp["trials"][0]
@@ -145,8 +125,8 @@ class HungAgentTest(unittest.TestCase):
 
     def test_a_hung_agent_that_returns_keeps_its_worker(self):
         c = self.cluster
-        exp_id = c.submit(long_trial("agent-hung", 600), "hung.toml")
-        trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
+        exp_id = c.submit(simulated_config("agent-hung", 600), "hung.toml")
+        trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 50, 60, "training")
         agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
         hung = c.agents[int(agent_id.split("-")[1])]
