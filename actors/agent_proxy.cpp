@@ -16,6 +16,7 @@
 
 #include "messages/timestamp.hpp"
 
+#include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -54,13 +55,7 @@ struct agent_proxy_state {
   }
 
   static pb::ContainerExited lost(const std::string& allocation_id, const std::string& agent_id, const std::string& why) {
-    pb::ContainerExited exited;
-    exited.set_allocation_id(allocation_id);
-    exited.set_agent_id(agent_id);
-    exited.set_exit_code(-1);
-    exited.set_message(why + " while the container was running");
-    exited.set_transient(true);
-    return exited;
+    return exit_without_container(allocation_id, agent_id, why + " while the container was running", true);
   }
 };
 
@@ -155,10 +150,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         // What the agent runs that nobody here knows of belongs to an allocation that is over.
         for (const auto& id : running)
           if (!st.containers.count(id)) {
-            pb::KillContainer kill;
-            kill.set_allocation_id(id);
-            kill.set_signal(SIGKILL);
-            self->send(st.remote, std::move(kill));
+            self->send(st.remote, kill_container(id));
           }
         caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1},
                        st.info.enabled(), true);  // what det agent enable|disable last said

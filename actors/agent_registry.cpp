@@ -1,7 +1,6 @@
 // Every agent that registered with this master. A hello from an agent id that
-// is already registered replaces the old proxy (the agent process restarted).
+// is already registered goes to its proxy, which takes the agent back with its containers.
 
-#include <csignal>
 #include <map>
 #include <memory>
 

@@ -33,6 +33,7 @@ struct allocation_state {
   std::string id;
   pb::Trial trial;
   int32_t slots = 0;
+  bool one_agent = false;  // its slots must all be on one agent (a Core API trial)
   caf::actor trial_handle;
   resource_pool_actor pool;
   std::vector<container_part> parts;  // empty until the pool places us
@@ -50,14 +51,6 @@ void finish(self_ptr self, pb::ContainerExited exited) {
   self->quit();
 }
 
-void send_kill(self_ptr self, const container_part& part, int32_t signal, int64_t grace_s) {
-  pb::KillContainer kill;
-  kill.set_allocation_id(self->state.id);
-  kill.set_signal(signal);
-  kill.set_grace_s(grace_s);
-  self->send(part.where.agent, std::move(kill));
-}
-
 // Signals the containers (SIGKILL follows a gentler signal after grace_s; 0: the agent's 30 s),
 // or gives the request back while it still waits for slots.
 void kill(self_ptr self, int32_t signal, int64_t grace_s) {
@@ -69,11 +62,7 @@ void kill(self_ptr self, int32_t signal, int64_t grace_s) {
     return;
   }
   for (const auto& part : st.parts)
-    if (!part.exited) send_kill(self, part, signal, grace_s);
-}
-
-bool ended_well(const pb::ContainerExited& e) {
-  return !e.transient() && e.signal() == 0 && e.exit_code() == 0 && e.message().empty();
+    if (!part.exited) self->send(part.where.agent, kill_container(st.id, signal, grace_s));
 }
 
 // One container ended. The run is over when all have; until then a failure stops the rest.
@@ -81,7 +70,7 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
   auto& st = self->state;
   container_part* part = nullptr;
   for (auto& p : st.parts)
-    if (!p.exited && (p.where.agent_id == exited.agent_id() || st.parts.size() == 1)) part = &p;
+    if (!p.exited && p.where.agent_id == exited.agent_id()) part = &p;
   if (!part) return;  // a second report of the same exit
   part->exited = true;
   st.lost = st.lost || exited.transient();
@@ -91,7 +80,7 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
                          ": " + describe_exit(exited));
     st.failure = exited;
     for (const auto& other : st.parts)
-      if (!other.exited) send_kill(self, other, SIGKILL, 0);
+      if (!other.exited) self->send(other.where.agent, kill_container(st.id));
   }
   for (const auto& p : st.parts)
     if (!p.exited) return;
@@ -100,27 +89,13 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
   finish(self, std::move(result));
 }
 
-pb::ContainerExited not_started(const std::string& id, const std::string& why, bool transient) {
-  pb::ContainerExited exited;
-  exited.set_allocation_id(id);
-  exited.set_exit_code(-1);
-  exited.set_message(why);
-  exited.set_transient(transient);
-  return exited;
-}
-
 // The pool placed us: launch a container on each part (or take back those that run already).
 void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
   auto& st = self->state;
   if (st.pending_kill != 0) {  // killed while the placement was on its way
     if (reclaim)  // its workers run: stop them
-      for (const auto& part : parts) {
-        pb::KillContainer kill;
-        kill.set_allocation_id(st.id);
-        kill.set_signal(SIGKILL);
-        self->send(part.agent, std::move(kill));
-      }
-    finish(self, not_started(st.id, "the allocation was killed before its container started", false));
+      for (const auto& part : parts) self->send(part.agent, kill_container(st.id));
+    finish(self, exit_without_container(st.id, "", "the allocation was killed before its container started", false));
     return;
   }
   const int32_t world_size = static_cast<int32_t>(parts.size());
@@ -146,21 +121,21 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
 }
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
-                                                int32_t slots, caf::actor trial_handle,
+                                                int32_t slots, bool one_agent, caf::actor trial_handle,
                                                 resource_pool_actor pool, bool reclaim) {
   auto& st = self->state;
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (const auto& part : self->state.parts) {
       if (part.exited || dm.source != part.where.agent.address()) continue;
-      auto lost = not_started(self->state.id, "agent " + part.where.agent_id + " was lost", true);
-      lost.set_agent_id(part.where.agent_id);
-      on_exit(self, std::move(lost));
+      on_exit(self, exit_without_container(self->state.id, part.where.agent_id,
+                                           "agent " + part.where.agent_id + " was lost", true));
       return;
     }
   });
   st.id = std::move(id);
   st.trial = std::move(trial);
   st.slots = slots;
+  st.one_agent = one_agent;
   st.trial_handle = std::move(trial_handle);
   st.pool = std::move(pool);
   // Waiting for slots has no deadline: the pool answers when it places us or
@@ -168,15 +143,16 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   // once agents report them, or gives up after agent_reconnect_wait.
   auto job = std::to_string(st.trial.experiment_id());
   auto placed = reclaim ? self->request(st.pool, caf::infinite, reclaim_atom::value, st.id, job, st.slots)
-                        : self->request(st.pool, caf::infinite, allocate_atom::value, st.id, job, st.slots);
+                        : self->request(st.pool, caf::infinite, allocate_atom::value, st.id, job, st.slots,
+                                        st.one_agent);
   std::move(placed).then([=](const allocation_parts& parts) { on_placed(self, parts, reclaim); },
                          [=](caf::error& e) {
                            // A reclaim the master's restart lost is not the trial's failure.
-                           auto exited = not_started(self->state.id,
-                                                     e == caf::sec::request_receiver_down
-                                                         ? "the allocation was released before it got slots"
-                                                         : error_sentence(self->system(), e),
-                                                     reclaim);
+                           auto exited = exit_without_container(
+                               self->state.id, "",
+                               e == caf::sec::request_receiver_down ? "the allocation was released before it got slots"
+                                                                    : error_sentence(self->system(), e),
+                               reclaim);
                            exited.set_unschedulable(e == unschedulable);
                            finish(self, std::move(exited));
                          });
@@ -188,7 +164,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
       [=](pb::ContainerStarted& started) {
         auto& st = self->state;
         for (auto& part : st.parts)
-          if (part.where.agent_id == started.agent_id() || st.parts.size() == 1) part.started = true;
+          if (part.where.agent_id == started.agent_id()) part.started = true;
         if (std::all_of(st.parts.begin(), st.parts.end(), [](const container_part& p) { return p.started; }))
           st.phase = "running";
         caf::anon_send(st.trial_handle, std::move(started));
@@ -217,9 +193,9 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
 } // namespace
 
 allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
-                                  const pb::Trial& trial, int32_t slots, caf::actor trial_handle,
+                                  const pb::Trial& trial, int32_t slots, bool one_agent, caf::actor trial_handle,
                                   const resource_pool_actor& pool, bool reclaim) {
-  return sys.spawn(allocation_impl, allocation_id, trial, slots, std::move(trial_handle), pool, reclaim);
+  return sys.spawn(allocation_impl, allocation_id, trial, slots, one_agent, std::move(trial_handle), pool, reclaim);
 }
 
 } // namespace det

@@ -127,11 +127,12 @@ typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
 /// The error a pool answers an allocate request with when none of its agents could ever hold it.
 constexpr caf::sec unschedulable = caf::sec::invalid_argument;
 
-/// A resource pool: answers an allocate request (allocation id, job, slots) once its scheduler
+/// A resource pool: answers an allocate request (allocation id, job, slots, one agent only) once its scheduler
 /// places it, with one part per agent; the requester hears preempt_atom when the scheduler wants
 /// its slots back.
 using resource_pool_actor = caf::typed_actor<
-    caf::replies_to<allocate_atom, std::string, std::string, int32_t>::with<allocation_parts>,
+    // allocation id, job, slots, one agent only
+    caf::replies_to<allocate_atom, std::string, std::string, int32_t, bool>::with<allocation_parts>,
     caf::reacts_to<release_atom, std::string>,
     // A restored trial's run: answered once an agent reports that allocation still running (it
     // is adopted where it runs), or with an error after agent_reconnect_wait.
@@ -179,7 +180,6 @@ using trial_actor = trial_endpoint::extend<
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
     caf::reacts_to<preempt_atom>,  // checkpoint, give the slots back, queue again
-    caf::reacts_to<preempt_atom, int32_t>,  // that run's preemption timed out
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// An experiment: owns its searcher, spawns its trials.

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <map>
 
+#include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -85,11 +86,13 @@ void refuse_oversized(self_ptr self) {
   if (st.policy.agents().empty() ||
       std::chrono::steady_clock::now() - st.started < std::chrono::seconds(st.reconnect_wait_s))
     return;
-  std::map<int, bool> fits;  // by slot count: most requests share a few
+  std::map<std::pair<int, bool>, bool> fits;  // by slot count and one_agent: most requests share a few
   for (auto it = st.waiting.begin(); it != st.waiting.end();) {
-    int slots = st.policy.tasks().at(it->first).request.slots;
-    auto known = fits.find(slots);
-    if (known == fits.end()) known = fits.emplace(slots, st.policy.could_ever_fit(slots)).first;
+    const auto& request = st.policy.tasks().at(it->first).request;
+    const int slots = request.slots;
+    const std::pair<int, bool> key{slots, request.one_agent};
+    auto known = fits.find(key);
+    if (known == fits.end()) known = fits.emplace(key, st.policy.could_ever_fit(slots, request.one_agent)).first;
     if (known->second) {
       ++it;
       continue;
@@ -101,8 +104,9 @@ void refuse_oversized(self_ptr self) {
       agents += (agents.empty() ? "" : ", ") + std::to_string(count) + " with " + std::to_string(size);
     it->second.promise.deliver(caf::make_error(
         unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
-                                     " cannot give: its agents have " + agents +
-                                     " slots, and a trial spans agents only as whole agents of one size"));
+                                     " cannot give: its agents have " + agents + " slots, and " +
+                                     (request.one_agent ? "a Core API trial runs as one process on one agent"
+                                                        : "a trial spans agents only as whole agents of one size")));
     st.policy.release(it->first);
     it = st.waiting.erase(it);
   }
@@ -135,14 +139,11 @@ void run_pass(self_ptr self) {
   for (const auto& id : decision.preempt) preempt(self, id);
 }
 
-void kill_container(self_ptr self, const std::string& agent_id, const std::string& allocation_id) {
+void kill_on_agent(self_ptr self, const std::string& agent_id, const std::string& allocation_id) {
   auto agent = self->state.agents.find(agent_id);
   if (agent == self->state.agents.end())
     return;
-  pb::KillContainer kill;
-  kill.set_allocation_id(allocation_id);
-  kill.set_signal(SIGKILL);
-  self->send(agent->second, std::move(kill));
+  self->send(agent->second, kill_container(allocation_id));
 }
 
 // A reclaimed run meets its containers: once they account for all its slots (a run on several
@@ -170,7 +171,7 @@ void try_adopt(self_ptr self, const std::string& allocation_id) {
   }
   if (!known || !st.policy.adopt({allocation_id, claim.job, claim.slots, true}, placement)) {
     for (const auto& part : where)  // they must not share slots given to others
-      kill_container(self, part.agent_id, allocation_id);
+      kill_on_agent(self, part.agent_id, allocation_id);
     claim.waiting.promise.deliver(caf::make_error(caf::sec::runtime_error, "its slots are no longer free"));
     return;
   }
@@ -201,7 +202,7 @@ void drop_orphans(self_ptr self, const std::string& allocation_id) {
   if (o == st.orphans.end())
     return;
   for (const auto& part : o->second) {
-    kill_container(self, part.agent_id, allocation_id);
+    kill_on_agent(self, part.agent_id, allocation_id);
     st.policy.release(orphan_task(allocation_id, part.agent_id));
   }
   st.orphans.erase(o);
@@ -298,13 +299,13 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
           request_pass(self);
         }
       },
-      [=](allocate_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
+      [=](allocate_atom, const std::string& allocation_id, const std::string& job, int32_t slots, bool one_agent) {
         auto& st = self->state;
         // Before the promise: making it takes the sender out of the current message.
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         auto rp = self->make_response_promise<allocation_parts>();
         st.waiting[allocation_id] = {rp, std::move(requester)};
-        st.policy.request({allocation_id, job, slots, true});
+        st.policy.request({allocation_id, job, slots, true, one_agent});
         request_pass(self);
         return rp;
       },

@@ -57,6 +57,7 @@ struct trial_setup {
   std::string config;              // the experiment's TOML
   std::string searcher_metric;
   int32_t slots_per_trial = 1;
+  bool one_agent = false;          // a Core API trial: its slots must all be on one agent
   std::string resource_pool;     // "" = the default pool
   int32_t max_restarts = 5;
   int64_t preemption_timeout_s = 3600;  // a preempted run has this long to checkpoint and exit
@@ -77,7 +78,7 @@ trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup);
 /// `reclaim`: the run's container outlived a master restart; it is taken back where it runs
 /// rather than launched.
 allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
-                                  const pb::Trial& trial, int32_t slots, caf::actor trial_handle,
+                                  const pb::Trial& trial, int32_t slots, bool one_agent, caf::actor trial_handle,
                                   const resource_pool_actor& pool, bool reclaim = false);
 
 /// A parsed experiment config and its searcher, made before the experiment

@@ -107,8 +107,8 @@ void spawn_run(self_ptr self, bool reclaim) {
   st.worker_message.clear();
   st.rendezvous.clear();
   st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
-                                   caf::actor_cast<caf::actor>(self), st.setup.handles.pool(st.setup.resource_pool),
-                                   reclaim);
+                                   st.setup.one_agent, caf::actor_cast<caf::actor>(self),
+                                   st.setup.handles.pool(st.setup.resource_pool), reclaim);
   self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, run_id(self),
              caf::actor_cast<caf::actor>(st.allocation));
 }
@@ -170,9 +170,7 @@ void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   // An agent lost with the container: what the worker itself reported is how the run ended, if
   // it reported; otherwise the run is lost, which is the cluster's failure and not the trial's.
   const bool lost = e.transient() && !st.worker_exited;
-  bool clean = ((e.transient() && st.worker_exited) ||
-                (e.signal() == 0 && e.exit_code() == 0 && e.message().empty())) &&
-               !st.worker_failed && !st.invalid_hparams;
+  bool clean = ((e.transient() && st.worker_exited) || ended_well(e)) && !st.worker_failed && !st.invalid_hparams;
   if (st.killed) {
     log_line(self, "trial killed: " + describe_exit(e));
     end(self, pb::STATE_CANCELED, "");
@@ -628,16 +626,8 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           return;
         st.preempting = true;
         log_line(self, "preempted by the scheduler: checkpointing and giving its slots back");
+        // The agent sends SIGKILL if it has not exited within preemption_timeout.
         self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
-        self->delayed_send(self, std::chrono::seconds(st.setup.preemption_timeout_s), preempt_atom::value, st.runs);
-      },
-      [=](preempt_atom, int32_t run) {
-        auto& st = self->state;
-        if (!st.preempting || run != st.runs || !st.allocation)
-          return;
-        log_line(self, "the preempted run did not exit within " + std::to_string(st.setup.preemption_timeout_s) +
-                           " s: killing it");
-        self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
       },
       [=](kill_atom) {
         auto& st = self->state;

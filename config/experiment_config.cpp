@@ -48,4 +48,10 @@ experiment_config load_experiment_config(const std::string& path) {
   return parse_experiment_config(detail::read_config_file(path), path);
 }
 
+bool experiment_config::harness_entrypoint() const {
+  if (entrypoint.size() != 1) return false;
+  const auto& entry = entrypoint.front();
+  return entry.rfind("builtin:", 0) == 0 || entry.rfind("plugin:", 0) == 0;
+}
+
 } // namespace det::config

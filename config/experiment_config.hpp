@@ -86,6 +86,9 @@ struct experiment_config {
   std::string description;
   /// `builtin:NAME`, `plugin:LIB.so:CLASS` or a command; a TOML string becomes one element.
   std::vector<std::string> entrypoint;
+  /// builtin:NAME or plugin:LIBRARY:CLASS: det's harness trains it (on several agents if its slots
+  /// need them); anything else is a Core API command, which runs as one process on one agent.
+  bool harness_entrypoint() const;
   hyperparameters hparams;
   searcher_config searcher;
   resources_config resources;

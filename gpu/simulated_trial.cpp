@@ -86,7 +86,7 @@ double simulated_loss_floor(const std::string& hparams_json) {
 
 namespace {
 
-constexpr const char* checkpoint_format = "det.simulate/1";
+constexpr const char* checkpoint_format = "det.simulate/2";  // 2: noise.txt begins with the batches trained
 
 /// The noise generator's whole state, so that a resumed run draws what an uninterrupted one would.
 struct noise_source {

@@ -321,13 +321,6 @@ harness::unit to_harness(config::length_unit u) {
 const std::string builtin_prefix = "builtin:";
 const std::string plugin_prefix = "plugin:";
 
-/// builtin:NAME or plugin:LIBRARY:CLASS: the harness trains it in this process.
-bool is_harness_trial(const config::experiment_config& cfg) {
-  if (cfg.entrypoint.size() != 1) return false;
-  const auto& entry = cfg.entrypoint.front();
-  return entry.rfind(builtin_prefix, 0) == 0 || entry.rfind(plugin_prefix, 0) == 0;
-}
-
 /// The trial's working directory, holding the experiment's model definition; removed when the
 /// worker is done with it.
 class working_directory {
@@ -485,11 +478,7 @@ int run_worker(const worker_options& opts) {
   exit.set_rank(opts.rank);
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
-    if (!is_harness_trial(cfg)) {
-      if (opts.world_size > 1)
-        throw std::runtime_error("a Core API trial runs as one process on one agent, and this one was given " +
-                                 std::to_string(opts.world_size) +
-                                 " agents: set slots_per_trial to fit one agent of the pool");
+    if (!cfg.harness_entrypoint()) {  // the pool places it on one agent
       run_core_api_trial(self, link, spec, cfg, exit);
       return finish(link, exit);
     }

@@ -105,10 +105,20 @@ agent_view* find(std::vector<agent_view>& agents, const std::string& id) {
 }  // namespace
 
 std::optional<placement> find_fit(const std::string& allocation_id, int slots, const std::vector<agent_view>& agents,
-                                  fitting_policy policy, int max_zero_slot_tasks) {
+                                  fitting_policy policy, int max_zero_slot_tasks, bool across_agents) {
   if (auto one = single_agent_fit(allocation_id, slots, agents, policy, max_zero_slot_tasks)) return one;
-  if (slots > 1) return multi_agent_fit(allocation_id, slots, agents);
+  if (slots > 1 && across_agents) return multi_agent_fit(allocation_id, slots, agents);
   return std::nullopt;
+}
+
+bool fits_when_idle(int slots, std::vector<agent_view> agents, fitting_policy policy, int max_zero_slot_tasks,
+                    bool enable_all, bool across_agents) {
+  for (auto& agent : agents) {
+    agent.zero_slot_tasks = 0;
+    agent.enabled = agent.enabled || enable_all;
+    for (auto& [id, slot] : agent.slots) slot = slot_view{slot.enabled || enable_all, ""};
+  }
+  return find_fit("", slots, agents, policy, max_zero_slot_tasks, across_agents).has_value();
 }
 
 void take(std::vector<agent_view>& agents, const placement& where) {

@@ -45,9 +45,14 @@ struct placement {
 
 /// Where a task of `slots` slots fits on `agents` now, or nothing. A 0-slot task fits on an
 /// enabled agent running fewer than `max_zero_slot_tasks` of them; a gang that fits on no one agent
-/// spans whole idle agents of one size.
+/// spans whole idle agents of one size, if `across_agents`.
 std::optional<placement> find_fit(const std::string& allocation_id, int slots, const std::vector<agent_view>& agents,
-                                  fitting_policy policy, int max_zero_slot_tasks);
+                                  fitting_policy policy, int max_zero_slot_tasks, bool across_agents = true);
+
+/// Whether a task of `slots` slots would fit on `agents` were all their slots free (and, if
+/// `enable_all`, every agent and slot enabled): whether it can ever run there.
+bool fits_when_idle(int slots, std::vector<agent_view> agents, fitting_policy policy, int max_zero_slot_tasks,
+                    bool enable_all, bool across_agents);
 
 /// Marks the placement's slots as held by its allocation (or counts its 0-slot task).
 void take(std::vector<agent_view>& agents, const placement& where);

@@ -16,7 +16,7 @@ std::map<std::string, int> running_slots_by_group(const pass_input& in) {
 
 std::optional<placement> fit_task(const pass_input& in, const task_view& task, const std::vector<agent_view>& agents) {
   return find_fit(task.request.allocation_id, task.request.slots, agents, in.options.fitting,
-                  in.options.max_zero_slot_tasks_per_agent);
+                  in.options.max_zero_slot_tasks_per_agent, !task.request.one_agent);
 }
 
 bool within_max_slots(const pass_input& in, const task_view& task, int held) {
@@ -151,14 +151,8 @@ void pool_scheduler::vacate(const task_view& task) {
   if (task.running) give_back(agents_, task.request.allocation_id, task.parts);
 }
 
-bool pool_scheduler::could_ever_fit(int slots) const {
-  auto idle = agents_;
-  for (auto& agent : idle) {
-    agent.enabled = true;
-    agent.zero_slot_tasks = 0;
-    for (auto& [id, slot] : agent.slots) slot = slot_view{};
-  }
-  return find_fit("", slots, idle, options_.fitting, options_.max_zero_slot_tasks_per_agent).has_value();
+bool pool_scheduler::could_ever_fit(int slots, bool one_agent) const {
+  return fits_when_idle(slots, agents_, options_.fitting, options_.max_zero_slot_tasks_per_agent, true, !one_agent);
 }
 
 decision pool_scheduler::schedule() {

@@ -36,6 +36,7 @@ struct task_request {
   std::string group;
   int slots = 1;
   bool preemptible = true;
+  bool one_agent = false;  // never spans agents (a Core API trial: one process)
 };
 
 /// A job's settings; every task of the job shares them.
@@ -67,7 +68,6 @@ class pool_scheduler {
  public:
   explicit pool_scheduler(scheduler_options options = {}) : options_(options) {}
 
-  const scheduler_options& options() const { return options_; }
 
   /// Adds an agent whose `slot_ids` are all free; re-adding a known agent replaces it.
   void add_agent(const std::string& agent_id, const std::vector<int>& slot_ids);
@@ -96,7 +96,7 @@ class pool_scheduler {
 
   /// Whether a task of `slots` slots would fit if every agent and slot were enabled and free: one
   /// that never can is refused rather than queued for ever.
-  bool could_ever_fit(int slots) const;
+  bool could_ever_fit(int slots, bool one_agent) const;
 
   /// One pass of the policy over the queued and running tasks. Started tasks hold their slots
   /// from now on; preempted ones keep theirs until released.

@@ -62,16 +62,13 @@ std::vector<const task_view*> preempt_for(const pass_input& in, const task_view&
   return {};
 }
 
-// Depends only on the slot count, so a pass asks once per count (`known`).
-bool could_ever_fit(const pass_input& in, const task_view& task, std::map<int, bool>& known) {
-  auto cached = known.find(task.request.slots);
+// Depends only on the slot count and one_agent, so a pass asks once per pair (`known`).
+bool could_ever_fit(const pass_input& in, const task_view& task, std::map<std::pair<int, bool>, bool>& known) {
+  const std::pair<int, bool> key{task.request.slots, task.request.one_agent};
+  auto cached = known.find(key);
   if (cached != known.end()) return cached->second;
-  auto empty = in.agents;
-  for (auto& agent : empty) {
-    agent.zero_slot_tasks = 0;
-    for (auto& [id, slot] : agent.slots) slot.owner.clear();
-  }
-  return known[task.request.slots] = fit_task(in, task, empty).has_value();
+  return known[key] = fits_when_idle(task.request.slots, in.agents, in.options.fitting,
+                                     in.options.max_zero_slot_tasks_per_agent, false, !task.request.one_agent);
 }
 
 }  // namespace
@@ -86,7 +83,7 @@ pass_result priority_pass(pass_input& in) {
 
   pass_result out;
   std::set<std::string> releasing;
-  std::map<int, bool> fits_when_empty;  // by slot count
+  std::map<std::pair<int, bool>, bool> fits_when_empty;  // by slot count and one_agent
   bool backfilling = false;
   for (size_t level_begin = 0; level_begin < pending.size();) {
     int priority = in.group(pending[level_begin]->request.group).priority;

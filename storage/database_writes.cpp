@@ -110,8 +110,9 @@ void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
     std::map<int64_t, latest> trials;
     pqxx::work tx{impl_->connection};
     // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within
-    // a fraction of a second: a crash of the master (PostgreSQL runs on) loses nothing committed,
-    // and a reporter does not wait for a disk flush per report.
+    // a fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing
+    // committed, and a reporter does not wait for a disk flush per report. A crash of PostgreSQL
+    // or its machine can lose the last fraction of a second of acknowledged metrics.
     tx.exec("SET LOCAL synchronous_commit = off");
     pqxx::stream_to copy{tx, "metrics", metric_columns};
     for (const auto& report : reports) {

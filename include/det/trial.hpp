@@ -62,8 +62,6 @@ class trial_context {
   /// reported as its mean per period in the metric group "timings". A no-op unless the
   /// experiment enables profiling.
   virtual void record_timing(const std::string& name, double seconds) = 0;
-  // Added after the rest, so that plugins built against the header before them still find every
-  // other function where they expect it.
   /// Replaces `values` with their element-wise mean over the trial's processes (nothing changes in
   /// a process alone). Every process must call it at the same point with the same count.
   virtual void average(float* values, std::size_t count) = 0;

@@ -158,6 +158,14 @@ type = "priority"
         self.assertIn("the trial needs 6 slots, which pool default cannot give", trial["exit_reason"])
         self.assertIn("2 with 4 slots", trial["exit_reason"])
 
+        # A Core API command runs as one process: it never spans agents.
+        command = simulate("command", trials=1, batches=10, slots_per_trial=8).replace(
+            'entrypoint = "builtin:simulate"', 'entrypoint = "python3 -c pass"')
+        trial = self.finished(c.submit(command, "command.toml"))["trials"][0]
+        self.assertEqual(trial["state"], "STATE_ERROR")
+        self.assertIn("a Core API trial runs as one process on one agent", trial["exit_reason"])
+        self.assertEqual(trial["restarts"], 0)
+
     def test_4_job_list_and_update(self):
         c = self.cluster
         blocker = c.submit(simulate("blocker", trials=8, batches=100), "blocker.toml")

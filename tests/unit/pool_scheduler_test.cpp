@@ -359,8 +359,19 @@ TEST_CASE("a request that no arrangement of the agents could hold is known as su
   s.schedule();
   CHECK(s.set_agent_enabled("agent-1", false));
   // Whatever runs or is disabled now: one agent, or whole agents of one size.
-  CHECK(s.could_ever_fit(4));
-  CHECK(s.could_ever_fit(8));
-  CHECK_FALSE(s.could_ever_fit(6));
-  CHECK_FALSE(s.could_ever_fit(12));
+  CHECK(s.could_ever_fit(4, false));
+  CHECK(s.could_ever_fit(8, false));
+  CHECK_FALSE(s.could_ever_fit(6, false));
+  CHECK_FALSE(s.could_ever_fit(12, false));
+  // A task that must stay on one agent never spans two.
+  CHECK(s.could_ever_fit(4, true));
+  CHECK_FALSE(s.could_ever_fit(8, true));
+}
+
+TEST_CASE("a task that must stay on one agent is not placed across idle agents") {
+  auto s = make(policy_kind::priority);
+  add_agents(s, 2, 4);
+  s.request({"core-api", "job", 8, true, true});
+  s.request({"harness", "job", 8});
+  CHECK(started(s.schedule()) == std::set<std::string>{"harness"});
 }
