@@ -345,8 +345,18 @@ void restore(self_ptr self) {
   auto append = [&](std::vector<searcher::action> more) {
     actions.insert(actions.end(), more.begin(), more.end());
   };
-  int live = 0;
+  // Rows stored after the snapshot was taken (every row, without a snapshot) wait until the search
+  // asks for them again, and are adopted then. They are set apart before any exit is replayed,
+  // since a replayed exit makes the search ask for more.
+  std::vector<pb::Trial> requested;
   for (auto& t : trials) {
+    if (st.search->was_requested(t.request_id()))
+      requested.push_back(std::move(t));
+    else
+      st.unclaimed_rows.emplace(t.request_id(), std::move(t));
+  }
+  int live = 0;
+  for (auto& t : requested) {
     auto rid = t.request_id();
     auto& entry = st.trials[rid];
     entry.trial_id = t.id();
@@ -356,13 +366,6 @@ void restore(self_ptr self) {
     if (auto target = st.search->trials_wait_at_length() ? st.search->training_target(rid) : length) {
       entry.unit = config::to_string(target->unit);
       entry.length = target->value;
-    }
-    if (!st.search->was_requested(rid)) {
-      // Stored after the snapshot was taken (every row, without a snapshot): adopted when the
-      // search asks for it again.
-      st.trials.erase(rid);
-      st.unclaimed_rows.emplace(rid, t);
-      continue;
     }
     if (is_terminal(t.state())) {
       entry.exited = true;
