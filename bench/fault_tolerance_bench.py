@@ -50,16 +50,11 @@ def agent_loss(c, n, sig):
     exp_id = c.submit(paced_trial(f"loss-{n}", 3000), f"loss-{n}.toml")
     trial = c.first_trial(exp_id)
     wait_for(lambda: len(training_reports(c, trial)) >= 3, 60, "training with a checkpoint")
-    holder = None
-    while holder is None:
-        for a in c.get("/api/v1/agents")["agents"]:
-            if any(s.get("allocation_id", "").startswith(f"{trial}.") for s in a["slots"]):
-                holder = a["id"]
+    holder, _ = wait_for(lambda: c.agent_of(trial), 10, "the trial's agent")
     proc = c.agents[int(holder.split("-")[1])]
     start = time.monotonic()
     os.kill(proc.pid, sig)
-    wait_for(lambda: not any(a["id"] == holder and a.get("connected") for a in c.get("/api/v1/agents")["agents"]),
-             60, "the master to mark the agent", interval=0.01)
+    wait_for(lambda: not c.agent_connected(holder), 60, "the master to mark the agent", interval=0.01)
     detected = time.monotonic() - start
     wait_for(lambda: any(f"allocation {trial}.2" in l for l in c.trial_logs(trial)), 60, "a second run",
              interval=0.02)

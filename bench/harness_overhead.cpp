@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       before = after;
     }
     std::sort(ratios.begin(), ratios.end());
-    std::printf("harness_overhead_ratio=%.3f (median of %d; range %.3f-%.3f)\n", ratios[ratios.size() / 2], rounds,
+    std::printf("harness_loop_ratio=%.3f (median of %d; range %.3f-%.3f)\n", ratios[ratios.size() / 2], rounds,
                 ratios.front(), ratios.back());
     return 0;
   } catch (const std::exception& e) {

@@ -191,9 +191,21 @@ class Cluster:
         """Records trained per second from the trial's first training report to its last: start-up
         is left out, and the reporting itself is inside the measurement."""
         reports = self.get(f"/api/v1/trials/{trial_id}/metrics?group=training")["metrics"]
+        assert len(reports) >= 2, f"trial {trial_id} made {len(reports)} training reports: train longer"
         first, last = reports[0], reports[-1]
         records = int(last["total_records"]) - int(first["total_records"])
         return records / (parse_time(last["time"]) - parse_time(first["time"]))
+
+    def agent_of(self, trial_id):
+        """(agent id, allocation id) of the agent whose slot holds a run of the trial, if any."""
+        for a in self.get("/api/v1/agents")["agents"]:
+            for s in a["slots"]:
+                if s.get("allocation_id", "").startswith(f"{trial_id}."):
+                    return a["id"], s["allocation_id"]
+        return None
+
+    def agent_connected(self, agent_id):
+        return any(a["id"] == agent_id and a.get("connected") for a in self.get("/api/v1/agents")["agents"])
 
     def first_trial(self, exp_id):
         """The id of the experiment's first trial, once it has one."""

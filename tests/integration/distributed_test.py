@@ -96,6 +96,8 @@ class DistributedTrialTest(unittest.TestCase):
         os.kill(c.master.pid, signal.SIGKILL)
         c.master.wait()
         c.start_master()
+        # The same two workers still train under the restarted master.
+        self.assertEqual([worker_pid(f"{trial_id}.1", rank) for rank in (0, 1)], workers)
         exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
         trial = exp["trials"][0]
         self.assertEqual(trial["state"], "STATE_COMPLETED", c.trial_logs(trial_id)[-15:])

@@ -16,19 +16,6 @@ from cluster import Cluster, simulated_config, wait_for  # noqa: E402
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
 
-def agent_of(c, trial_id):
-    """The agent whose slot holds a run of the trial, if any."""
-    for a in c.get("/api/v1/agents")["agents"]:
-        for s in a["slots"]:
-            if s.get("allocation_id", "").startswith(f"{trial_id}."):
-                return a["id"], s["allocation_id"]
-    return None
-
-
-def agent_connected(c, agent_id):
-    return any(a["id"] == agent_id and a.get("connected") for a in c.get("/api/v1/agents")["agents"])
-
-
 def assert_continuous_metrics(test, c, trial_id, last):
     for group in ("training", "validation"):
         steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group={group}")["metrics"]]
@@ -54,13 +41,13 @@ class AgentLossTest(unittest.TestCase):
         trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60,
                  "100 batches and their checkpoint")
-        agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
+        agent_id, allocation = wait_for(lambda: c.agent_of(trial_id), 10, "the trial's agent")
         index = int(agent_id.split("-")[1])
         victim = c.agents[index]
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
         self.addCleanup(c.restart_agent, index)
-        wait_for(lambda: not agent_connected(c, agent_id), 10, "the master to notice the dead agent")
+        wait_for(lambda: not c.agent_connected(agent_id), 10, "the master to notice the dead agent")
         exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
         trial = exp["trials"][0]
         logs = c.trial_logs(trial_id)
@@ -78,7 +65,7 @@ class AgentLossTest(unittest.TestCase):
         exp_id = c.submit(simulated_config("partitioned", 1500, seconds_per_batch=0.01), "partitioned.toml")
         trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 50, 60, "training")
-        agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
+        agent_id, allocation = wait_for(lambda: c.agent_of(trial_id), 10, "the trial's agent")
         hung = c.agents[int(agent_id.split("-")[1])]
         os.kill(hung.pid, signal.SIGSTOP)  # the agent stops; its worker trains on
         try:
@@ -96,7 +83,7 @@ class AgentLossTest(unittest.TestCase):
         steps = [int(k["steps_completed"]) for k in c.get(f"/api/v1/trials/{trial_id}/checkpoints")["checkpoints"]]
         self.assertEqual(len(steps), len(set(steps)), sorted(steps))
         assert_continuous_metrics(self, c, trial_id, 1500)
-        wait_for(lambda: agent_connected(c, agent_id), 30, "the agent to come back")
+        wait_for(lambda: c.agent_connected(agent_id), 30, "the agent to come back")
 
     def test_b_a_worker_that_fails_once_more_than_max_restarts_ends_in_error(self):
         c = self.cluster
@@ -128,15 +115,15 @@ class HungAgentTest(unittest.TestCase):
         exp_id = c.submit(simulated_config("agent-hung", 600), "hung.toml")
         trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 50, 60, "training")
-        agent_id, allocation = wait_for(lambda: agent_of(c, trial_id), 10, "the trial's agent")
+        agent_id, allocation = wait_for(lambda: c.agent_of(trial_id), 10, "the trial's agent")
         hung = c.agents[int(agent_id.split("-")[1])]
         os.kill(hung.pid, signal.SIGSTOP)
         try:
             # Heartbeats stop: the master gives up on the connection within seconds.
-            wait_for(lambda: not agent_connected(c, agent_id), 20, "the master to notice the hung agent")
+            wait_for(lambda: not c.agent_connected(agent_id), 20, "the master to notice the hung agent")
         finally:
             os.kill(hung.pid, signal.SIGCONT)
-        wait_for(lambda: agent_connected(c, agent_id), 20, "the agent to reconnect")
+        wait_for(lambda: c.agent_connected(agent_id), 20, "the agent to reconnect")
         exp = c.wait_experiment(exp_id, DONE, timeout=120, interval=0.5)
         trial = exp["trials"][0]
         logs = c.trial_logs(trial_id)

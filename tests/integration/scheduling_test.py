@@ -10,7 +10,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, wait_for  # noqa: E402
+from cluster import Cluster, parse_time, wait_for  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
@@ -57,7 +57,7 @@ def allocated(c, exp_id):
 def first_start(c, trial_id):
     """When the trial's first container started, from its log's time."""
     logs = c.get(f"/api/v1/trials/{trial_id}/logs?limit=10000")["logs"]
-    return min(l["time"] for l in logs if "container started" in l["text"])
+    return min(parse_time(l["time"]) for l in logs if "container started" in l["text"])
 
 
 class SchedulingCase(unittest.TestCase):
@@ -260,7 +260,10 @@ preemption = true
         self.assertEqual(jobs(c)[filler]["state"], "SCHEDULED_BACKFILLED")
         self.assertEqual(jobs(c)[blocked]["state"], "QUEUED")
         self.completed(holder, 2)
-        self.completed(blocked, 1)  # it took a backfilled slot back
+        self.completed(blocked, 1)
+        # It took a backfilled slot back rather than wait for the fillers to end.
+        fillers = c.experiment(filler)["trials"]
+        self.assertTrue(any("preempted by the scheduler" in l for t in fillers for l in c.trial_logs(t["id"])))
         c.det("experiment", "kill", str(filler))
         self.finished(filler)
 

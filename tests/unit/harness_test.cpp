@@ -461,6 +461,7 @@ struct process_run {
   recording_reporter out;
   bool stopped = false;
   std::string error;
+  std::atomic<bool> failed{false};  // read by the other threads
 };
 
 // Trains `plan` as `runs.size()` processes (threads) connected over Gloo on 127.0.0.1.
@@ -477,13 +478,14 @@ void train_together(const det::harness::training_plan& plan, std::vector<process
         // Threads share LibTorch's global generator, which builds the models: the chief's model
         // must be built (its first log line) before the others draw, to be the one a process
         // alone would build.
-        while (rank > 0 && runs[0].out.lines_logged == 0 && runs[0].error.empty())
+        while (rank > 0 && runs[0].out.lines_logged == 0 && !runs[0].failed)
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         auto mine = plan;
         mine.peers = peers.get();
         run.stopped = det::harness::run_trial(mine, run.out);
       } catch (const std::exception& e) {
         run.error = e.what();
+        run.failed = true;
       }
     });
   for (auto& t : threads) t.join();
@@ -532,6 +534,7 @@ TEST_CASE("two processes training together on halves of each batch match one pro
   for (size_t i = 0; i < alone.training.size(); ++i)
     CHECK(chief.training[i].metrics.at("loss") == doctest::Approx(alone.training[i].metrics.at("loss")).epsilon(1e-4));
   REQUIRE(chief.checkpoints.size() == 1);
+  REQUIRE(alone.checkpoints.size() == 1);
   auto expected = saved_weights(alone_storage.path / alone.checkpoints.back().uuid, 0);
   auto trained = saved_weights(together_storage.path / chief.checkpoints.back().uuid, 0);
   for (size_t i = 0; i < expected.size(); ++i) CHECK(torch::allclose(expected[i], trained[i], 1e-4, 1e-5));
