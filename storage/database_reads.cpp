@@ -118,15 +118,13 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
     }
     for (auto& r : out) {
       r.trials = trials_of(r.experiment.id());
-      // What only a restore needs, in one query: the tokens (kept from trial reads, which serve the
-      // REST API) and the highest training and validation step each trial stored.
+      // What only a restore needs: the tokens (kept from trial reads, which serve the REST API) and
+      // the highest training and validation step each trial stored.
       pqxx::read_transaction tx{impl_->connection};
       std::map<int64_t, pb::Trial> extra;  // only the three fields
       for (const auto& row : tx.exec_params(
-               "SELECT t.id, t.allocation_token, "
-               "COALESCE(max(m.total_batches) FILTER (WHERE m.\"group\" = 'training'), -1), "
-               "COALESCE(max(m.total_batches) FILTER (WHERE m.\"group\" = 'validation'), -1) "
-               "FROM trials t LEFT JOIN metrics m ON m.trial_id = t.id WHERE t.experiment_id = $1 GROUP BY t.id",
+               "SELECT id, allocation_token, stored_training_step, stored_validation_step FROM trials "
+               "WHERE experiment_id = $1",
                r.experiment.id()))
       {
         auto& t = extra[row[0].as<int64_t>()];

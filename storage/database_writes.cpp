@@ -105,6 +105,8 @@ void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
       const pb::MetricReport* training = nullptr;
       const pb::MetricReport* validation = nullptr;
       int64_t total_batches = 0;
+      int64_t training_step = -1;  // the highest of each group in this write; -1: none
+      int64_t validation_step = -1;
     };
     // Ordered by trial id, so concurrent writers lock trial rows in the same order.
     std::map<int64_t, latest> trials;
@@ -120,8 +122,14 @@ void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
                               report.total_epochs(), metrics_to_json(report.metrics()),
                               sql_time_or_now(report.time()));
       auto& trial = trials[report.trial_id()];
-      if (report.group() == "training") trial.training = &report;
-      if (report.group() == "validation") trial.validation = &report;
+      if (report.group() == "training") {
+        trial.training = &report;
+        trial.training_step = std::max(trial.training_step, report.total_batches());
+      }
+      if (report.group() == "validation") {
+        trial.validation = &report;
+        trial.validation_step = std::max(trial.validation_step, report.total_batches());
+      }
       trial.total_batches = std::max(trial.total_batches, report.total_batches());
     }
     copy.complete();
@@ -131,9 +139,11 @@ void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
       tx.exec_params(
           "UPDATE trials SET total_batches = GREATEST(total_batches, $2), "
           "latest_training = COALESCE($3::jsonb, latest_training), "
-          "latest_validation = COALESCE($4::jsonb, latest_validation) WHERE id = $1",
+          "latest_validation = COALESCE($4::jsonb, latest_validation), "
+          "stored_training_step = GREATEST(stored_training_step, $5), "
+          "stored_validation_step = GREATEST(stored_validation_step, $6) WHERE id = $1",
           trial_id, trial.total_batches, trial.training ? training.c_str() : nullptr,
-          trial.validation ? validation.c_str() : nullptr);
+          trial.validation ? validation.c_str() : nullptr, trial.training_step, trial.validation_step);
     }
     tx.commit();
   });

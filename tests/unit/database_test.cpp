@@ -272,8 +272,12 @@ TEST_CASE("database: every unfinished experiment is restorable, with its snapsho
   const int64_t snapshotted = db.insert_experiment(experiment_named("snapshotted"));
   const int64_t fresh = db.insert_experiment(experiment_named("fresh"));
   db.insert_experiment(experiment_named("done", pb::STATE_COMPLETED));
-  db.insert_trial(trial_of(fresh, 1, pb::STATE_RUNNING));
+  const int64_t running = db.insert_trial(trial_of(fresh, 1, pb::STATE_RUNNING));
+  const int64_t quiet = db.insert_trial(trial_of(fresh, 2, pb::STATE_QUEUED));
   db.save_snapshot(snapshotted, "bytes");
+  db.write_metrics({report(running, "training", 20, {{"loss", 0.5}}), report(running, "training", 10, {{"loss", 0.7}}),
+                    report(running, "validation", 10, {{"validation_loss", 0.6}})});
+  db.write_metrics({report(running, "training", 15, {{"loss", 0.6}})});  // a resumed run's repeat
 
   const auto restorable = db.restorable_experiments();
   REQUIRE(restorable.size() == 2);
@@ -281,8 +285,15 @@ TEST_CASE("database: every unfinished experiment is restorable, with its snapsho
   CHECK(restorable[0].snapshot == "bytes");
   CHECK(restorable[1].experiment.id() == fresh);
   CHECK(restorable[1].snapshot.empty());
-  REQUIRE(restorable[1].trials.size() == 1);
+  REQUIRE(restorable[1].trials.size() == 2);
   CHECK(restorable[1].trials[0].state() == pb::STATE_RUNNING);
+  // The highest step stored per group, which a restored trial dedupes by; -1 for none.
+  CHECK(restorable[1].trials[0].id() == running);
+  CHECK(restorable[1].trials[0].stored_training_step() == 20);
+  CHECK(restorable[1].trials[0].stored_validation_step() == 10);
+  CHECK(restorable[1].trials[1].id() == quiet);
+  CHECK(restorable[1].trials[1].stored_training_step() == -1);
+  CHECK(restorable[1].trials[1].stored_validation_step() == -1);
 }
 
 TEST_CASE("database: agents are inserted, replaced and marked disconnected") {
