@@ -48,7 +48,6 @@ struct command_line {
   int slot = 0;
   bool drain = false;
   std::string pool;
-  std::string setting_value;
   std::optional<int> priority;
   std::optional<double> weight;
   std::optional<int> max_slots;
@@ -99,6 +98,42 @@ void add_experiment_create(CLI::App* cmd, command_line& cl) {
   });
 }
 
+// The scheduling settings' bounds, checked before anything is sent (`det experiment set`, `det job update`).
+// Sentences rather than CLI11's own range messages (which print the largest double as a bound).
+const CLI::Validator non_negative(
+    [](std::string& text) -> std::string {
+      try {
+        size_t used = 0;
+        if (std::stod(text, &used) >= 0 && used == text.size()) return "";
+      } catch (const std::exception&) {
+      }
+      return "'" + text + "' is not a number of 0 or more";
+    },
+    "NUMBER >= 0");
+const CLI::Validator priority_range(
+    [](std::string& text) -> std::string {
+      try {
+        size_t used = 0;
+        const int value = std::stoi(text, &used);
+        if (value >= 1 && value <= 99 && used == text.size()) return "";
+      } catch (const std::exception&) {
+      }
+      return "a priority is a whole number between 1 and 99, not '" + text + "'";
+    },
+    "1-99");
+void add_priority(CLI::Option* o) { o->check(priority_range); }
+void add_weight(CLI::Option* o) { o->check(non_negative); }
+void add_max_slots(CLI::Option* o) { o->check(non_negative); }
+
+// Sends whichever scheduling settings the command line gave.
+int send_job_settings(rest_client& m, const command_line& cl) {
+  det::pb::JobSettings change;
+  if (cl.priority) change.set_priority(*cl.priority);
+  if (cl.weight) change.set_weight(*cl.weight);
+  if (cl.max_slots) change.set_max_slots(*cl.max_slots);
+  return det::tools::update_job(m, cl.id, change);
+}
+
 void add_experiment(CLI::App& app, command_line& cl) {
   auto* e = app.add_subcommand("experiment", "Manage experiments.")->alias("e");
   e->require_subcommand(1);
@@ -144,34 +179,15 @@ void add_experiment(CLI::App& app, command_line& cl) {
 
   auto* set = e->add_subcommand("set", "Change an experiment's scheduling settings.");
   set->require_subcommand(1);
-  struct setting {
-    const char* name;
-    const char* help;
-  };
-  for (auto v : {setting{"priority", "Set the priority (1-99, lower runs first)."},
-                 setting{"weight", "Set the fair-share weight."},
-                 setting{"max-slots", "Set the most slots its trials may hold at once (0: no limit)."}}) {
-    auto* cmd = set->add_subcommand(v.name, v.help);
-    add_id(cmd, "experiment_id", cl);
-    cmd->add_option("value", cl.setting_value)->required();
-    cl.on_master(cmd, [&cl, v](rest_client& m) {
-      det::pb::JobSettings change;
-      const std::string name = v.name;
-      try {
-        size_t used = 0;
-        if (name == "weight") {
-          change.set_weight(std::stod(cl.setting_value, &used));
-        } else {
-          int value = std::stoi(cl.setting_value, &used);
-          name == "priority" ? change.set_priority(value) : change.set_max_slots(value);
-        }
-        if (used != cl.setting_value.size()) throw std::invalid_argument("trailing text");
-      } catch (const std::exception&) {
-        throw std::runtime_error("'" + cl.setting_value + "' is not a number for " + name + ".");
-      }
-      return det::tools::update_job(m, cl.id, change);
-    });
-  }
+  auto* priority = set->add_subcommand("priority", "Set the priority (1-99, lower runs first).");
+  auto* weight = set->add_subcommand("weight", "Set the fair-share weight.");
+  auto* max_slots = set->add_subcommand("max-slots", "Set the most slots its trials may hold at once (0: no limit).");
+  for (auto* cmd : {priority, weight, max_slots}) add_id(cmd, "experiment_id", cl);
+  add_priority(priority->add_option("value", cl.priority)->required());
+  add_weight(weight->add_option("value", cl.weight)->required());
+  add_max_slots(max_slots->add_option("value", cl.max_slots)->required());
+  for (auto* cmd : {priority, weight, max_slots})
+    cl.on_master(cmd, [&cl](rest_client& m) { return send_job_settings(m, cl); });
 }
 
 void add_job(CLI::App& app, command_line& cl) {
@@ -183,17 +199,13 @@ void add_job(CLI::App& app, command_line& cl) {
 
   auto* update = j->add_subcommand("update", "Change a job's priority, weight or max slots.");
   add_id(update, "job_id", cl);
-  update->add_option("--priority", cl.priority, "Priority, 1-99 (lower runs first).")->check(CLI::Range(1, 99));
-  update->add_option("--weight", cl.weight, "Fair-share weight.")->check(CLI::NonNegativeNumber);
-  update->add_option("--max-slots", cl.max_slots, "Most slots at once; 0 for no limit.")->check(CLI::NonNegativeNumber);
+  add_priority(update->add_option("--priority", cl.priority, "Priority, 1-99 (lower runs first)."));
+  add_weight(update->add_option("--weight", cl.weight, "Fair-share weight."));
+  add_max_slots(update->add_option("--max-slots", cl.max_slots, "Most slots at once; 0 for no limit."));
   cl.on_master(update, [&cl](rest_client& m) {
-    det::pb::JobSettings change;
-    if (cl.priority) change.set_priority(*cl.priority);
-    if (cl.weight) change.set_weight(*cl.weight);
-    if (cl.max_slots) change.set_max_slots(*cl.max_slots);
     if (!cl.priority && !cl.weight && !cl.max_slots)
       throw std::runtime_error("Nothing to change: give --priority, --weight or --max-slots.");
-    return det::tools::update_job(m, cl.id, change);
+    return send_job_settings(m, cl);
   });
 
   auto* rp = app.add_subcommand("resource-pool", "Inspect resource pools.")->alias("rp");
