@@ -55,7 +55,8 @@ struct agent_proxy_state {
   }
 
   static pb::ContainerExited lost(const std::string& allocation_id, const std::string& agent_id, const std::string& why) {
-    return exit_without_container(allocation_id, agent_id, why + " while the container was running", true);
+    return exit_without_container(allocation_id, agent_id, why + " while the container was running",
+                                  pb::EXIT_CAUSE_LOST_WITH_AGENT);
   }
 };
 

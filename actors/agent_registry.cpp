@@ -40,7 +40,7 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
         auto& st = self->state;
         const auto& id = hello.agent().id();
         if (!st.handles.pool(hello.agent().resource_pool()))
-          return caf::make_error(caf::sec::invalid_argument,
+          return make_error(errc::refused,
                                  "agent " + id + " asks for resource pool \"" +
                                      hello.agent().resource_pool() +
                                      "\", which the master's config does not define");

@@ -2,9 +2,11 @@
 // them: one, or one per agent when the trial needs more slots than one agent has (its workers
 // then train together, worker 0 the chief).
 //
-//   requested --(pool answers)--> launching --(ContainerStarted)--> running
-//       |                            |                                 |
-//       +---------(kill)-------------+----(every ContainerExited)------+--> done
+//   requested --(pool answers)--> launching --(every ContainerStarted)--> running
+//       |                            |                                      |
+//       +---------(kill)-------------+------(every ContainerExited)---------+--> (the trial hears
+//                                                                               one ContainerExited)
+//   A reclaimed run (a master restart) goes from requested straight to running.
 //
 // On exit the slots go back to the pool and the trial hears how it ended. One container of
 // several that fails (or is lost) takes the others down: they cannot train without it.
@@ -28,6 +30,17 @@ struct container_part {
   bool exited = false;
 };
 
+enum class allocation_phase : uint8_t { requested, launching, running };
+
+const char* to_string(allocation_phase x) {
+  switch (x) {
+    case allocation_phase::requested: return "requested";
+    case allocation_phase::launching: return "launching";
+    case allocation_phase::running: return "running";
+  }
+  return "requested";
+}
+
 struct allocation_state {
   static inline const char* name = "allocation";
   std::string id;
@@ -39,7 +52,7 @@ struct allocation_state {
   std::vector<container_part> parts;  // empty until the pool places us
   std::optional<pb::ContainerExited> failure;  // the first container that did not end well
   bool lost = false;                  // a container's agent was lost: the run ends transient
-  std::string phase = "requested";
+  allocation_phase phase = allocation_phase::requested;
   int32_t pending_kill = 0;  // killed while still waiting for slots
 };
 
@@ -73,7 +86,7 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
     if (!p.exited && p.where.agent_id == exited.agent_id()) part = &p;
   if (!part) return;  // a second report of the same exit
   part->exited = true;
-  st.lost = st.lost || exited.transient();
+  st.lost = st.lost || exited.cause() == pb::EXIT_CAUSE_LOST_WITH_AGENT;
   if (!ended_well(exited) && !st.failure) {
     if (st.parts.size() > 1)
       exited.set_message("on agent " + part->where.agent_id + ", one of the run's " + std::to_string(st.parts.size()) +
@@ -85,7 +98,8 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
   for (const auto& p : st.parts)
     if (!p.exited) return;
   pb::ContainerExited result = st.failure ? *st.failure : exited;
-  result.set_transient(st.lost);  // a lost agent took the others down: the cluster's failure
+  if (st.lost)  // a lost agent took the others down: the cluster's failure
+    result.set_cause(pb::EXIT_CAUSE_LOST_WITH_AGENT);
   finish(self, std::move(result));
 }
 
@@ -95,7 +109,8 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
   if (st.pending_kill != 0) {  // killed while the placement was on its way
     if (reclaim)  // its workers run: stop them
       for (const auto& part : parts) self->send(part.agent, kill_container(st.id));
-    finish(self, exit_without_container(st.id, "", "the allocation was killed before its container started", false));
+    finish(self, exit_without_container(st.id, "", "the allocation was killed before its container started",
+                                        pb::EXIT_CAUSE_NEVER_STARTED));
     return;
   }
   const int32_t world_size = static_cast<int32_t>(parts.size());
@@ -117,7 +132,7 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     start.set_world_size(world_size);
     self->send(where.agent, launch_atom::value, std::move(start), caf::actor_cast<caf::actor>(self));
   }
-  st.phase = reclaim ? "running" : "launching";
+  st.phase = reclaim ? allocation_phase::running : allocation_phase::launching;
 }
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
@@ -128,7 +143,8 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
     for (const auto& part : self->state.parts) {
       if (part.exited || dm.source != part.where.agent.address()) continue;
       on_exit(self, exit_without_container(self->state.id, part.where.agent_id,
-                                           "agent " + part.where.agent_id + " was lost", true));
+                                           "agent " + part.where.agent_id + " was lost",
+                                           pb::EXIT_CAUSE_LOST_WITH_AGENT));
       return;
     }
   });
@@ -148,13 +164,15 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   std::move(placed).then([=](const allocation_parts& parts) { on_placed(self, parts, reclaim); },
                          [=](caf::error& e) {
                            // A reclaim the master's restart lost is not the trial's failure.
-                           auto exited = exit_without_container(
-                               self->state.id, "",
-                               e == caf::sec::request_receiver_down ? "the allocation was released before it got slots"
-                                                                    : error_sentence(self->system(), e),
-                               reclaim);
-                           exited.set_unschedulable(e == unschedulable);
-                           finish(self, std::move(exited));
+                           const auto cause = e == errc::unschedulable ? pb::EXIT_CAUSE_UNSCHEDULABLE
+                                              : reclaim               ? pb::EXIT_CAUSE_LOST_WITH_AGENT
+                                                                      : pb::EXIT_CAUSE_NEVER_STARTED;
+                           finish(self, exit_without_container(
+                                            self->state.id, "",
+                                            e == caf::sec::request_receiver_down
+                                                ? "the allocation was released before it got slots"
+                                                : error_sentence(self->system(), e),
+                                            cause));
                          });
   return {
       [=](preempt_atom) {
@@ -166,7 +184,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
         for (auto& part : st.parts)
           if (part.where.agent_id == started.agent_id()) part.started = true;
         if (std::all_of(st.parts.begin(), st.parts.end(), [](const container_part& p) { return p.started; }))
-          st.phase = "running";
+          st.phase = allocation_phase::running;
         caf::anon_send(st.trial_handle, std::move(started));
       },
       [=](pb::ContainerExited& exited) { on_exit(self, std::move(exited)); },
@@ -182,7 +200,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
         return state_text{self}
             .add("id", st.id)
             .add("trial", st.trial.id())
-            .add("phase", st.phase)
+            .add("phase", to_string(st.phase))
             .add("agents", agents.empty() ? "(none yet)" : agents)
             .add("slots", slots.empty() ? "(none yet)" : slots)
             .str();

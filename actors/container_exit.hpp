@@ -4,39 +4,34 @@
 
 #include <csignal>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
-#include "messages/interfaces.hpp"
+#include "messages/cluster.pb.h"
+#include "storage/process_exit.hpp"
 
 namespace det {
 
 inline std::string describe_exit(const pb::ContainerExited& e) {
   if (!e.message().empty())
     return e.message();
-  if (e.signal() != 0) {
-    const char* name = sigabbrev_np(e.signal());
-    return "the worker was killed by signal " + std::to_string(e.signal()) +
-           (name ? " (SIG" + std::string(name) + ")" : "");
-  }
-  return "the worker exited with code " + std::to_string(e.exit_code());
+  return "the worker " + process::describe({e.exit_code(), e.signal()});
 }
 
-/// Exit code 0, no signal, nothing to say, and not lost with its agent.
+/// The process exited by itself with code 0.
 inline bool ended_well(const pb::ContainerExited& e) {
-  return !e.transient() && e.signal() == 0 && e.exit_code() == 0 && e.message().empty();
+  return e.cause() == pb::EXIT_CAUSE_EXITED && e.signal() == 0 && e.exit_code() == 0;
 }
 
-/// An end the master reports itself: the container never started, or was lost (`transient`:
-/// with its agent, which counts no restart).
+/// An end the master reports itself (`cause` is not EXIT_CAUSE_EXITED): the container never
+/// started, could never be placed, or was lost with its agent.
 inline pb::ContainerExited exit_without_container(const std::string& allocation_id, const std::string& agent_id,
-                                                  const std::string& why, bool transient) {
+                                                  const std::string& why, pb::ExitCause cause) {
   pb::ContainerExited exited;
   exited.set_allocation_id(allocation_id);
   exited.set_agent_id(agent_id);
+  exited.set_cause(cause);
   exited.set_exit_code(-1);
   exited.set_message(why);
-  exited.set_transient(transient);
   return exited;
 }
 

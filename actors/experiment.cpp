@@ -31,8 +31,7 @@ struct trial_entry {
   trial_actor handle;
   bool exited = false;
   pb::State final_state = pb::STATE_UNSPECIFIED;
-  std::string unit;
-  int64_t length = 0;
+  config::length target;  // what the searcher last asked it to train to; 0 before it asked
   int32_t rung = -1;  // as last told to the trial
   std::string latest_checkpoint;
   int64_t checkpoint_length = -1;  // how far it had trained at latest_checkpoint
@@ -49,8 +48,6 @@ struct experiment_state {
   std::map<int64_t, trial_entry> trials;  // by request id
   master_handles handles;
   directory_actor directory;
-  bool killed = false;
-  bool paused = false;
   std::optional<std::vector<pb::Trial>> restored_trials;  // until the restore has run
   bool search_from_start = false;  // restored without a snapshot
   // Rows stored after the snapshot the search was restored from: the search
@@ -63,6 +60,15 @@ struct experiment_state {
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
+
+// Killed, with its trials still stopping (a terminal state ends the actor).
+bool killed(self_ptr self) {
+  return self->state.exp.state() == pb::STATE_STOPPING_KILLED;
+}
+
+bool paused(self_ptr self) {
+  return self->state.exp.state() == pb::STATE_PAUSED;
+}
 
 void process(self_ptr self, std::vector<searcher::action> actions);
 
@@ -106,7 +112,7 @@ void finish(self_ptr self, pb::State final_state) {
   self->state.unclaimed_rows.clear();
   *self->state.exp.mutable_end_time() = det::now();
   set_state(self, final_state);
-  self->send(self->state.handles.persistence, gc_atom::value, experiment_id{self->state.exp.id()},
+  self->send(self->state.handles.collector, gc_atom::value, experiment_id{self->state.exp.id()},
              self->state.exp.config());
   self->send(pool(self), remove_atom::value, std::to_string(self->state.exp.id()));
   self->quit();
@@ -142,7 +148,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.resource_pool = st.handles.pool_name(st.cfg.resources.resource_pool, st.cfg.resources.slots_per_trial);
   setup.max_restarts = st.cfg.max_restarts;
   setup.preemption_timeout_s = st.cfg.preemption_timeout_s;
-  setup.start_paused = st.paused;
+  setup.start_paused = paused(self);
   setup.experiment = caf::actor_cast<caf::actor>(self);
   setup.handles = st.handles;
   setup.directory = st.directory;
@@ -150,8 +156,8 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   entry.handle = spawn_trial(self->system(), std::move(setup));
   self->send(st.directory, register_atom::value, std::string{"trial"}, std::to_string(t.id()),
              caf::actor_cast<caf::actor>(entry.handle));
-  if (entry.length > 0)
-    self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+  if (entry.target.value > 0)
+    self->send(entry.handle, train_to_atom::value, entry.target);
 }
 
 // Tells the trial its rung when the search moved it.
@@ -162,7 +168,7 @@ void sync_rung(self_ptr self, int64_t request_id) {
       it->second.rung == rung)
     return;
   it->second.rung = static_cast<int32_t>(rung);
-  self->send(it->second.handle, update_atom::value, static_cast<int32_t>(rung));
+  self->send(it->second.handle, rung_atom::value, static_cast<int32_t>(rung));
 }
 
 // A trial that could not even be created counts as failed.
@@ -194,7 +200,7 @@ bool waits_for_parent_checkpoint(self_ptr self, const searcher::create_action& c
 void create_waiting_copies(self_ptr self, trial_entry& parent) {
   auto copies = std::move(parent.waiting_copies);
   parent.waiting_copies.clear();
-  if (self->state.killed)
+  if (killed(self))
     return;
   for (auto& c : copies)
     create_trial(self, c);
@@ -252,13 +258,11 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
           [=](int64_t id) mutable {
             auto& st = self->state;
             auto& entry = st.trials[c.request_id];
-            if (id == 0 || st.killed) {
-              if (id != 0) {  // the row exists: it must not stay QUEUED
-                t.set_id(id);
-                t.set_state(pb::STATE_CANCELED);
-                *t.mutable_end_time() = det::now();
-                self->send(st.handles.persistence, update_atom::value, t);
-              }
+            if (killed(self)) {  // the row exists: it must not stay QUEUED
+              t.set_id(id);
+              t.set_state(pb::STATE_CANCELED);
+              *t.mutable_end_time() = det::now();
+              self->send(st.handles.persistence, update_atom::value, t);
               entry.exited = true;
               close_failed(self, c.request_id);
               return;
@@ -288,14 +292,13 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
   auto& st = self->state;
   for (auto& a : actions) {
     if (auto* c = std::get_if<searcher::create_action>(&a)) {
-      if (!st.killed)
+      if (!killed(self))
         create_trial(self, *c);
     } else if (auto* v = std::get_if<searcher::validate_after_action>(&a)) {
       auto& entry = st.trials[v->request_id];
-      entry.unit = config::to_string(v->length.unit);
-      entry.length = v->length.value;
+      entry.target = v->length;
       if (entry.handle)
-        self->send(entry.handle, update_atom::value, entry.unit, entry.length);
+        self->send(entry.handle, train_to_atom::value, entry.target);
       sync_rung(self, v->request_id);
     } else if (auto* s = std::get_if<searcher::stop_action>(&a)) {
       auto& entry = st.trials[s->request_id];
@@ -304,13 +307,13 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
         self->send(entry.handle, stop_atom::value, s->early);
     } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
       save_snapshot(self);
-      finish(self, st.killed || d->cancel ? pb::STATE_CANCELED
+      finish(self, killed(self) || d->cancel ? pb::STATE_CANCELED
                    : d->failure           ? pb::STATE_ERROR
                                           : pb::STATE_COMPLETED);
       return;
     }
   }
-  if (st.killed && all_trials_exited(self)) {
+  if (killed(self) && all_trials_exited(self)) {
     finish(self, pb::STATE_CANCELED);
     return;
   }
@@ -364,8 +367,7 @@ void restore(self_ptr self) {
     if (!entry.latest_checkpoint.empty())  // saved after its last validation, as trials checkpoint last
       entry.checkpoint_length = 0;
     if (auto target = st.search->trials_wait_at_length() ? st.search->training_target(rid) : length) {
-      entry.unit = config::to_string(target->unit);
-      entry.length = target->value;
+      entry.target = *target;
     }
     if (is_terminal(t.state())) {
       entry.exited = true;
@@ -399,8 +401,7 @@ void restore(self_ptr self) {
     append(st.search->initial_trials());
   std::cout << "master: restored experiment " << st.exp.id() << " with " << live
             << " trials starting over" << std::endl;
-  if (st.exp.state() == pb::STATE_STOPPING_KILLED) {
-    st.killed = true;
+  if (killed(self)) {
     for (auto& [rid, t] : st.trials)
       if (t.handle && !t.exited)
         self->send(t.handle, kill_atom::value);
@@ -433,16 +434,12 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.model_definition = std::move(plan.model_definition);
   st.warm_start_uuid = std::move(plan.warm_start_uuid);
   st.warm_start_dir = std::move(plan.warm_start_dir);
-  st.paused = st.exp.state() == pb::STATE_PAUSED;
   // Before any trial asks for slots, so that its first request is scheduled by these.
   self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
-  self->send(self, validated_atom::value, int64_t{-1}, 0.0, int64_t{0});  // starts the search
+  self->send(self, start_atom::value);
   return {
+      [=](start_atom) { start_search(self); },
       [=](validated_atom, int64_t request_id, double metric, int64_t length) {
-        if (request_id < 0) {
-          start_search(self);
-          return;
-        }
         auto& entry = self->state.trials[request_id];
         entry.validated_length = std::max(entry.validated_length, length);
         process(self, self->state.search->validation_completed(request_id, metric, length));
@@ -477,9 +474,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       [=](pause_atom) {
         start_search(self);
         auto& st = self->state;
-        if (st.killed || st.paused)
+        if (killed(self) || paused(self))
           return;
-        st.paused = true;
         set_state(self, pb::STATE_PAUSED);
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
@@ -487,9 +483,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       },
       [=](activate_atom) {
         auto& st = self->state;
-        if (st.killed || !st.paused)
+        if (killed(self) || !paused(self))
           return;
-        st.paused = false;
         set_state(self, pb::STATE_ACTIVE);
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
@@ -498,11 +493,9 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       [=](kill_atom) {
         start_search(self);  // a restored experiment's trials must exist to be killed
         auto& st = self->state;
-        if (st.killed)
+        if (killed(self))
           return;
-        st.paused = false;  // killing a paused experiment cancels its paused trials
-        st.killed = true;
-        set_state(self, pb::STATE_STOPPING_KILLED);
+        set_state(self, pb::STATE_STOPPING_KILLED);  // a paused experiment's paused trials are canceled too
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
             self->send(t.handle, kill_atom::value);
@@ -533,7 +526,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
           text.add("request " + std::to_string(rid),
                    "trial " + std::to_string(t.trial_id) + ", " +
                        (t.exited ? "exited " + pb::State_Name(t.final_state) : "live") + ", train to " +
-                       std::to_string(t.length) + " " + t.unit);
+                       std::to_string(t.target.value) + " " + config::to_string(t.target.unit));
         return text.str();
       },
   };

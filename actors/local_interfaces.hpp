@@ -14,9 +14,17 @@
 #include "caf/actor.hpp"
 #include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
+#include "config/length.hpp"
 #include "messages/interfaces.hpp"
 
 namespace det {
+
+namespace config {
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, length& x) {
+  return f(caf::meta::type_name("length"), x.unit, x.value);
+}
+} // namespace config
 
 using activate_atom = caf::atom_constant<caf::atom("activate")>;
 using add_atom = caf::atom_constant<caf::atom("add")>;
@@ -38,8 +46,11 @@ using reclaim_atom = caf::atom_constant<caf::atom("reclaim")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
+using rung_atom = caf::atom_constant<caf::atom("rung")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using train_to_atom = caf::atom_constant<caf::atom("train_to")>;
 using update_atom = caf::atom_constant<caf::atom("update")>;
 using validated_atom = caf::atom_constant<caf::atom("validated")>;
 
@@ -59,9 +70,10 @@ typename Inspector::result_type inspect(Inspector& f, trial_id& x) {
   return f(caf::meta::type_name("trial_id"), x.value);
 }
 
-/// The only actor that talks to PostgreSQL. Metric and log rows are buffered
-/// and written with COPY; reads serve the REST API.
+/// The writer: the only actor that writes to PostgreSQL but for checkpoint deletion. Metric and
+/// log rows are buffered and written with COPY; a metric batch is answered once committed.
 using persistence_actor = caf::typed_actor<
+    // Both answer the new id, or errc::storage_failed.
     caf::replies_to<create_atom, pb::Experiment, std::string>::with<int64_t>,  // with its model archive
     caf::replies_to<create_atom, pb::Trial>::with<int64_t>,
     caf::reacts_to<update_atom, pb::Experiment>,
@@ -71,20 +83,29 @@ using persistence_actor = caf::typed_actor<
     caf::reacts_to<update_atom, experiment_id, pb::JobSettings>,  // scheduling settings changed
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
     caf::reacts_to<pb::LogBatch>,
-    caf::replies_to<flush_atom>::with<int64_t>,
+    caf::replies_to<flush_atom>::with<int64_t>,  // writes what it buffered; answers the reports written
     caf::reacts_to<tick_atom>,
-    caf::replies_to<list_atom>::with<pb::GetExperimentsResponse>,
+    caf::replies_to<pb::Checkpoint>::with<bool>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// Readers of the REST API's pages, each on its own connection (a pool of them stands behind one
+/// handle). Metrics, logs and checkpoints are read after the writer has written what it buffered.
+/// Failures answer errc::storage_failed; a missing row answers an empty response.
+using persistence_reader_actor = caf::typed_actor<
+    caf::replies_to<list_atom, int64_t, int32_t>::with<pb::GetExperimentsResponse>,  // offset, limit
     caf::replies_to<get_atom, experiment_id>::with<pb::GetExperimentResponse>,
     caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
-    caf::replies_to<metrics_atom, trial_id, std::string>::with<pb::GetTrialMetricsResponse>,
-    caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,
-    caf::replies_to<pb::Checkpoint>::with<bool>,
+    // group ("" for all), offset, limit
+    caf::replies_to<metrics_atom, trial_id, std::string, int64_t, int32_t>::with<pb::GetTrialMetricsResponse>,
+    caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,  // after id, limit
     caf::replies_to<checkpoints_atom, experiment_id>::with<pb::GetCheckpointsResponse>,
     caf::replies_to<checkpoints_atom, trial_id>::with<pb::GetCheckpointsResponse>,
-    caf::replies_to<get_atom, std::string>::with<pb::GetCheckpointResponse>,  // by uuid
-    caf::replies_to<remove_atom, std::string>::with<bool>,                     // delete a checkpoint's files
-    caf::reacts_to<gc_atom, experiment_id, std::string>,                       // the experiment's config TOML
-    caf::replies_to<inspect_atom>::with<std::string>>;
+    caf::replies_to<get_atom, std::string>::with<pb::GetCheckpointResponse>>;  // by uuid
+
+/// Deletes checkpoint files on its own connection: an ended experiment's garbage, or one on request.
+using checkpoint_collector_actor = caf::typed_actor<
+    caf::replies_to<remove_atom, std::string>::with<bool>,  // by uuid; false: no such checkpoint
+    caf::reacts_to<gc_atom, experiment_id, std::string>>;   // the experiment's config TOML
 
 /// The master-side agent: relays container commands to its agent process and
 /// container events back to the allocations.
@@ -124,12 +145,9 @@ typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
   return f(caf::meta::type_name("job_settings"), x.priority, x.weight, x.max_slots);
 }
 
-/// The error a pool answers an allocate request with when none of its agents could ever hold it.
-constexpr caf::sec unschedulable = caf::sec::invalid_argument;
-
 /// A resource pool: answers an allocate request (allocation id, job, slots, one agent only) once its scheduler
-/// places it, with one part per agent; the requester hears preempt_atom when the scheduler wants
-/// its slots back.
+/// places it, with one part per agent, or with errc::unschedulable when none of its agents could ever
+/// hold it; the requester hears preempt_atom when the scheduler wants its slots back.
 using resource_pool_actor = caf::typed_actor<
     // allocation id, job, slots, one agent only
     caf::replies_to<allocate_atom, std::string, std::string, int32_t, bool>::with<allocation_parts>,
@@ -172,8 +190,8 @@ using trial_actor = trial_endpoint::extend<
     caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
-    caf::reacts_to<update_atom, std::string, int64_t>,  // searcher: train to this length
-    caf::reacts_to<update_atom, int32_t>,               // searcher: its rung
+    caf::reacts_to<train_to_atom, config::length>,  // searcher: train to this length
+    caf::reacts_to<rung_atom, int32_t>,             // searcher: the rung it trains for
     caf::reacts_to<stop_atom, bool>,                    // searcher: close it; cut short or not
     caf::replies_to<pb::CoreApiCall>::with<pb::CoreApiReply>,
     caf::reacts_to<kill_atom>,
@@ -184,7 +202,8 @@ using trial_actor = trial_endpoint::extend<
 
 /// An experiment: owns its searcher, spawns its trials.
 using experiment_actor = caf::typed_actor<
-    caf::reacts_to<validated_atom, int64_t, double, int64_t>,
+    caf::reacts_to<start_atom>,  // begins (or restores) the search, once spawned
+    caf::reacts_to<validated_atom, int64_t, double, int64_t>,  // request id, metric, length
     caf::reacts_to<exited_atom, int64_t, pb::State, bool>,  // request id, end, invalid hparams
     caf::reacts_to<update_atom, int64_t, std::string, int64_t>,  // request id, latest checkpoint, its length
     caf::reacts_to<kill_atom>,
@@ -207,6 +226,8 @@ using master_front_actor = master_actor::extend<
 /// Handles the master's actors are spawned with.
 struct master_handles {
   persistence_actor persistence;
+  persistence_reader_actor reader;
+  checkpoint_collector_actor collector;
   std::map<std::string, resource_pool_actor> pools;  // by pool name
   std::string default_pool;
   std::string default_aux_pool;

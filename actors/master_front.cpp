@@ -21,13 +21,13 @@ struct front_state {
 
 using self_ptr = master_front_actor::stateful_pointer<front_state>;
 
-caf::error failure(std::string sentence) {
-  return caf::make_error(caf::sec::runtime_error, std::move(sentence));
+/// The user's input is wrong.
+caf::error rejection(std::string sentence) {
+  return make_error(errc::invalid_input, std::move(sentence));
 }
 
-/// The user's input is wrong (the gateway answers 400 rather than 500).
-caf::error rejection(std::string sentence) {
-  return caf::make_error(caf::sec::invalid_argument, std::move(sentence));
+caf::error not_running(int64_t trial) {
+  return make_error(errc::not_found, "trial " + std::to_string(trial) + " is not running");
 }
 
 /// Sends `signal` (kill, pause, activate, changed job settings) to a live experiment; answers
@@ -53,10 +53,6 @@ void store_experiment(self_ptr self, pb::Experiment exp, experiment_plan plan, c
   self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp, model_definition)
       .then(
           [=](int64_t id) mutable {
-            if (id == 0) {
-              rp.deliver(failure("the experiment could not be stored; see the master's log"));
-              return;
-            }
             exp.set_id(id);
             auto actor = spawn_experiment(self->system(), exp, plan, self->state.handles, self->state.directory);
             self->send(self->state.directory, register_atom::value, std::string{"experiment"}, std::to_string(id),
@@ -84,7 +80,7 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
             .then(
                 [=](caf::actor a) mutable {
                   if (!a) {
-                    rp.deliver(failure("trial " + std::to_string(id) + " is not running"));
+                    rp.deliver(not_running(id));
                     return;
                   }
                   self->request(caf::actor_cast<trial_actor>(a), lookup_timeout, hello)
@@ -97,15 +93,13 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       },
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> {
         auto rp = self->make_response_promise<pb::CoreApiReply>();
-        auto id = std::to_string(call.trial_id());
-        self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"trial"}, id)
+        auto id = call.trial_id();
+        self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"trial"},
+                      std::to_string(id))
             .then(
                 [=](caf::actor a) mutable {
                   if (!a) {
-                    pb::CoreApiReply missing;
-                    missing.set_status(404);
-                    missing.set_error("trial " + id + " is not running");
-                    rp.deliver(std::move(missing));
+                    rp.deliver(not_running(id));
                     return;
                   }
                   self->request(caf::actor_cast<trial_actor>(a), lookup_timeout, std::move(call))
@@ -141,12 +135,12 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         auto source = req.config_path() + ": searcher.";
         if (searcher.source_trial_id) {
           auto trial = *searcher.source_trial_id;
-          self->request(self->state.handles.persistence, db_timeout, checkpoints_atom::value, trial_id{trial})
+          self->request(self->state.handles.reader, db_timeout, checkpoints_atom::value, trial_id{trial})
               .then(
                   [=](pb::GetCheckpointsResponse& found) mutable {
                     const pb::Checkpoint* latest = nullptr;
                     for (const auto& c : found.checkpoints())
-                      if (c.state() == "COMPLETED" && (!latest || c.steps_completed() >= latest->steps_completed()))
+                      if (c.state() == pb::CHECKPOINT_STATE_COMPLETED && (!latest || c.steps_completed() >= latest->steps_completed()))
                         latest = &c;
                     if (!latest) {
                       rp.deliver(rejection(source + "source_trial_id: trial " + std::to_string(trial) +
@@ -162,11 +156,11 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         }
         if (!searcher.source_checkpoint_uuid.empty()) {
           auto uuid = searcher.source_checkpoint_uuid;
-          self->request(self->state.handles.persistence, db_timeout, get_atom::value, uuid)
+          self->request(self->state.handles.reader, db_timeout, get_atom::value, uuid)
               .then(
                   [=](pb::GetCheckpointResponse& found) mutable {
                     const auto& c = found.checkpoint();
-                    if (c.uuid().empty() || c.state() != "COMPLETED") {
+                    if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED) {
                       rp.deliver(rejection(source + "source_checkpoint_uuid: there is no checkpoint " + uuid +
                                            (c.uuid().empty() ? "" : " any more: it was deleted")));
                       return;

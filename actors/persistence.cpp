@@ -1,10 +1,11 @@
-// The persistence actor: the only code that talks to PostgreSQL. Metric and
+// The persistence writer: the only code that writes to PostgreSQL but for checkpoint deletion. Metric and
 // log rows are buffered and written with COPY, either when a buffer is full
 // or soon after its first row: as soon as the mailbox holds nothing older when a
 // metric batch waits for its acknowledgement (batches that arrive during a commit
 // share the next one), 100 ms for logs alone. A metric batch is acknowledged only
 // once its rows are committed.
-// Reads for the REST API are answered from the database.
+// Reads are persistence_reader.cpp's, on connections of their own, and checkpoint deletion is
+// checkpoint_collector.cpp's: neither ever waits in this mailbox ahead of a commit.
 
 #include <chrono>
 #include <iostream>
@@ -15,8 +16,6 @@
 #include "messages/states.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
-#include "config/experiment_config.hpp"
-#include "storage/checkpoint_storage.hpp"
 #include "storage/database.hpp"
 
 namespace det {
@@ -57,6 +56,18 @@ struct persistence_state {
     }
   }
 
+  /// What `f` returns, or a storage_failed error that says `what` and why.
+  template <class F>
+  caf::result<decltype(std::declval<F>()())> answered(const char* what, F&& f) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      ++failures;
+      std::cerr << "persistence: " << what << ": " << e.what() << std::endl;
+      return make_error(errc::storage_failed, std::string{what} + ": " + e.what());
+    }
+  }
+
   void flush() {
     if (!metrics.empty()) {
       std::string failure;
@@ -72,7 +83,7 @@ struct persistence_state {
         if (failure.empty())
           ack.promise.deliver(ack.reports);
         else
-          ack.promise.deliver(caf::make_error(caf::sec::runtime_error, "the metrics were not stored: " + failure));
+          ack.promise.deliver(make_error(errc::storage_failed, "the metrics were not stored: " + failure));
       }
       acks.clear();
       metrics.clear();
@@ -118,20 +129,12 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
                                                   std::shared_ptr<storage::database> db) {
   self->state.db = std::move(db);
   return {
-      [=](create_atom, pb::Experiment& e, const std::string& model_definition) -> int64_t {
-        int64_t id = 0;
-        self->state.guarded("creating an experiment", [&] {
-          auto stored = self->state.db->insert_experiment(e);
-          if (!model_definition.empty())
-            self->state.db->save_model_definition(stored, model_definition);
-          id = stored;
-        });
-        return id;
+      [=](create_atom, pb::Experiment& e, const std::string& model_definition) -> caf::result<int64_t> {
+        return self->state.answered("the experiment could not be stored",
+                                    [&] { return self->state.db->insert_experiment(e, model_definition); });
       },
-      [=](create_atom, pb::Trial& t) -> int64_t {
-        int64_t id = 0;
-        self->state.guarded("creating a trial", [&] { id = self->state.db->insert_trial(t); });
-        return id;
+      [=](create_atom, pb::Trial& t) -> caf::result<int64_t> {
+        return self->state.answered("the trial could not be stored", [&] { return self->state.db->insert_trial(t); });
       },
       [=](update_atom, pb::Experiment& e) {
         self->state.guarded("updating an experiment", [&] {
@@ -183,51 +186,6 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         self->state.ack_tick_scheduled = false;
         self->state.flush();
       },
-      [=](list_atom) -> pb::GetExperimentsResponse {
-        pb::GetExperimentsResponse out;
-        self->state.guarded("listing experiments", [&] {
-          for (auto& e : self->state.db->list_experiments())
-            *out.add_experiments() = std::move(e);
-        });
-        return out;
-      },
-      [=](get_atom, experiment_id id) -> pb::GetExperimentResponse {
-        pb::GetExperimentResponse out;
-        self->state.guarded("reading an experiment", [&] {
-          if (auto e = self->state.db->get_experiment(id.value)) {
-            *out.mutable_experiment() = std::move(*e);
-            for (auto& t : self->state.db->trials_of(id.value))
-              *out.add_trials() = std::move(t);
-          }
-        });
-        return out;
-      },
-      [=](get_atom, trial_id id) -> pb::GetTrialResponse {
-        pb::GetTrialResponse out;
-        self->state.guarded("reading a trial", [&] {
-          if (auto t = self->state.db->get_trial(id.value))
-            *out.mutable_trial() = std::move(*t);
-        });
-        return out;
-      },
-      [=](metrics_atom, trial_id id, const std::string& group) -> pb::GetTrialMetricsResponse {
-        self->state.flush();
-        pb::GetTrialMetricsResponse out;
-        self->state.guarded("reading metrics", [&] {
-          for (auto& m : self->state.db->trial_metrics(id.value, group))
-            *out.add_metrics() = std::move(m);
-        });
-        return out;
-      },
-      [=](logs_atom, trial_id id, int64_t after, int32_t limit) -> pb::TrialLogsResponse {
-        self->state.flush();
-        pb::TrialLogsResponse out;
-        self->state.guarded("reading logs", [&] {
-          for (auto& l : self->state.db->trial_logs(id.value, after, limit))
-            *out.add_logs() = std::move(l);
-        });
-        return out;
-      },
       [=](pb::Checkpoint& c) -> bool {
         bool ok = false;
         self->state.guarded("recording a checkpoint", [&] {
@@ -235,52 +193,6 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           ok = true;
         });
         return ok;
-      },
-      [=](checkpoints_atom, experiment_id id) -> pb::GetCheckpointsResponse {
-        self->state.flush();  // their validation metrics
-        pb::GetCheckpointsResponse out;
-        self->state.guarded("listing checkpoints", [&] {
-          for (auto& c : self->state.db->experiment_checkpoints(id.value))
-            *out.add_checkpoints() = std::move(c);
-        });
-        return out;
-      },
-      [=](checkpoints_atom, trial_id id) -> pb::GetCheckpointsResponse {
-        self->state.flush();
-        pb::GetCheckpointsResponse out;
-        self->state.guarded("listing checkpoints", [&] {
-          for (auto& c : self->state.db->trial_checkpoints(id.value))
-            *out.add_checkpoints() = std::move(c);
-        });
-        return out;
-      },
-      [=](get_atom, const std::string& uuid) -> pb::GetCheckpointResponse {
-        self->state.flush();
-        pb::GetCheckpointResponse out;
-        self->state.guarded("reading a checkpoint", [&] {
-          if (auto c = self->state.db->get_checkpoint(uuid))
-            *out.mutable_checkpoint() = std::move(*c);
-        });
-        return out;
-      },
-      [=](remove_atom, const std::string& uuid) -> bool {
-        bool found = false;
-        self->state.guarded("deleting a checkpoint", [&] { found = storage::delete_checkpoint(*self->state.db, uuid); });
-        return found;
-      },
-      [=](gc_atom, experiment_id id, const std::string& config_toml) {
-        auto& st = self->state;
-        st.flush();  // GC ranks checkpoints by the validations buffered here
-        st.guarded("collecting checkpoint garbage", [&] {
-          auto cfg = config::parse_experiment_config(config_toml, "experiment " + std::to_string(id.value));
-          const auto& storage = cfg.checkpoint_storage;
-          auto deleted = storage::collect_checkpoint_garbage(
-              *st.db, id.value,
-              storage::gc_policy{storage.save_experiment_best, storage.save_trial_best, storage.save_trial_latest},
-              cfg.searcher.metric, cfg.searcher.smaller_is_better);
-          if (deleted > 0)
-            std::cout << "master: deleted " << deleted << " checkpoints of experiment " << id.value << std::endl;
-        });
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;

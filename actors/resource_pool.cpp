@@ -102,8 +102,8 @@ void refuse_oversized(self_ptr self) {
     std::string agents;
     for (const auto& [size, count] : sizes)
       agents += (agents.empty() ? "" : ", ") + std::to_string(count) + " with " + std::to_string(size);
-    it->second.promise.deliver(caf::make_error(
-        unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
+    it->second.promise.deliver(make_error(
+        errc::unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
                                      " cannot give: its agents have " + agents + " slots, and " +
                                      (request.one_agent ? "a Core API trial runs as one process on one agent"
                                                         : "a trial spans agents only as whole agents of one size")));
@@ -172,7 +172,7 @@ void try_adopt(self_ptr self, const std::string& allocation_id) {
   if (!known || !st.policy.adopt({allocation_id, claim.job, claim.slots, true}, placement)) {
     for (const auto& part : where)  // they must not share slots given to others
       kill_on_agent(self, part.agent_id, allocation_id);
-    claim.waiting.promise.deliver(caf::make_error(caf::sec::runtime_error, "its slots are no longer free"));
+    claim.waiting.promise.deliver(make_error(errc::unavailable, "its slots are no longer free"));
     return;
   }
   st.running[allocation_id] = claim.waiting.requester;
@@ -289,8 +289,8 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
       [=](tick_atom, const std::string& allocation_id) {
         auto& st = self->state;
         if (auto r = st.reclaims.find(allocation_id); r != st.reclaims.end()) {
-          r->second.waiting.promise.deliver(caf::make_error(
-              caf::sec::runtime_error, "no agent reported its worker within " + std::to_string(st.reconnect_wait_s) +
+          r->second.waiting.promise.deliver(make_error(
+              errc::unavailable, "no agent reported its worker within " + std::to_string(st.reconnect_wait_s) +
                                            " s of the master's restart"));
           st.reclaims.erase(r);
         }

@@ -36,6 +36,14 @@ directory_actor spawn_directory(caf::actor_system& sys);
 persistence_actor spawn_persistence(caf::actor_system& sys,
                                     std::shared_ptr<storage::database> db);
 
+/// `count` detached readers on connections of their own to `conninfo`, behind one round-robin pool.
+persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const std::string& conninfo,
+                                                   const persistence_actor& writer, size_t count);
+
+/// Detached, on a connection of its own to `conninfo`.
+checkpoint_collector_actor spawn_checkpoint_collector(caf::actor_system& sys, const std::string& conninfo,
+                                                      const persistence_actor& writer);
+
 /// What the master answers an agent that registers.
 pb::AgentWelcome agent_welcome(const master_handles& handles);
 

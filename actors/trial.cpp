@@ -1,30 +1,24 @@
 // A trial on the master. It asks for an allocation, hands its worker the
 // spec, relays metrics to persistence and validations to its experiment, and
-// decides how the trial ends when the container exits.
-//
-//   QUEUED --(container started)--> STARTING --(worker hello)--> RUNNING
-//     ^                                                            |
-//     +---- restart (failure, restarts < max_restarts) <-----------+
-//                                                                  |
-//          COMPLETED (exit 0) | ERROR (failure, no restarts left) | CANCELED (killed)
-//
-// Under a promotion-based search (asha, pbt) a trial that reached its length
-// releases its slots and waits (ACTIVE) until the searcher asks for more
-// (a new run) or closes it (COMPLETED).
+// carries out what the end of each run means. Its states, what may be asked of
+// a run and the decision at a run's end are in actors/trial_lifecycle.hpp, drawn
+// there and tested as a table; this file keeps the facts and acts on them.
 
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <random>
-#include <cstring>
 #include <utility>
-
-#include "messages/timestamp.hpp"
 
 #include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
+#include "actors/trial_lifecycle.hpp"
 #include "caf/all.hpp"
 #include "messages/caf_types.hpp"
+#include "messages/length_unit.hpp"
+#include "messages/states.hpp"
+#include "messages/timestamp.hpp"
 
 namespace det {
 namespace {
@@ -32,26 +26,17 @@ namespace {
 struct trial_state {
   static inline const char* name = "trial";
   trial_setup setup;
-  std::string length_unit = "batches";
+  config::length_unit unit = config::length_unit::batches;
   int64_t length = 0;
-  int64_t trained = 0;  // in length_unit, as far as the worker reported
-  int64_t run_length = 0;     // the length the current (or last) run was handed
-  bool user_canceled = false;  // a Core API process exited early as USER_CANCELED
-  bool waiting = false;   // at its length, no allocation: the searcher decides what follows
-  bool paused = false;    // its experiment is paused
-  allocation_actor allocation;
+  int64_t trained = 0;     // in unit, as far as stored reports say
+  int64_t run_length = 0;  // the length the current (or last) run was handed
+  bool experiment_paused = false;
+  bool searcher_closed = false;  // the searcher closed the trial: it trains no more
+  stop_intent intent = stop_intent::none;  // what has been asked of the current run
+  std::optional<worker_report> report;     // how the current run's workers said it ended
+  allocation_actor allocation;  // the current run's, while it has one
   int32_t runs = 0;
   int32_t hello_run = 0;  // the run whose worker said hello last
-  bool stopping = false;  // searcher asked for a graceful stop
-  bool pausing = false;   // the experiment is pausing: stop gracefully, keep the trial
-  bool preempting = false;  // the scheduler wants the slots: stop gracefully, queue again
-  bool resume = false;    // activated again before the pause took effect
-  bool killed = false;
-  bool worker_stopped = false;  // the worker stopped on request before its length
-  bool invalid_hparams = false; // the worker rejected its hyperparameters
-  bool worker_failed = false;
-  bool worker_exited = false;  // the worker reported its own exit (it may outlive its agent's report)
-  std::string worker_message;
   std::string token;  // the current run's allocation token (Core API calls carry it)
   double reported_progress = 0;  // a Core API process's own progress through its operation
   // The highest step stored for "training" and "validation": a run that resumed from a
@@ -101,10 +86,8 @@ std::string run_id(self_ptr self) {
 // asking for slots to launch one.
 void spawn_run(self_ptr self, bool reclaim) {
   auto& st = self->state;
-  st.worker_failed = false;
-  st.worker_exited = false;
-  st.worker_stopped = false;
-  st.worker_message.clear();
+  st.intent = stop_intent::none;
+  st.report.reset();
   st.rendezvous.clear();
   st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
                                    st.setup.one_agent, caf::actor_cast<caf::actor>(self),
@@ -119,7 +102,6 @@ void start_run(self_ptr self) {
   if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
     log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
                        trial(self).latest_checkpoint_uuid());
-  st.waiting = false;
   st.token = new_token();
   trial(self).set_allocation_token(st.token);
   spawn_run(self, false);
@@ -138,11 +120,12 @@ void reclaim_run(self_ptr self) {
 }
 
 // How far a report says the trial trained, in the unit the searcher set.
-int64_t length_in(const std::string& unit, const pb::MetricReport& r) {
-  if (unit == "records")
-    return r.total_records();
-  if (unit == "epochs")
-    return static_cast<int64_t>(r.total_epochs() + 1e-9);
+int64_t length_in(config::length_unit unit, const pb::MetricReport& r) {
+  switch (unit) {
+    case config::length_unit::records: return r.total_records();
+    case config::length_unit::epochs: return static_cast<int64_t>(r.total_epochs() + 1e-9);
+    case config::length_unit::batches: break;
+  }
   return r.total_batches();
 }
 
@@ -151,116 +134,81 @@ void end(self_ptr self, pb::State final_state, const std::string& reason) {
   t.set_exit_reason(reason);
   *t.mutable_end_time() = det::now();
   set_state(self, final_state);
+  const auto& r = self->state.report;
   caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state,
-                 self->state.invalid_hparams);
+                 r && r->outcome == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS);
   self->quit();
 }
 
-void wait_for_searcher(self_ptr self) {
-  self->state.waiting = true;
-  log_line(self, "trained " + std::to_string(self->state.trained) + " " + self->state.length_unit +
-                     ": the slots are free while the searcher decides what follows");
-  set_state(self, pb::STATE_ACTIVE);
+// At its length with no run: the searcher decides what follows.
+bool waiting_for_searcher(self_ptr self) {
+  return trial(self).state() == pb::STATE_ACTIVE;
+}
+
+// Raises what is asked of the current run to `wanted`, shows the stopping state it implies and
+// signals the run when the request is stronger than what it was asked before.
+void ask(self_ptr self, stop_intent wanted) {
+  auto& st = self->state;
+  const auto before = st.intent;
+  st.intent = raise(before, wanted);
+  if (st.intent != wanted)
+    return;  // something stronger is under way
+  if (auto shown = stopping_state(wanted))
+    set_state(self, *shown);
+  if (!st.allocation || before == wanted)
+    return;
+  if (wanted == stop_intent::kill)
+    self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
+  else if (before != stop_intent::none)
+    return;  // already stopping gracefully
+  else if (wanted == stop_intent::preempt)  // the agent sends SIGKILL after preemption_timeout
+    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
+  else
+    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+}
+
+trial_facts facts(self_ptr self) {
+  auto& st = self->state;
+  trial_facts f;
+  f.intent = st.intent;
+  f.searcher_closed = st.searcher_closed;
+  f.experiment_paused = st.experiment_paused;
+  f.waits_at_length = st.setup.waits_at_length;
+  f.report = st.report;
+  f.unit = st.unit;
+  f.length = st.length;
+  f.run_length = st.run_length;
+  f.trained = st.trained;
+  f.restarts = trial(self).restarts();
+  f.max_restarts = st.setup.max_restarts;
+  f.latest_checkpoint = trial(self).latest_checkpoint_uuid();
+  return f;
 }
 
 void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   auto& st = self->state;
   st.allocation = nullptr;
   st.token.clear();  // calls from the run that ended are refused
-  // An agent lost with the container: what the worker itself reported is how the run ended, if
-  // it reported; otherwise the run is lost, which is the cluster's failure and not the trial's.
-  const bool lost = e.transient() && !st.worker_exited;
-  bool clean = ((e.transient() && st.worker_exited) || ended_well(e)) && !st.worker_failed && !st.invalid_hparams;
-  if (st.killed) {
-    log_line(self, "trial killed: " + describe_exit(e));
-    end(self, pb::STATE_CANCELED, "");
-    return;
-  }
-  if (st.stopping) {
-    end(self, pb::STATE_COMPLETED, "");
-    return;
-  }
-  if (e.unschedulable()) {  // asking again would be refused again
-    end(self, pb::STATE_ERROR, describe_exit(e));
-    return;
-  }
-  if (st.user_canceled) {  // the process said so: no restarts
-    end(self, pb::STATE_CANCELED, "the trial exited early: USER_CANCELED");
-    return;
-  }
-  if (lost && !st.pausing && !st.preempting) {  // a pause or preemption re-queues it below
-    log_line(self, "the run was lost: " + describe_exit(e) + "; running it again without counting a restart");
-    if (st.paused) {
+  auto d = decide(facts(self), e);
+  for (const auto& note : d.notes)
+    log_line(self, note);
+  if (d.counts_restart)
+    trial(self).set_restarts(trial(self).restarts() + 1);
+  switch (d.step) {
+    case trial_step::end:
+      end(self, d.end_state, d.reason);
+      return;
+    case trial_step::restart:
+    case trial_step::requeue:
+      start_run(self);
+      return;
+    case trial_step::pause:
       set_state(self, pb::STATE_PAUSED);
       return;
-    }
-    start_run(self);
-    return;
-  }
-  if (std::exchange(st.preempting, false) && !st.invalid_hparams && !st.worker_failed && (!clean || st.worker_stopped)) {
-    st.pausing = false;
-    st.resume = false;
-    if (st.paused) {
-      log_line(self, "preempted, and its experiment is paused");
-      set_state(self, pb::STATE_PAUSED);
+    case trial_step::wait:
+      set_state(self, pb::STATE_ACTIVE);
       return;
-    }
-    log_line(self, "preempted: back in the queue" +
-                       (trial(self).latest_checkpoint_uuid().empty()
-                            ? std::string{}
-                            : ", to continue from checkpoint " + trial(self).latest_checkpoint_uuid()));
-    start_run(self);
-    return;
   }
-  if (st.pausing && !st.invalid_hparams) {
-    st.pausing = false;
-    if (!clean || st.worker_stopped) {  // it had not finished: resume it on activate
-      log_line(self, "trial paused");
-      if (std::exchange(st.resume, false))
-        start_run(self);
-      else
-        set_state(self, pb::STATE_PAUSED);
-      return;
-    }
-  }
-  if (clean && st.setup.waits_at_length && !st.worker_stopped) {
-    if (st.length > st.run_length) {  // promoted after this run was handed its length
-      if (st.paused) {
-        log_line(self, "trial paused");
-        set_state(self, pb::STATE_PAUSED);
-      } else {
-        start_run(self);
-      }
-    } else if (st.run_length > st.trained) {
-      end(self, pb::STATE_ERROR, "the worker exited without training to " + std::to_string(st.run_length) + " " +
-                                     st.length_unit);
-    } else {
-      wait_for_searcher(self);
-    }
-    return;
-  }
-  if (clean) {
-    end(self, pb::STATE_COMPLETED, "");
-    return;
-  }
-  auto reason = st.worker_failed && !st.worker_message.empty()
-                    ? st.worker_message + " (" + describe_exit(e) + ")"
-                    : describe_exit(e);
-  log_line(self, "trial failed: " + reason);
-  auto& t = trial(self);
-  if (st.invalid_hparams) {  // running it again would fail the same way
-    const std::string invalid = "invalid hyperparameters";
-    end(self, pb::STATE_ERROR, reason.rfind(invalid, 0) == 0 ? reason : invalid + ": the trial reported them (" + reason + ")");
-    return;
-  }
-  if (t.restarts() < st.setup.max_restarts) {
-    t.set_restarts(t.restarts() + 1);
-    log_line(self, "restarting the trial (restart " + std::to_string(t.restarts()) + " of " +
-                       std::to_string(st.setup.max_restarts) + ")");
-    start_run(self);
-    return;
-  }
-  end(self, pb::STATE_ERROR, reason);
 }
 
 // Metrics from the worker or a Core API process, once stored: the trial's latest values, and
@@ -270,7 +218,7 @@ void take_metrics(self_ptr self, const pb::MetricBatch& batch) {
   auto& t = trial(self);
   for (const auto& r : batch.reports()) {
     t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
-    st.trained = std::max(st.trained, length_in(st.length_unit, r));
+    st.trained = std::max(st.trained, length_in(st.unit, r));
     auto* latest = r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
     for (auto& [k, v] : r.metrics())
       (*latest)[k] = v;
@@ -278,7 +226,7 @@ void take_metrics(self_ptr self, const pb::MetricBatch& batch) {
       auto it = r.metrics().find(st.setup.searcher_metric);
       if (it != r.metrics().end())
         caf::anon_send(st.setup.experiment, validated_atom::value, t.request_id(), it->second,
-                       length_in(st.length_unit, r));
+                       length_in(st.unit, r));
     }
   }
 }
@@ -325,7 +273,7 @@ void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
           },
           [=](caf::error& e) mutable {
             self->state.sending_steps = self->state.stored_steps;  // not stored: may be sent again
-            done(caf::make_error(caf::sec::runtime_error, "the metrics were not stored: " +
+            done(make_error(errc::storage_failed, "the metrics were not stored: " +
                                                               error_sentence(self->system(), e)));
           });
 }
@@ -342,7 +290,7 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
   at.set_total_batches(c.steps_completed());
   at.set_total_records(c.total_records());
   at.set_total_epochs(c.total_epochs());
-  auto length = length_in(self->state.length_unit, at);
+  auto length = length_in(self->state.unit, at);
   auto uuid = c.uuid();
   self->request(self->state.setup.handles.persistence, std::chrono::seconds(30), std::move(c))
       .then(
@@ -366,11 +314,20 @@ bool from_stale_run(self_ptr self, const std::string& allocation_id) {
           allocation_id != run_id(self));
 }
 
-pb::CoreApiReply refusal(int status, const std::string& sentence) {
-  pb::CoreApiReply reply;
-  reply.set_status(status);
-  reply.set_error(sentence);
-  return reply;
+// Whether the current run is being stopped: a Core API process's preemption check.
+bool should_stop(self_ptr self) {
+  return self->state.intent != stop_intent::none || self->state.searcher_closed;
+}
+
+// What a Core API process's early exit reports, or nullopt for a name det does not know.
+std::optional<worker_report> early_exit(const std::string& reason) {
+  if (reason == "INVALID_HP")
+    return worker_report{pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS, ""};
+  if (reason == "USER_CANCELED")
+    return worker_report{pb::WORKER_OUTCOME_USER_CANCELED, ""};
+  if (reason == "ERRORED")
+    return worker_report{pb::WORKER_OUTCOME_ERRORED, "the trial exited early: ERRORED"};
+  return std::nullopt;
 }
 
 // A Core API process's call: it must carry the token of the trial's current run.
@@ -378,7 +335,7 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   auto& st = self->state;
   auto id = std::to_string(trial(self).id());
   if (call.token().empty() || call.token() != st.token)
-    return refusal(403, "the allocation token does not belong to the current run of trial " + id);
+    return make_error(errc::forbidden, "the allocation token does not belong to the current run of trial " + id);
   pb::CoreApiReply reply;
   switch (call.call_case()) {
     case pb::CoreApiCall::kMetrics: {
@@ -389,56 +346,64 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
         if (stored)
           rp.deliver(pb::CoreApiReply{});
         else
-          rp.deliver(refusal(503, "the master could not store the metrics; report them again"));
+          rp.deliver(make_error(errc::storage_failed, "the master could not store the metrics; report them again"));
       });
       return rp;
     }
     case pb::CoreApiCall::kCheckpoint: {
       if (call.checkpoint().uuid().empty())
-        return refusal(400, "a checkpoint needs its uuid: the name of its directory under DET_CHECKPOINT_DIR");
+        return make_error(errc::invalid_input,
+                          "a checkpoint needs its uuid: the name of its directory under DET_CHECKPOINT_DIR");
       auto promise = self->make_response_promise<pb::CoreApiReply>();
       record_checkpoint(self, std::move(*call.mutable_checkpoint()), [promise](bool recorded) mutable {
-        promise.deliver(recorded ? pb::CoreApiReply{} : refusal(500, "the master could not record the checkpoint"));
+        if (recorded)
+          promise.deliver(pb::CoreApiReply{});
+        else
+          promise.deliver(make_error(errc::storage_failed, "the master could not record the checkpoint"));
       });
       return promise;
     }
     case pb::CoreApiCall::kSearcherOperation:
       reply.set_length(st.length);
-      reply.set_unit(st.length_unit);
-      reply.set_completed(st.stopping || st.trained >= st.length);
+      reply.set_unit(to_proto(st.unit));
+      reply.set_completed(st.searcher_closed || st.trained >= st.length);
       return reply;
     case pb::CoreApiCall::kProgress:
       if (call.progress() < 0 || call.progress() > 1)
-        return refusal(400, "progress is a share of the searcher operation, from 0 to 1");
+        return make_error(errc::invalid_input, "progress is a share of the searcher operation, from 0 to 1");
       st.reported_progress = call.progress();
       return reply;
     case pb::CoreApiCall::kCompletedLength:
       // The searcher reads its metric from the validations; completing is only checked.
       if (call.completed_length() > st.trained || call.completed_length() != st.length)
-        return refusal(400, "trial " + id + " was asked to train to " + std::to_string(st.length) + " " +
-                                st.length_unit + " and reported validations up to " + std::to_string(st.trained) +
-                                "; report validation metrics there before completing the operation");
+        return make_error(errc::invalid_input,
+                          "trial " + id + " was asked to train to " + std::to_string(st.length) + " " +
+                              config::to_string(st.unit) + " and reported validations up to " +
+                              std::to_string(st.trained) + "; report validation metrics there before completing the operation");
       reply.set_completed(true);
       return reply;
     case pb::CoreApiCall::kPreemption:
-      reply.set_preempt(st.stopping || st.pausing || st.killed || st.preempting);
+      reply.set_preempt(should_stop(self));
       return reply;
-    case pb::CoreApiCall::kEarlyExit:
-      if (call.early_exit() == "INVALID_HP") {
-        st.invalid_hparams = true;
-      } else if (call.early_exit() == "USER_CANCELED") {
-        st.user_canceled = true;
-      } else if (call.early_exit() == "ERRORED") {
-        st.worker_failed = true;
-        st.worker_message = "the trial exited early: " + call.early_exit();
-      } else {
-        return refusal(400, "an early exit's reason is INVALID_HP, ERRORED or USER_CANCELED, not \"" +
-                                call.early_exit() + "\"");
-      }
+    case pb::CoreApiCall::kEarlyExit: {
+      auto report = early_exit(call.early_exit());
+      if (!report)
+        return make_error(errc::invalid_input, "an early exit's reason is INVALID_HP, ERRORED or USER_CANCELED, not \"" +
+                                                   call.early_exit() + "\"");
+      if (report->outcome == pb::WORKER_OUTCOME_USER_CANCELED && trial(self).state() != pb::STATE_STOPPING_KILLED)
+        set_state(self, pb::STATE_STOPPING_CANCELED);
+      merge(st.report, std::move(*report));
       return reply;
+    }
     default:
-      return refusal(400, "the call names nothing to do");
+      return make_error(errc::invalid_input, "the call names nothing to do");
   }
+}
+
+// The error a message from a run that is over gets: it must not count.
+caf::error stale(self_ptr self, const std::string& allocation_id, const std::string& consequence = "") {
+  return make_error(errc::stale_run, "allocation " + allocation_id + " is not the current run of trial " +
+                                         std::to_string(trial(self).id()) + consequence);
 }
 
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
@@ -452,16 +417,23 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   *trial(self).mutable_start_time() = det::now();
   if (!self->state.setup.start_note.empty())
     log_line(self, self->state.setup.start_note);
-  self->state.paused = self->state.setup.start_paused;
-  if (self->state.setup.start_waiting) {
-    self->state.waiting = true;
+  self->state.experiment_paused = self->state.setup.start_paused;
+  const auto stored = self->state.setup.trial.state();
+  const bool had_run = self->state.runs > 0 && !trial(self).allocation_token().empty();
+  if (is_stopping(stored)) {
+    // Restored while a stop was under way: take the run back if there is one, then finish the stop.
+    if (had_run)
+      reclaim_run(self);
+    if (stored == pb::STATE_STOPPING_COMPLETED)
+      self->send(self, stop_atom::value, trial(self).searcher_stopped());
+    else
+      self->send(self, kill_atom::value);
+  } else if (self->state.setup.start_waiting) {
     set_state(self, pb::STATE_ACTIVE);
   } else if (self->state.setup.start_paused) {
     set_state(self, pb::STATE_PAUSED);
   } else {
-    const auto stored = self->state.setup.trial.state();
-    if ((stored == pb::STATE_RUNNING || stored == pb::STATE_STARTING) && self->state.runs > 0 &&
-        !trial(self).allocation_token().empty()) {
+    if ((stored == pb::STATE_RUNNING || stored == pb::STATE_STARTING) && had_run) {
       reclaim_run(self);
     } else {
       if (stored != pb::STATE_QUEUED)  // restored after a master restart
@@ -476,16 +448,14 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
         auto& st = self->state;
         if (hello.allocation_id().empty() || from_stale_run(self, hello.allocation_id()))  // a run that has ended
-          return caf::make_error(caf::sec::invalid_argument, "allocation " + hello.allocation_id() +
-                                                                 " is not the current run of trial " +
-                                                                 std::to_string(trial(self).id()));
+          return stale(self, hello.allocation_id());
         pb::TrialSpec spec;
         spec.set_trial_id(trial(self).id());
         spec.set_experiment_id(trial(self).experiment_id());
         spec.set_config(st.setup.config);
         spec.set_hparams(trial(self).hparams());
         spec.set_seed(trial(self).seed());
-        spec.set_validate_after_unit(st.length_unit);
+        spec.set_validate_after_unit(to_proto(st.unit));
         // The run's first hello fixes its length: the other workers of a run on several agents
         // must train to the same one, and a worker saying hello again after a reconnection
         // trains to what it was first given.
@@ -505,15 +475,13 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         }
         if (st.allocation)
           spec.set_allocation_id(run_id(self));
-        if (trial(self).state() != pb::STATE_RUNNING)
+        if (trial(self).state() == pb::STATE_QUEUED || trial(self).state() == pb::STATE_STARTING)
           set_state(self, pb::STATE_RUNNING);
         return {spec, caf::actor_cast<trial_endpoint>(self)};
       },
       [=](pb::MetricBatch& batch) -> caf::result<int64_t> {
         if (from_stale_run(self, batch.allocation_id()))
-          return caf::make_error(caf::sec::invalid_argument,
-                                 "allocation " + batch.allocation_id() + " is not the current run of trial " +
-                                     std::to_string(trial(self).id()) + ": stop training");
+          return stale(self, batch.allocation_id(), ": stop training");
         auto rp = self->make_response_promise<int64_t>();
         store_metrics(self, std::move(batch), [rp](caf::expected<int64_t> stored) mutable {
           if (stored)
@@ -533,9 +501,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> { return core_api(self, call); },
       [=](pb::Rendezvous& r) -> caf::result<pb::Rendezvous> {
         if (from_stale_run(self, r.allocation_id()))
-          return caf::make_error(caf::sec::invalid_argument, "allocation " + r.allocation_id() +
-                                                                 " is not the current run of trial " +
-                                                                 std::to_string(trial(self).id()));
+          return stale(self, r.allocation_id());
         auto& keys = self->state.rendezvous;
         if (r.set()) {
           keys[r.key()] = r.value();
@@ -548,21 +514,13 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](pb::WorkerExit& e) {
         if (from_stale_run(self, e.allocation_id()))
           return true;
+        worker_report report{e.outcome(), e.message()};
         if (e.rank() > 0) {  // another worker of a distributed run: only its failure is news
-          if (!e.success() && !self->state.worker_failed) {
-            self->state.worker_failed = true;
-            self->state.worker_message = "worker " + std::to_string(e.rank()) + ": " + e.message();
-          }
-          return true;
+          if (report.outcome == pb::WORKER_OUTCOME_COMPLETED || report.outcome == pb::WORKER_OUTCOME_STOPPED)
+            return true;
+          report.message = "worker " + std::to_string(e.rank()) + ": " + report.message;
         }
-        self->state.worker_exited = true;
-        self->state.worker_stopped = e.stopped();
-        // A Core API process may have reported them already.
-        self->state.invalid_hparams = self->state.invalid_hparams || e.invalid_hyperparameters();
-        if (!e.success() && !self->state.worker_failed) {  // another worker's failure may have caused it
-          self->state.worker_failed = true;
-          self->state.worker_message = e.message();
-        }
+        merge(self->state.report, std::move(report));
         return true;
       },
       [=](pb::ContainerStarted& started) {
@@ -572,68 +530,54 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           set_state(self, pb::STATE_STARTING);
       },
       [=](pb::ContainerExited& e) { on_container_exit(self, e); },
-      [=](update_atom, const std::string& unit, int64_t length) {
+      [=](train_to_atom, const config::length& length) {
         auto& st = self->state;
-        st.length_unit = unit;
-        st.length = length;
-        if (unit == "batches")
-          trial(self).set_target_batches(length);
-        if (st.waiting && length > st.run_length) {  // promoted, or its next PBT round
-          st.waiting = false;
-          if (st.paused)
+        st.unit = length.unit;
+        st.length = length.value;
+        if (length.unit == config::length_unit::batches)
+          trial(self).set_target_batches(length.value);
+        if (waiting_for_searcher(self) && length.value > st.run_length) {  // promoted, or its next PBT round
+          if (st.experiment_paused)
             set_state(self, pb::STATE_PAUSED);
           else
             start_run(self);
         }
       },
-      [=](update_atom, int32_t rung) {
+      [=](rung_atom, int32_t rung) {
         trial(self).set_rung(rung);
         self->send(self->state.setup.handles.persistence, update_atom::value, trial(self));
       },
       [=](stop_atom, bool early) {
         auto& st = self->state;
-        st.stopping = true;
+        st.searcher_closed = true;
         if (early)
           trial(self).set_searcher_stopped(true);
-        if (st.waiting || (!st.allocation && trial(self).state() == pb::STATE_PAUSED)) {  // nothing to stop
+        if (!st.allocation) {  // waiting for the searcher or paused: nothing to stop
           end(self, pb::STATE_COMPLETED, "");
           return;
         }
-        if (st.allocation)
-          self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+        ask(self, stop_intent::searcher_stop);
       },
       [=](pause_atom) {
-        auto& st = self->state;
-        st.paused = true;
-        st.resume = false;
-        if (!st.allocation || st.killed || st.stopping)
-          return;
-        st.pausing = true;
-        self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
+        self->state.experiment_paused = true;
+        ask(self, stop_intent::pause);
       },
       [=](activate_atom) {
-        self->state.paused = false;
-        if (self->state.waiting)
-          return;
+        // A pause still under way runs the trial again once its run has stopped (see decide).
+        self->state.experiment_paused = false;
         if (trial(self).state() == pb::STATE_PAUSED)
           start_run(self);
-        else if (self->state.pausing)  // still stopping: run again once it has
-          self->state.resume = true;
       },
       [=](preempt_atom) {
         auto& st = self->state;
-        if (!st.allocation || st.killed || st.stopping || st.pausing || st.preempting)
+        if (!st.allocation || st.intent != stop_intent::none)
           return;
-        st.preempting = true;
         log_line(self, "preempted by the scheduler: checkpointing and giving its slots back");
-        // The agent sends SIGKILL if it has not exited within preemption_timeout.
-        self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
+        ask(self, stop_intent::preempt);
       },
       [=](kill_atom) {
-        auto& st = self->state;
-        st.killed = true;
-        if (st.allocation)
-          self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
+        if (self->state.allocation)
+          ask(self, stop_intent::kill);
         else
           end(self, pb::STATE_CANCELED, "");
       },
@@ -647,17 +591,16 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
             .add("state", pb::State_Name(t.state()))
             .add("hparams", t.hparams())
             .add("seed", t.seed())
-            .add("train to", std::to_string(st.length) + " " + st.length_unit)
+            .add("train to", std::to_string(st.length) + " " + config::to_string(st.unit))
             .add("batches trained", t.total_batches())
             .add("restarts", std::to_string(t.restarts()) + " of " +
                                  std::to_string(st.setup.max_restarts))
             .add("runs", st.runs)
-            .add("waiting for the searcher", st.waiting ? "yes" : "no")
             .add("reported progress", st.reported_progress)
-            .add("stopping", st.stopping ? "yes" : "no")
-            .add("pausing", st.pausing ? "yes" : "no")
-            .add("preempting", st.preempting ? "yes" : "no")
-            .add("killed", st.killed ? "yes" : "no");
+            .add("asked of the run", to_string(st.intent))
+            .add("closed by the searcher", st.searcher_closed ? "yes" : "no")
+            .add("experiment paused", st.experiment_paused ? "yes" : "no")
+            .add("worker reported", st.report ? pb::WorkerOutcome_Name(st.report->outcome) : "nothing yet");
         for (auto& [k, v] : t.latest_training())
           text.add("latest " + k, v);
         for (auto& [k, v] : t.latest_validation())

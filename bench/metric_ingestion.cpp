@@ -119,10 +119,12 @@ int main(int argc, char** argv) {
     db->migrate();
     det::pb::Experiment e;
     e.set_name("ingestion bench");
+    e.set_state(det::pb::STATE_ACTIVE);
     auto exp_id = db->insert_experiment(e);
     det::pb::Trial t;
     t.set_experiment_id(exp_id);
     t.set_request_id(1);
+    t.set_state(det::pb::STATE_RUNNING);
     auto trial = db->insert_trial(t);
 
     caf::actor_system_config cfg;

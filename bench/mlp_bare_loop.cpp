@@ -6,6 +6,8 @@
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -67,7 +69,7 @@ int main(int argc, char** argv) {
     options opts = parse(argc, argv);
     // The harness's defaults for everything but the batch size, so both run the same network.
     mlp_hparams hparams = parse_mlp_hparams(R"({"global_batch_size":)" + std::to_string(opts.batch_size) + "}");
-    data_settings data_spec = parse_data_settings(R"({"dataset":")" + opts.dataset + R"("})");
+    data_settings data_spec = parse_data_settings(nlohmann::json{{"dataset", opts.dataset}}.dump());
     if (opts.threads > 0) at::set_num_threads(opts.threads);
 
     auto data = load_trial_data(data_spec);

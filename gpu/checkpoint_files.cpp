@@ -1,10 +1,10 @@
 #include "gpu/checkpoint_files.hpp"
 
 #include <nlohmann/json.hpp>
+#include <uuid/uuid.h>
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <stdexcept>
 
 namespace det::harness {
@@ -13,16 +13,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A version 4 (random) UUID from the system's random source, in lowercase: the checkpoint's name.
 std::string random_uuid() {
-  std::random_device device;
-  std::mt19937_64 rng{(static_cast<uint64_t>(device()) << 32) ^ device()};
-  uint64_t high = rng(), low = rng();
-  high = (high & ~0xF000ull) | 0x4000ull;                    // version 4
-  low = (low & ~(0xC000ull << 48)) | (0x8000ull << 48);      // RFC 4122 variant
-  char text[37];
-  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(high >> 32),
-                static_cast<unsigned>((high >> 16) & 0xFFFF), static_cast<unsigned>(high & 0xFFFF),
-                static_cast<unsigned>(low >> 48), static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFull));
+  uuid_t id;
+  uuid_generate_random(id);
+  char text[37];  // 36 characters and the terminator, as uuid_unparse(3) requires
+  uuid_unparse_lower(id, text);
   return text;
 }
 

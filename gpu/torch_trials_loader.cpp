@@ -5,6 +5,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "det/trial.hpp"
 #include "gpu/builtin_trials.hpp"
 #include "gpu/trial_loop.hpp"
 
@@ -38,6 +39,20 @@ det::trial_factory find_factory(void* lib, const std::string& library, const std
                            ": define the class there and add DET_TRIAL(" + name + ").");
 }
 
+// A plugin built against another Trial API disagrees with det on the classes they share: refused
+// before det calls into it. libdet_torch_trials.so is built with det, so only plugins are checked.
+void check_api_version(void* lib, const std::string& library, const std::string& name) {
+  auto symbol = "det_trial_api_version_" + name;
+  auto fn = reinterpret_cast<det::trial_api_version_function>(::dlsym(lib, symbol.c_str()));
+  int version = fn ? fn() : 0;  // plugins from before DET_TRIAL exported a version count as 0
+  if (fn && version == DET_TRIAL_API_VERSION)
+    return;
+  throw std::runtime_error("The trial library " + library + " was built against Trial API version " +
+                           std::to_string(version) + (fn ? "" : " (none exported)") + "; this det needs version " +
+                           std::to_string(DET_TRIAL_API_VERSION) +
+                           ": rebuild it against this det's include/det/trial.hpp.");
+}
+
 bool train(det::trial_factory make, const std::string& format, const training_plan& plan, reporter& out) {
   step_timings timings(plan.profiling);
   auto context = make_trial_context(plan, out, timings);
@@ -65,8 +80,9 @@ bool run_plugin_trial(const training_plan& plan, reporter& out) {
   void* lib = open_library(plan.plugin_library, error);
   if (!lib)
     throw std::runtime_error("The trial library " + plan.plugin_library + " cannot be loaded: " + error);
-  return train(find_factory(lib, plan.plugin_library, plan.plugin_class), "det.plugin." + plan.plugin_class + "/1", plan,
-        out);
+  auto factory = find_factory(lib, plan.plugin_library, plan.plugin_class);
+  check_api_version(lib, plan.plugin_library, plan.plugin_class);
+  return train(factory, "det.plugin." + plan.plugin_class + "/1", plan, out);
 }
 
 } // namespace det::harness

@@ -7,6 +7,7 @@
 #include "caf/error.hpp"
 #include "caf/message.hpp"
 #include "caf/io/middleman.hpp"
+#include "messages/errc.hpp"
 #include "messages/interfaces.hpp"
 
 namespace det {
@@ -26,6 +27,14 @@ void configure_node(caf::actor_system_config& cfg) {
 }
 
 void register_message_types(caf::actor_system_config& cfg) {
+  // CAF 0.17's add_error_category<T> does not compile: it passes the two-argument renderer of
+  // older versions. Errors render as "det: <case>" followed by their sentence.
+  cfg.add_error_category(errc_category, [](uint8_t code, caf::atom_value, const caf::message& context) {
+    auto text = "det: " + to_string(static_cast<errc>(code));
+    if (context.match_elements<std::string>())
+      text += " (" + context.get_as<std::string>(0) + ")";
+    return text;
+  });
   cfg.add_message_type<pb::AgentHello>("det.pb.AgentHello")
       .add_message_type<pb::AgentWelcome>("det.pb.AgentWelcome")
       .add_message_type<pb::StartContainer>("det.pb.StartContainer")

@@ -12,7 +12,7 @@
 #include "caf/error.hpp"
 #include "caf/meta/load_callback.hpp"
 #include "caf/meta/type_name.hpp"
-#include "caf/sec.hpp"
+#include "messages/errc.hpp"
 
 namespace det::pb {
 
@@ -27,8 +27,10 @@ inspect(Inspector& f, T& x) {
     if constexpr (Inspector::reads_state)
       x.SerializeToString(&buf);
     return f(caf::meta::type_name("pb"), buf, caf::meta::load_callback([&]() -> caf::error {
-               return x.ParseFromString(buf) ? caf::error{}
-                                             : caf::make_error(caf::sec::invalid_argument);
+               return x.ParseFromString(buf)
+                          ? caf::error{}
+                          : make_error(errc::malformed_message,
+                                       "a " + T::descriptor()->full_name() + " arrived that does not decode");
              }));
   }
 }

@@ -144,7 +144,7 @@ void connect(self_ptr self) {
                       << std::endl;
           },
           [=](caf::error& err) {
-            if (err == caf::sec::invalid_argument) {
+            if (err == errc::refused) {
               // A refusal: this agent's settings are wrong, retrying cannot help.
               std::cerr << "agent: the master refused this agent: "
                         << error_sentence(self->system(), err) << std::endl;
@@ -206,6 +206,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
   } catch (const std::exception& e) {
     pb::ContainerExited exited;
     exited.set_allocation_id(alloc);
+    exited.set_cause(pb::EXIT_CAUSE_NEVER_STARTED);
     exited.set_exit_code(-1);
     exited.set_message(std::string("the agent could not start the worker: ") + e.what());
     if (st.endpoint)
@@ -283,6 +284,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         st.containers.erase(alloc);
         pb::ContainerExited exited;
         exited.set_allocation_id(alloc);
+        exited.set_cause(pb::EXIT_CAUSE_EXITED);
         exited.set_exit_code(code);
         exited.set_signal(sig);
         if (st.endpoint)

@@ -10,12 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "storage/process_exit.hpp"
+
 namespace det::runtime {
 
-struct child_exit {
-  int exit_code = 0;  // valid when signal == 0
-  int signal = 0;     // the signal that ended the process, 0 if it exited
-};
+using child_exit = process::process_exit;
 
 class child_process {
 public:
@@ -23,8 +22,9 @@ public:
   using exit_handler = std::function<void(child_exit)>;
 
   /// Starts `argv` (argv[0] is a path) in a process group of its own, with
-  /// `env` added to this process's environment. Throws std::runtime_error with
-  /// a sentence if the program cannot be started.
+  /// `env` added to this process's environment; it is killed when the thread
+  /// that started it ends, even when the agent is killed with SIGKILL. Throws
+  /// std::runtime_error with a sentence if the program cannot be started.
   static std::shared_ptr<child_process> start(const std::vector<std::string>& argv,
                                               const std::map<std::string, std::string>& env,
                                               line_handler on_line, exit_handler on_exit);
@@ -38,8 +38,5 @@ private:
   explicit child_process(int pid) : pid_(pid) {}
   int pid_;
 };
-
-/// Text for an exit: "exited with code 3" or "was killed by signal 9 (SIGKILL)".
-std::string describe(const child_exit& e);
 
 } // namespace det::runtime

@@ -17,12 +17,14 @@ struct command_result {
   std::string message;   // how it failed, as a sentence
 };
 
-/// Runs `entrypoint` (one string: through /bin/sh -c; several: the program and its arguments)
-/// in `workdir` with `env` added to this process's environment, in a process group of its own,
-/// and waits for it. Once `stop` is set the group gets SIGTERM (the process checkpoints and
-/// exits); ending by that SIGTERM counts as stopped. Whatever is left of the group is killed when
-/// the command ends. Its output goes where this process's goes; it dies with this process.
-/// `on_poll` runs every 20 ms or so while it waits.
+/// Runs `entrypoint` in `workdir` with `env` added to this process's environment, in a process
+/// group of its own, and waits for it. Several strings are the program and its arguments; one
+/// string is a command line, run without a shell when it is only words
+/// (storage/command_words.hpp) and through /bin/sh -c when it uses shell syntax. Once `stop` is
+/// set the group gets SIGTERM (the process checkpoints and exits); ending by that SIGTERM counts
+/// as stopped. Whatever is left of the group is killed when the command ends. Its output goes
+/// where this process's goes; it dies with this process. `on_poll` runs every 20 ms or so while
+/// it waits.
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
                            const std::string& workdir, const std::atomic<bool>& stop,
                            const std::function<void()>& on_poll);

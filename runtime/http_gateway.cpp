@@ -16,6 +16,7 @@
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
 #include "messages/caf_types.hpp"
+#include "messages/errc.hpp"
 #include "messages/json.hpp"
 #include "messages/preview_json.hpp"
 #include "searcher/preview.hpp"
@@ -47,8 +48,47 @@ std::string sentence_of(caf::actor_system& sys, const caf::error& e) {
   return "the master could not answer: " + sys.render(e);
 }
 
+// The one table that turns an error into an HTTP status.
 int status_of(const caf::error& e) {
-  return e == caf::sec::invalid_argument ? 400 : 500;
+  if (e.category() == errc_category) {
+    switch (static_cast<errc>(e.code())) {
+      case errc::invalid_input: return 400;
+      case errc::unauthenticated: return 401;
+      case errc::forbidden: return 403;
+      case errc::not_found: return 404;
+      case errc::stale_run: return 409;
+      case errc::unschedulable: return 422;
+      case errc::refused: return 403;
+      case errc::storage_failed: return 503;
+      case errc::unavailable: return 503;
+      case errc::malformed_message: return 500;
+    }
+  }
+  if (e == caf::sec::request_timeout)
+    return 504;
+  return 500;
+}
+
+// Default pages: bounded, and large enough that the CLI and tests read whole runs in one.
+constexpr int32_t default_experiment_page = 1000;
+constexpr int32_t default_metric_page = 100000;
+constexpr int32_t default_log_page = 1000;
+
+/// The query parameter `name` as a number from `min` to `max`, `fallback` when absent, or nullopt
+/// (with a 400 sent naming it) when it is not one.
+template <class Int>
+std::optional<Int> int_param(const httplib::Request& req, httplib::Response& res, const char* name, Int fallback,
+                             Int min, Int max) {
+  if (!req.has_param(name))
+    return fallback;
+  const auto text = req.get_param_value(name);
+  Int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc{} && end == text.data() + text.size() && value >= min && value <= max)
+    return value;
+  reply_error(res, 400, std::string{"query parameter "} + name + " must be an integer from " + std::to_string(min) +
+                            " to " + std::to_string(max) + ", not \"" + text + "\"");
+  return std::nullopt;
 }
 
 /// Ids in paths are matched by \d+; one too large for int64 names nothing.
@@ -93,7 +133,7 @@ struct http_gateway::impl {
               else
                 reply_error(res, 404, missing);
             },
-            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
   }
 
   void create_experiment(const httplib::Request& req, httplib::Response& res) {
@@ -156,17 +196,17 @@ struct http_gateway::impl {
   void signal_experiment(int64_t id, const char* verb, httplib::Response& res, Msg... msg) {
     caf::scoped_actor self{sys};
     bool live = false;
-    std::string failure;
+    caf::error failure;
     self->request(front, actor_timeout, std::move(msg)...)
-        .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = sentence_of(sys, e); });
-    if (!failure.empty())
-      return reply_error(res, 500, failure);
+        .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      return reply_error(res, status_of(failure), sentence_of(sys, failure));
     if (live) {
       res.set_content("{}", "application/json");
       return;
     }
     pb::GetExperimentResponse found;
-    self->request(handles.persistence, actor_timeout, get_atom::value, experiment_id{id})
+    self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{id})
         .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
                  [&](caf::error&) {});
     if (found.experiment().id() == 0)
@@ -214,7 +254,7 @@ struct http_gateway::impl {
                 reply_error(res, 404, slot < 0 ? "agent " + agent + " not found"
                                                : "agent " + agent + " has no slot " + std::to_string(slot));
             },
-            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
   }
 
   void scheduling_routes() {
@@ -273,13 +313,8 @@ struct http_gateway::impl {
     caf::scoped_actor self{sys};
     self->request(front, actor_timeout, std::move(call))
         .receive(
-            [&](pb::CoreApiReply& reply) {
-              if (reply.status() >= 400)
-                reply_error(res, reply.status(), reply.error());
-              else
-                reply_json(res, reply);
-            },
-            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+            [&](pb::CoreApiReply& reply) { reply_json(res, reply); },
+            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
   }
 
   /// Parses the request body into `part` of a Core API call; false (with a 400 sent) if it is not one.
@@ -337,10 +372,10 @@ struct http_gateway::impl {
     auto name = req.matches[2].str();
     pb::GetCheckpointResponse found;
     caf::scoped_actor self{sys};
-    self->request(handles.persistence, actor_timeout, get_atom::value, uuid)
+    self->request(handles.reader, actor_timeout, get_atom::value, uuid)
         .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); }, [&](caf::error&) {});
     const auto& c = found.checkpoint();
-    if (c.uuid().empty() || c.state() != "COMPLETED" || !c.resources().count(name) || name == "." || name == "..")
+    if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) || name == "." || name == "..")
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
     // Streamed a megabyte at a time: checkpoints can be larger than the master's spare memory.
     const std::string path = c.storage_path() + "/" + uuid + "/" + name;
@@ -374,15 +409,18 @@ struct http_gateway::impl {
     });
     server.Post("/api/v1/preview-hp-search",
                 [this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); });
-    server.Get("/api/v1/experiments", [this](const httplib::Request&, httplib::Response& res) {
-      ask<pb::GetExperimentsResponse>(res, handles.persistence, list_atom::value);
+    server.Get("/api/v1/experiments", [this](const httplib::Request& req, httplib::Response& res) {
+      auto offset = int_param<int64_t>(req, res, "offset", 0, 0, INT64_MAX);
+      auto limit = offset ? int_param<int32_t>(req, res, "limit", default_experiment_page, 1, INT32_MAX) : std::nullopt;
+      if (limit)
+        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, *offset, *limit);
     });
     server.Get(R"(/api/v1/experiments/(\d+))",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask_found<pb::GetExperimentResponse>(
                      res, [](auto& r) { return r.experiment().id() != 0; },
-                     "experiment " + req.matches[1].str() + " not found", handles.persistence,
+                     "experiment " + req.matches[1].str() + " not found", handles.reader,
                      get_atom::value, experiment_id{id});
                });
     server.Post(R"(/api/v1/experiments/(\d+)/(kill|pause|activate))",
@@ -404,53 +442,50 @@ struct http_gateway::impl {
       auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(
           res, [](auto& r) { return r.trial().id() != 0; }, "trial " + req.matches[1].str() + " not found",
-          handles.persistence, get_atom::value, trial_id{id});
+          handles.reader, get_atom::value, trial_id{id});
     });
     server.Get(R"(/api/v1/trials/(\d+)/metrics)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
-                 ask<pb::GetTrialMetricsResponse>(res, handles.persistence, metrics_atom::value,
-                                                  trial_id{id}, group);
+                 auto offset = int_param<int64_t>(req, res, "offset", 0, 0, INT64_MAX);
+                 auto limit =
+                     offset ? int_param<int32_t>(req, res, "limit", default_metric_page, 1, INT32_MAX) : std::nullopt;
+                 if (limit)
+                   ask<pb::GetTrialMetricsResponse>(res, handles.reader, metrics_atom::value, trial_id{id}, group,
+                                                    *offset, *limit);
                });
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 int64_t after = 0;
-                 int32_t limit = 1000;
-                 try {
-                   if (req.has_param("after_id"))
-                     after = std::stoll(req.get_param_value("after_id"));
-                   if (req.has_param("limit"))
-                     limit = std::stoi(req.get_param_value("limit"));
-                 } catch (const std::exception&) {
-                   return reply_error(res, 400, "after_id and limit must be integers");
-                 }
-                 ask<pb::TrialLogsResponse>(res, handles.persistence, logs_atom::value, trial_id{id},
-                                            after, limit);
+                 auto after = int_param<int64_t>(req, res, "after_id", 0, 0, INT64_MAX);
+                 auto limit =
+                     after ? int_param<int32_t>(req, res, "limit", default_log_page, 1, INT32_MAX) : std::nullopt;
+                 if (limit)
+                   ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, *after, *limit);
                });
     server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 ask<pb::GetCheckpointsResponse>(res, handles.persistence, checkpoints_atom::value,
+                 ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value,
                                                  experiment_id{id});
                });
     server.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 ask<pb::GetCheckpointsResponse>(res, handles.persistence, checkpoints_atom::value, trial_id{id});
+                 ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value, trial_id{id});
                });
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
                [this](const httplib::Request& req, httplib::Response& res) {
                  ask_found<pb::GetCheckpointResponse>(
                      res, [](auto& r) { return !r.checkpoint().uuid().empty(); },
-                     "checkpoint " + req.matches[1].str() + " not found", handles.persistence, get_atom::value,
+                     "checkpoint " + req.matches[1].str() + " not found", handles.reader, get_atom::value,
                      req.matches[1].str());
                });
     server.Delete(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
                   [this](const httplib::Request& req, httplib::Response& res) {
                     caf::scoped_actor self{sys};
-                    self->request(handles.persistence, actor_timeout, remove_atom::value, req.matches[1].str())
+                    self->request(handles.collector, actor_timeout, remove_atom::value, req.matches[1].str())
                         .receive(
                             [&](bool found) {
                               if (found)
@@ -458,7 +493,7 @@ struct http_gateway::impl {
                               else
                                 reply_error(res, 404, "checkpoint " + req.matches[1].str() + " not found");
                             },
-                            [&](caf::error& e) { reply_error(res, 500, sentence_of(sys, e)); });
+                            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
                   });
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
                [this](const httplib::Request& req, httplib::Response& res) { checkpoint_file(req, res); });

@@ -25,6 +25,9 @@
 namespace det::runtime {
 namespace {
 
+// Connections that answer REST reads: a long read on one leaves the other free.
+constexpr size_t persistence_readers = 2;
+
 std::string default_data_dir() {
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
     return std::string(xdg) + "/det";
@@ -58,13 +61,13 @@ void restore_warm_start(storage::database& db, const std::vector<pb::Trial>& tri
   if (uuid.empty() && searcher.source_trial_id) {
     int64_t best = -1;
     for (const auto& c : db.trial_checkpoints(*searcher.source_trial_id))
-      if (c.state() == "COMPLETED" && c.steps_completed() >= best) {
+      if (c.state() == pb::CHECKPOINT_STATE_COMPLETED && c.steps_completed() >= best) {
         best = c.steps_completed();
         uuid = c.uuid();
       }
   }
   auto checkpoint = uuid.empty() ? std::nullopt : db.get_checkpoint(uuid);
-  if (!checkpoint || checkpoint->state() != "COMPLETED")
+  if (!checkpoint || checkpoint->state() != pb::CHECKPOINT_STATE_COMPLETED)
     throw std::runtime_error("its warm-start checkpoint " + (uuid.empty() ? std::string("(none)") : uuid) +
                              " is gone");
   plan.warm_start_uuid = uuid;
@@ -122,6 +125,8 @@ int run_master(const master_options& opts) {
 
   master_handles handles;
   handles.persistence = spawn_persistence(sys, db);
+  handles.reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
+  handles.collector = spawn_checkpoint_collector(sys, db_url, handles.persistence);
   handles.default_pool = mc.default_resource_pool;
   handles.default_aux_pool = mc.default_aux_resource_pool;
   handles.agent_reconnect_wait_s = mc.agent_reconnect_wait_s;

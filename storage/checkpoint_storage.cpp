@@ -22,7 +22,7 @@ int64_t collect_checkpoint_garbage(database& db, int64_t experiment_id, const gc
   auto checkpoints = db.experiment_checkpoints(experiment_id);
   std::vector<gc_candidate> candidates;
   for (const auto& c : checkpoints) {
-    if (c.state() != "COMPLETED") continue;
+    if (c.state() != pb::CHECKPOINT_STATE_COMPLETED) continue;
     gc_candidate candidate{c.uuid(), c.trial_id(), c.steps_completed(), std::nullopt,
                            static_cast<int64_t>(candidates.size())};
     if (auto it = c.validation_metrics().find(metric); it != c.validation_metrics().end()) candidate.metric = it->second;
@@ -40,7 +40,7 @@ int64_t collect_checkpoint_garbage(database& db, int64_t experiment_id, const gc
 bool delete_checkpoint(database& db, const std::string& uuid) {
   auto c = db.get_checkpoint(uuid);
   if (!c) return false;
-  if (c->state() == "DELETED") return true;
+  if (c->state() == pb::CHECKPOINT_STATE_DELETED) return true;
   remove_files(*c);
   db.mark_checkpoint_deleted(uuid);
   return true;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,8 +28,9 @@ class database {
   /// own transaction. Returns the names newly applied (empty when the schema is current).
   std::vector<std::string> migrate();
 
-  /// Stores name, description, state, config, searcher and metric with start_time = now; returns the new id.
-  int64_t insert_experiment(const pb::Experiment&);
+  /// Stores name, description, state, config, searcher and metric with start_time = now, and the model
+  /// directory (tar archive) submitted with it unless empty, in one transaction; returns the new id.
+  int64_t insert_experiment(const pb::Experiment&, const std::string& model_definition = {});
   /// ended sets end_time = now.
   void set_experiment_state(int64_t id, pb::State, bool ended);
   /// Records the scheduling settings set since submission (what `settings` leaves unset stays).
@@ -52,21 +54,24 @@ class database {
   void upsert_agent(const pb::Agent&);
   void set_agent_connected(const std::string& id, bool connected);
 
-  /// Ordered by id, with num_trials.
-  std::vector<pb::Experiment> list_experiments();
+  /// Rows that are not to be paged: every one.
+  static constexpr int32_t all_rows = INT32_MAX;
+
+  /// Ordered by id, with num_trials; the page of at most `limit` after the first `offset`.
+  std::vector<pb::Experiment> list_experiments(int64_t offset = 0, int32_t limit = all_rows);
   std::optional<pb::Experiment> get_experiment(int64_t id);
   /// Ordered by id.
   std::vector<pb::Trial> trials_of(int64_t experiment_id);
   std::optional<pb::Trial> get_trial(int64_t id);
-  /// group "" means all groups; ordered by total_batches, then time.
-  std::vector<pb::MetricReport> trial_metrics(int64_t trial_id, const std::string& group);
+  /// group "" means all groups; ordered by total_batches, then time; the page of at most `limit`
+  /// after the first `offset`.
+  std::vector<pb::MetricReport> trial_metrics(int64_t trial_id, const std::string& group, int64_t offset = 0,
+                                              int32_t limit = all_rows);
   /// Entries with id > after_id, ids ascending, at most limit.
   std::vector<pb::LogEntry> trial_logs(int64_t trial_id, int64_t after_id, int limit);
   /// Ordered by id.
   std::vector<pb::Agent> list_agents();
 
-  /// Stores the model directory (tar archive) submitted with an experiment.
-  void save_model_definition(int64_t experiment_id, const std::string& archive);
   /// Stores the latest searcher snapshot (serialized bytes) of an experiment.
   void save_snapshot(int64_t experiment_id, const std::string& snapshot);
   /// Every unfinished experiment, for the master to restore.

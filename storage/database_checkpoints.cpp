@@ -27,6 +27,13 @@ const std::string checkpoint_select =
     "AND m.total_batches = c.steps_completed ORDER BY m.time DESC LIMIT 1) "
     "FROM checkpoints c JOIN trials t ON t.id = c.trial_id ";
 
+// The column holds the enum's name without its prefix ('COMPLETED', 'DELETED'), as its CHECK says.
+pb::CheckpointState checkpoint_state_from(const std::string& stored) {
+  pb::CheckpointState state = pb::CHECKPOINT_STATE_UNSPECIFIED;
+  pb::CheckpointState_Parse("CHECKPOINT_STATE_" + stored, &state);
+  return state;
+}
+
 pb::Checkpoint checkpoint_from(const pqxx::row& row) {
   pb::Checkpoint c;
   c.set_uuid(row[0].as<std::string>());
@@ -35,7 +42,7 @@ pb::Checkpoint checkpoint_from(const pqxx::row& row) {
   c.set_steps_completed(row[3].as<int64_t>());
   c.set_total_records(row[4].as<int64_t>());
   c.set_total_epochs(row[5].as<double>());
-  c.set_state(row[6].as<std::string>());
+  c.set_state(checkpoint_state_from(row[6].as<std::string>()));
   resources_from_json(row[7].as<std::string>(), c.mutable_resources());
   if (auto time = time_from(row[8])) *c.mutable_report_time() = *time;
   c.set_storage_path(row[9].as<std::string>());

@@ -68,11 +68,12 @@ pb::Trial trial_from(const pqxx::row& row) {
 
 }  // namespace
 
-std::vector<pb::Experiment> database::list_experiments() {
+std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t limit) {
   return describing_failure("list the experiments", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::Experiment> experiments;
-    for (const auto& row : tx.exec(experiment_select + "ORDER BY e.id")) experiments.push_back(experiment_from(row));
+    for (const auto& row : tx.exec_params(experiment_select + "ORDER BY e.id OFFSET $1 LIMIT $2", offset, limit))
+      experiments.push_back(experiment_from(row));
     return experiments;
   });
 }
@@ -147,14 +148,16 @@ std::optional<pb::Trial> database::get_trial(int64_t id) {
   });
 }
 
-std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const std::string& group) {
+std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const std::string& group, int64_t offset,
+                                                      int32_t limit) {
   return describing_failure("read the metrics of trial " + std::to_string(trial_id), [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::MetricReport> reports;
     const auto rows = tx.exec_params(
         "SELECT \"group\", total_batches, total_records, total_epochs, metrics::text, " + micros_of("time") +
-            " FROM metrics WHERE trial_id = $1 AND ($2 = '' OR \"group\" = $2) ORDER BY total_batches, time",
-        trial_id, group);
+            " FROM metrics WHERE trial_id = $1 AND ($2 = '' OR \"group\" = $2) ORDER BY total_batches, time "
+            "OFFSET $3 LIMIT $4",
+        trial_id, group, offset, limit);
     for (const auto& row : rows) {
       auto& report = reports.emplace_back();
       report.set_trial_id(trial_id);

@@ -23,7 +23,7 @@ std::string unfinished_state() {
 
 }  // namespace
 
-int64_t database::insert_experiment(const pb::Experiment& experiment) {
+int64_t database::insert_experiment(const pb::Experiment& experiment, const std::string& model_definition) {
   return describing_failure("store experiment " + experiment.name(), [&] {
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
@@ -32,6 +32,10 @@ int64_t database::insert_experiment(const pb::Experiment& experiment) {
                           experiment.name(), experiment.description(), state_name(experiment.state()),
                           experiment.config(), experiment.searcher(), experiment.metric())[0]
                         .as<int64_t>();
+    // In the same transaction: an experiment a restart restores always has its model.
+    if (!model_definition.empty())
+      tx.exec_params("INSERT INTO model_definitions (experiment_id, archive) VALUES ($1, $2)", id,
+                     pqxx::binarystring(model_definition));
     tx.commit();
     return id;
   });
@@ -182,15 +186,6 @@ void database::set_agent_connected(const std::string& id, bool connected) {
   describing_failure("record whether agent " + id + " is connected", [&] {
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE agents SET connected = $2 WHERE id = $1", id, connected), "agent " + id);
-    tx.commit();
-  });
-}
-
-void database::save_model_definition(int64_t experiment_id, const std::string& archive) {
-  describing_failure("store the model definition of experiment " + std::to_string(experiment_id), [&] {
-    pqxx::work tx{impl_->connection};
-    tx.exec_params("INSERT INTO model_definitions (experiment_id, archive) VALUES ($1, $2)", experiment_id,
-                   pqxx::binarystring(archive));
     tx.commit();
   });
 }

@@ -2,10 +2,9 @@
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -13,34 +12,11 @@ namespace det::storage {
 
 namespace {
 
-void append_json_string(std::string& out, const std::string& text) {
-  out += '"';
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
-
-void append_json_number(std::string& out, double value) {
-  if (std::isnan(value)) {
-    out += "\"NaN\"";
-  } else if (std::isinf(value)) {
-    out += value > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-  } else {
-    char digits[32];
-    // Shortest text that reads back as the same double.
-    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-    out.append(digits, end);
-  }
+// JSON has no NaN or infinities: they are stored as protobuf's JSON mapping spells them.
+nlohmann::json metric_value(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
 }
 
 void check(const google::protobuf::util::Status& status, const std::string& failure) {
@@ -50,14 +26,11 @@ void check(const google::protobuf::util::Status& status, const std::string& fail
 }  // namespace
 
 std::string metrics_to_json(const google::protobuf::Map<std::string, double>& metrics) {
-  std::string out = "{";
-  for (const auto& [name, value] : metrics) {
-    if (out.size() > 1) out += ',';
-    append_json_string(out, name);
-    out += ':';
-    append_json_number(out, value);
-  }
-  return out + "}";
+  auto object = nlohmann::json::object();
+  for (const auto& [name, value] : metrics) object[name] = metric_value(value);
+  // A name that is not UTF-8 (a trial names its metrics) is stored with U+FFFD in place of its bad
+  // bytes, rather than failing the whole write: PostgreSQL's jsonb takes UTF-8 only.
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void metrics_from_json(const std::string& text, google::protobuf::Map<std::string, double>* metrics) {

@@ -51,7 +51,7 @@ searcher_metric metric_of_experiment(rest_client& master, std::int64_t experimen
 std::vector<pb::Checkpoint> ranked(const pb::GetCheckpointsResponse& all, const searcher_metric& metric) {
   std::vector<pb::Checkpoint> out;
   for (const auto& c : all.checkpoints())
-    if (c.state() == "COMPLETED") out.push_back(c);
+    if (c.state() == pb::CHECKPOINT_STATE_COMPLETED) out.push_back(c);
   auto value = [&](const pb::Checkpoint& c) -> std::optional<double> {
     auto it = c.validation_metrics().find(metric.name);
     if (it == c.validation_metrics().end()) return std::nullopt;
@@ -70,7 +70,7 @@ void print_checkpoints(const std::vector<pb::Checkpoint>& checkpoints, const std
   table out({"UUID", "Trial ID", "Batches", "State", metric.empty() ? "Metric" : metric, "Size", "Reported"});
   for (const auto& c : checkpoints) {
     auto it = c.validation_metrics().find(metric);
-    out.add_row({c.uuid(), std::to_string(c.trial_id()), std::to_string(c.steps_completed()), c.state(),
+    out.add_row({c.uuid(), std::to_string(c.trial_id()), std::to_string(c.steps_completed()), state_name(c.state()),
                  it == c.validation_metrics().end() ? "" : format_number(it->second), format_bytes(total_size(c)),
                  format_time(c.report_time())});
   }
@@ -89,7 +89,7 @@ int describe_checkpoint(rest_client& master, const std::string& uuid, bool json)
   table fields({"UUID", "Experiment ID", "Trial ID", "Batches", "Records", "Epochs", "State", "Reported"});
   fields.add_row({c.uuid(), std::to_string(c.experiment_id()), std::to_string(c.trial_id()),
                   std::to_string(c.steps_completed()), std::to_string(c.total_records()),
-                  format_number(c.total_epochs()), c.state(), format_time(c.report_time())});
+                  format_number(c.total_epochs()), state_name(c.state()), format_time(c.report_time())});
   fields.print(std::cout);
   std::cout << "\nStored in " << c.storage_path() << "/" << c.uuid() << "\n";
   if (!c.validation_metrics().empty())
@@ -104,7 +104,7 @@ int describe_checkpoint(rest_client& master, const std::string& uuid, bool json)
 int download_checkpoint(rest_client& master, const std::string& uuid, std::string output) {
   auto reply = master.get<pb::GetCheckpointResponse>(checkpoint_path(uuid));
   const auto& c = reply.checkpoint();
-  if (c.state() != "COMPLETED") {
+  if (c.state() != pb::CHECKPOINT_STATE_COMPLETED) {
     std::cerr << "det: checkpoint " << uuid << " was deleted; there is nothing to download.\n";
     return 1;
   }
@@ -137,7 +137,7 @@ int list_experiment_checkpoints(rest_client& master, std::int64_t experiment_id,
     shown.resize(std::min<size_t>(shown.size(), static_cast<size_t>(*best)));
   } else {
     for (const auto& c : all.checkpoints())
-      if (c.state() == "COMPLETED") shown.push_back(c);
+      if (c.state() == pb::CHECKPOINT_STATE_COMPLETED) shown.push_back(c);
   }
   if (json) {
     pb::GetCheckpointsResponse out;
@@ -157,7 +157,7 @@ int download_trial_checkpoint(rest_client& master, std::int64_t trial_id, bool b
     candidates = ranked(all, metric_of_experiment(master, trial.trial().experiment_id()));
   } else {
     for (const auto& c : all.checkpoints())
-      if (c.state() == "COMPLETED") candidates.push_back(c);
+      if (c.state() == pb::CHECKPOINT_STATE_COMPLETED) candidates.push_back(c);
     std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
       return a.steps_completed() > b.steps_completed();
     });

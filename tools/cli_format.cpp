@@ -52,10 +52,18 @@ void table::print(std::ostream& out) const {
     print_row(row);
 }
 
-std::string state_name(pb::State state) {
-  std::string name = pb::State_Name(state);
-  const std::string prefix = "STATE_";
+namespace {
+std::string without_prefix(const std::string& name, const std::string& prefix) {
   return name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
+}
+} // namespace
+
+std::string state_name(pb::State state) {
+  return without_prefix(pb::State_Name(state), "STATE_");
+}
+
+std::string state_name(pb::CheckpointState state) {
+  return without_prefix(pb::CheckpointState_Name(state), "CHECKPOINT_STATE_");
 }
 
 

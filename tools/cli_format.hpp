@@ -27,6 +27,7 @@ private:
 
 /// "COMPLETED" for STATE_COMPLETED: the prefix is noise in a table.
 std::string state_name(pb::State state);
+std::string state_name(pb::CheckpointState state);
 
 /// The whole file at `path`; throws std::runtime_error naming it if it cannot be read.
 std::string read_file(const std::string& path);

@@ -114,7 +114,8 @@ class Context:
             op = self._call("GET", f"/api/v1/trials/{self.trial_id}/searcher/operation")
             if op.get("completed"):
                 return
-            yield SearcherOperation(self, int(op.get("length", 0)), op.get("unit", "batches"))
+            unit = op.get("unit", "LENGTH_UNIT_BATCHES").replace("LENGTH_UNIT_", "").lower()
+            yield SearcherOperation(self, int(op.get("length", 0)), unit)
 
     def should_preempt(self):
         """True once the trial must checkpoint and exit (asked at most every poll_interval)."""

@@ -134,8 +134,21 @@ class trial {
 /// The factory signature DET_TRIAL exports.
 using trial_factory = trial* (*)(trial_context&);
 
+/// The signature of the version function DET_TRIAL exports beside each factory.
+using trial_api_version_function = int (*)();
+
 } // namespace det
 
-/// Exports ClassName, which must be constructible from det::trial_context&, to the harness.
-#define DET_TRIAL(ClassName) \
+/// The version of this Trial API. DET_TRIAL compiles it into the plugin, and the worker refuses a
+/// plugin built against another version: det and the plugin would disagree on the classes they
+/// share, and calls across them would land in the wrong functions. Bump it with any change to the
+/// layout or the virtual functions of trial_context, data_loader or trial, or to the types they
+/// pass (metrics, batch, invalid_hyperparameters, trial_factory).
+#define DET_TRIAL_API_VERSION 1
+
+/// Exports ClassName, which must be constructible from det::trial_context&, to the harness, with
+/// the Trial API version it was built against. Both functions are named after the class, so that
+/// one library (and one source file) may export several trials.
+#define DET_TRIAL(ClassName)                                                                     \
+  extern "C" int det_trial_api_version_##ClassName() { return DET_TRIAL_API_VERSION; }          \
   extern "C" det::trial* det_make_trial_##ClassName(det::trial_context& context) { return new ClassName(context); }

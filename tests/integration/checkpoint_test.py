@@ -122,20 +122,20 @@ class CheckpointTest(unittest.TestCase):
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
         def collected():
             checkpoints = c.get(f"/api/v1/experiments/{exp_id}/checkpoints").get("checkpoints", [])
-            return checkpoints if any(x["state"] == "DELETED" for x in checkpoints) else None
+            return checkpoints if any(x["state"] == "CHECKPOINT_STATE_DELETED" for x in checkpoints) else None
 
         everything = wait_for(collected, 30, "GC to run")
         self.assertEqual(len(everything), 8)  # 50, 100, 150, 200 for each trial
         for trial in exp["trials"]:
             mine = [x for x in everything if x["trial_id"] == trial["id"]]
-            kept = [x for x in mine if x["state"] == "COMPLETED"]
+            kept = [x for x in mine if x["state"] == "CHECKPOINT_STATE_COMPLETED"]
             latest = max(mine, key=lambda x: int(x["steps_completed"]))
             best = min((x for x in mine if "validation_loss" in x.get("validation_metrics", {})),
                        key=lambda x: x["validation_metrics"]["validation_loss"])
             self.assertEqual({x["uuid"] for x in kept}, {latest["uuid"], best["uuid"]})
             for x in mine:
                 on_disk = os.path.isdir(os.path.join(x["storage_path"], x["uuid"]))
-                self.assertEqual(on_disk, x["state"] == "COMPLETED", x)
+                self.assertEqual(on_disk, x["state"] == "CHECKPOINT_STATE_COMPLETED", x)
 
         listed = c.det("experiment", "list-checkpoints", str(exp_id), "--best", "1", "--json")
         self.assertEqual(listed.returncode, 0, listed.stderr)
@@ -156,7 +156,7 @@ class CheckpointTest(unittest.TestCase):
         self.assertIn("metadata.json", described.stdout)
         self.assertEqual(c.det("checkpoint", "delete", uuid).returncode, 0)
         after = c.get(f"/api/v1/checkpoints/{uuid}")["checkpoint"]
-        self.assertEqual(after["state"], "DELETED")
+        self.assertEqual(after["state"], "CHECKPOINT_STATE_DELETED")
         self.assertFalse(os.path.exists(os.path.join(after["storage_path"], uuid)))
         missing = c.det("checkpoint", "describe", "00000000-0000-4000-8000-000000000000")
         self.assertEqual(missing.returncode, 1)

@@ -43,6 +43,7 @@ int64_t store_experiment(const std::string& conninfo) {
   db.migrate();
   det::pb::Experiment experiment;
   experiment.set_name("kept");
+  experiment.set_state(det::pb::STATE_ACTIVE);
   experiment.set_config("name = \"kept\"\n");
   return db.insert_experiment(experiment);
 }

@@ -1,0 +1,144 @@
+// Readers: answer the REST API's reads, each on a PostgreSQL connection of its own, so that a
+// large read never sits in the writer's mailbox ahead of the commits that workers wait on. A few
+// of them stand behind one round-robin pool. Reads of rows the writer buffers (metrics, logs, and
+// checkpoints with their validation metrics) first ask it to write what it holds, so that a
+// client reads its own writes; the writer never waits on a reader.
+
+#include <chrono>
+#include <memory>
+
+#include "actors/spawn.hpp"
+#include "caf/all.hpp"
+#include "storage/database.hpp"
+
+namespace det {
+namespace {
+
+constexpr auto flush_timeout = std::chrono::seconds(30);
+
+struct reader_state {
+  static inline const char* name = "persistence-reader";
+  std::unique_ptr<storage::database> db;
+  persistence_actor writer;
+};
+
+using self_ptr = persistence_reader_actor::stateful_pointer<reader_state>;
+
+/// `read()`'s rows, or storage_failed saying what could not be read and why.
+template <class Read>
+caf::expected<decltype(std::declval<Read>()())> attempt(const char* what, Read& read) {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    return make_error(errc::storage_failed, std::string{"cannot read "} + what + ": " + e.what());
+  }
+}
+
+template <class Read>
+caf::result<decltype(std::declval<Read>()())> answer(const char* what, Read&& read) {
+  auto rows = attempt(what, read);
+  if (rows)
+    return std::move(*rows);
+  return std::move(rows.error());
+}
+
+/// Answers with `read()` once the writer has written what it buffered.
+template <class Reply, class Read>
+caf::result<Reply> after_flush(self_ptr self, const char* what, Read read) {
+  auto rp = self->make_response_promise<Reply>();
+  self->request(self->state.writer, flush_timeout, flush_atom::value)
+      .then(
+          [=](int64_t) mutable {
+            auto rows = attempt(what, read);
+            if (rows)
+              rp.deliver(std::move(*rows));
+            else
+              rp.deliver(std::move(rows.error()));
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+template <class Response, class Rows>
+Response checkpoints_response(Rows rows) {
+  Response out;
+  for (auto& c : rows) *out.add_checkpoints() = std::move(c);
+  return out;
+}
+
+persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string conninfo, persistence_actor writer) {
+  self->state.db = std::make_unique<storage::database>(conninfo);
+  self->state.writer = std::move(writer);
+  auto& db = *self->state.db;
+  return {
+      [=, &db](list_atom, int64_t offset, int32_t limit) {
+        return answer("the experiments", [&] {
+          pb::GetExperimentsResponse out;
+          for (auto& e : db.list_experiments(offset, limit)) *out.add_experiments() = std::move(e);
+          return out;
+        });
+      },
+      [=, &db](get_atom, experiment_id id) {
+        return answer("an experiment", [&] {
+          pb::GetExperimentResponse out;
+          if (auto e = db.get_experiment(id.value)) {
+            *out.mutable_experiment() = std::move(*e);
+            for (auto& t : db.trials_of(id.value)) *out.add_trials() = std::move(t);
+          }
+          return out;
+        });
+      },
+      [=, &db](get_atom, trial_id id) {
+        return answer("a trial", [&] {
+          pb::GetTrialResponse out;
+          if (auto t = db.get_trial(id.value)) *out.mutable_trial() = std::move(*t);
+          return out;
+        });
+      },
+      [=, &db](metrics_atom, trial_id id, const std::string& group, int64_t offset, int32_t limit) {
+        return after_flush<pb::GetTrialMetricsResponse>(self, "metrics", [=, &db] {
+          pb::GetTrialMetricsResponse out;
+          for (auto& m : db.trial_metrics(id.value, group, offset, limit)) *out.add_metrics() = std::move(m);
+          return out;
+        });
+      },
+      [=, &db](logs_atom, trial_id id, int64_t after, int32_t limit) {
+        return after_flush<pb::TrialLogsResponse>(self, "logs", [=, &db] {
+          pb::TrialLogsResponse out;
+          for (auto& l : db.trial_logs(id.value, after, limit)) *out.add_logs() = std::move(l);
+          return out;
+        });
+      },
+      [=, &db](checkpoints_atom, experiment_id id) {
+        return after_flush<pb::GetCheckpointsResponse>(self, "checkpoints", [=, &db] {
+          return checkpoints_response<pb::GetCheckpointsResponse>(db.experiment_checkpoints(id.value));
+        });
+      },
+      [=, &db](checkpoints_atom, trial_id id) {
+        return after_flush<pb::GetCheckpointsResponse>(self, "checkpoints", [=, &db] {
+          return checkpoints_response<pb::GetCheckpointsResponse>(db.trial_checkpoints(id.value));
+        });
+      },
+      [=, &db](get_atom, const std::string& uuid) {
+        return after_flush<pb::GetCheckpointResponse>(self, "a checkpoint", [=, &db] {
+          pb::GetCheckpointResponse out;
+          if (auto c = db.get_checkpoint(uuid)) *out.mutable_checkpoint() = std::move(*c);
+          return out;
+        });
+      },
+  };
+}
+
+} // namespace
+
+persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const std::string& conninfo,
+                                                   const persistence_actor& writer, size_t count) {
+  auto make_reader = [&sys, conninfo, writer] {
+    // Detached: each blocks on its own connection.
+    return caf::actor_cast<caf::actor>(sys.spawn<caf::detached>(reader_impl, conninfo, writer));
+  };
+  return caf::actor_cast<persistence_reader_actor>(
+      caf::actor_pool::make(sys.dummy_execution_unit(), count, make_reader, caf::actor_pool::round_robin()));
+}
+
+} // namespace det

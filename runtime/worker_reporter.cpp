@@ -1,0 +1,81 @@
+// What a trial produces, turned into reports to its trial on the master (worker_reporter.hpp).
+
+#include "runtime/worker_reporter.hpp"
+
+#include <iostream>
+#include <stdexcept>
+#include <utility>
+
+#include "messages/common.pb.h"
+#include "messages/timestamp.hpp"
+#include "messages/trial.pb.h"
+#include "runtime/worker_connection.hpp"
+
+namespace det::runtime {
+
+worker_reporter::worker_reporter(worker_connection& link, int64_t trial_id, std::string allocation_id,
+                                 const std::atomic<bool>& stop)
+    : link_(link), trial_id_(trial_id), allocation_id_(std::move(allocation_id)), stop_(stop) {}
+
+void worker_reporter::training_metrics(const harness::progress& p, const std::map<std::string, double>& m) {
+  send("training", p, m);
+}
+
+void worker_reporter::validation_metrics(const harness::progress& p, const std::map<std::string, double>& m) {
+  send("validation", p, m);
+}
+
+void worker_reporter::profile_metrics(const std::string& group, const harness::progress& p,
+                                      const std::map<std::string, double>& m) {
+  send(group.c_str(), p, m);
+}
+
+void worker_reporter::log(const std::string& line) {
+  std::cout << line << std::endl;
+}
+
+void worker_reporter::checkpoint_saved(const harness::saved_checkpoint& saved) {
+  drain();
+  pb::Checkpoint c;
+  c.set_uuid(saved.uuid);
+  c.set_trial_id(trial_id_);
+  c.set_allocation_id(allocation_id_);
+  c.set_steps_completed(saved.at.batches);
+  c.set_total_records(saved.at.records);
+  c.set_total_epochs(saved.at.epochs);
+  for (const auto& [name, size] : saved.resources)
+    (*c.mutable_resources())[name] = size;
+  bool recorded = link_.call(c, "checkpoint " + saved.uuid);
+  if (!recorded)
+    throw std::runtime_error("the master did not record checkpoint " + saved.uuid +
+                             ": its database refused it, or the run is over");
+  std::cout << "saved checkpoint " << saved.uuid << " at batch " << saved.at.batches << std::endl;
+}
+
+bool worker_reporter::should_stop() {
+  return stop_.load(std::memory_order_relaxed);
+}
+
+void worker_reporter::drain() {
+  link_.await_metrics();
+}
+
+void worker_reporter::send(const char* group, const harness::progress& p, const std::map<std::string, double>& m) {
+  drain();
+  pb::MetricBatch batch;
+  batch.set_allocation_id(allocation_id_);
+  auto* r = batch.add_reports();
+  r->set_trial_id(trial_id_);
+  r->set_group(group);
+  r->set_total_batches(p.batches);
+  r->set_total_records(p.records);
+  r->set_total_epochs(p.epochs);
+  for (auto& [k, v] : m)
+    (*r->mutable_metrics())[k] = v;
+  (*r->mutable_metrics())["batches"] = static_cast<double>(p.batches);
+  (*r->mutable_metrics())["epochs"] = p.epochs;
+  *r->mutable_time() = det::now();
+  link_.send_metrics(std::move(batch), group);
+}
+
+} // namespace det::runtime

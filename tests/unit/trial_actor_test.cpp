@@ -1,0 +1,289 @@
+// The trial and allocation actors driven deterministically: CAF's test_coordinator runs every
+// message in this thread, against small fake persistence, pool, agent, directory and experiment
+// actors that record what they hear. Each case is an ordering of events that the lifecycle must
+// survive: a kill during a preemption, an activate before a pause lands, an agent lost while
+// pausing, a worker's report arriving after its agent's, a decode failure from the pool, and
+// reports from a run that is over.
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/spawn.hpp"
+#include "caf/all.hpp"
+#include "caf/scheduler/test_coordinator.hpp"
+
+using namespace det;
+
+namespace {
+
+/// What the fakes heard, in order.
+struct recorded {
+  std::vector<pb::State> trial_states;  // every state persisted, in order
+  std::vector<std::string> log_lines;
+  std::vector<pb::StartContainer> launches;
+  std::vector<caf::actor> allocations;  // the allocation behind each launch
+  std::vector<pb::KillContainer> kills;
+  std::vector<std::string> released;
+  int allocate_requests = 0;
+  std::optional<caf::error> pool_answer;  // set: the pool answers allocate requests with it
+  std::optional<pb::State> exited;        // what the experiment heard
+  std::vector<caf::error> refusals;       // errors the fake worker got
+  std::vector<bool> checkpoint_answers;
+  int restarts_stored = 0;
+  caf::actor agent;  // where the pool places runs: the agent's master-side proxy
+};
+
+caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded> r) {
+  return {
+      [=](update_atom, const pb::Trial& t) {
+        r->trial_states.push_back(t.state());
+        r->restarts_stored = t.restarts();
+      },
+      [=](const pb::LogBatch& b) {
+        for (const auto& e : b.entries()) r->log_lines.push_back(e.text());
+      },
+      [=](const pb::MetricBatch& b) -> int64_t { return b.reports_size(); },
+      [=](const pb::Checkpoint&) -> bool { return true; },
+  };
+}
+
+caf::behavior fake_agent(caf::event_based_actor*, std::shared_ptr<recorded> r) {
+  return {
+      [=](launch_atom, const pb::StartContainer& start, const caf::actor& allocation) {
+        r->launches.push_back(start);
+        r->allocations.push_back(allocation);
+      },
+      [=](const pb::KillContainer& k) { r->kills.push_back(k); },
+  };
+}
+
+caf::behavior fake_pool(caf::event_based_actor*, std::shared_ptr<recorded> r) {
+  return {
+      [=](allocate_atom, const std::string&, const std::string&, int32_t, bool) -> caf::result<allocation_parts> {
+        ++r->allocate_requests;
+        if (r->pool_answer)  // once
+          return *std::exchange(r->pool_answer, std::nullopt);
+        return allocation_parts{{"agent-1", {0}, caf::actor_cast<agent_proxy_actor>(r->agent)}};
+      },
+      [=](release_atom, const std::string& id) { r->released.push_back(id); },
+  };
+}
+
+caf::behavior fake_experiment(caf::event_based_actor*, std::shared_ptr<recorded> r) {
+  return {
+      [=](exited_atom, int64_t, pb::State s, bool) { r->exited = s; },
+      [=](validated_atom, int64_t, double, int64_t) {},
+      [=](update_atom, int64_t, const std::string&, int64_t) {},
+  };
+}
+
+caf::behavior fake_directory(caf::event_based_actor*) {
+  return {[](register_atom, const std::string&, const std::string&, const caf::actor&) {}};
+}
+
+/// A worker process as the trial sees it: sends what it is told and keeps the answers.
+caf::behavior fake_worker(caf::event_based_actor* self, std::shared_ptr<recorded> r, trial_actor trial) {
+  return {
+      [=](pb::MetricBatch& b) {
+        self->request(trial, caf::infinite, std::move(b))
+            .then([](int64_t) {}, [=](caf::error& e) { r->refusals.push_back(e); });
+      },
+      [=](pb::Checkpoint& c) {
+        self->request(trial, caf::infinite, std::move(c))
+            .then([=](bool recorded) { r->checkpoint_answers.push_back(recorded); },
+                  [=](caf::error& e) { r->refusals.push_back(e); });
+      },
+      [=](pb::WorkerExit& e) { self->request(trial, caf::infinite, std::move(e)).then([](bool) {}); },
+  };
+}
+
+struct fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  std::shared_ptr<recorded> r = std::make_shared<recorded>();
+  trial_actor trial;
+  caf::actor worker;
+
+  fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    sys->await_actors_before_shutdown(false);  // the fakes live until the system goes
+    r->agent = sys->spawn(fake_agent, r);
+    trial_setup setup;
+    setup.trial.set_id(7);
+    setup.trial.set_experiment_id(3);
+    setup.trial.set_request_id(1);
+    setup.trial.set_state(pb::STATE_QUEUED);
+    setup.max_restarts = 5;
+    setup.handles.persistence = caf::actor_cast<persistence_actor>(sys->spawn(fake_persistence, r));
+    setup.handles.default_pool = "default";
+    setup.handles.pools["default"] = caf::actor_cast<resource_pool_actor>(sys->spawn(fake_pool, r));
+    setup.experiment = sys->spawn(fake_experiment, r);
+    setup.directory = caf::actor_cast<directory_actor>(sys->spawn(fake_directory));
+    trial = spawn_trial(*sys, std::move(setup));
+    worker = sys->spawn(fake_worker, r, trial);
+    run();
+  }
+
+  ~fixture() {
+    caf::anon_send_exit(std::exchange(r->agent, nullptr), caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(trial, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  void run() { sched->run(); }
+
+  /// The agent's proxy goes down (the agent was lost); the pool places later runs on a new one.
+  void lose_agent() {
+    auto lost = std::exchange(r->agent, sys->spawn(fake_agent, r));
+    caf::anon_send_exit(lost, caf::exit_reason::kill);
+    run();
+  }
+
+  pb::State state() const { return r->trial_states.empty() ? pb::STATE_UNSPECIFIED : r->trial_states.back(); }
+
+  caf::actor allocation() const { return r->allocations.back(); }
+  std::string run_id() const { return r->launches.back().allocation_id(); }
+
+  /// The current run's container started on agent-1 and its worker said it runs.
+  void started() {
+    pb::ContainerStarted s;
+    s.set_allocation_id(run_id());
+    s.set_agent_id("agent-1");
+    caf::anon_send(allocation(), std::move(s));
+    run();
+  }
+
+  void worker_reports(pb::WorkerOutcome outcome, const std::string& allocation_id) {
+    pb::WorkerExit e;
+    e.set_trial_id(7);
+    e.set_allocation_id(allocation_id);
+    e.set_outcome(outcome);
+    caf::anon_send(worker, std::move(e));
+    run();
+  }
+
+  void container_exits(int exit_code, int signal = 0) {
+    pb::ContainerExited x;
+    x.set_allocation_id(run_id());
+    x.set_agent_id("agent-1");
+    x.set_cause(pb::EXIT_CAUSE_EXITED);
+    x.set_exit_code(exit_code);
+    x.set_signal(signal);
+    caf::anon_send(allocation(), std::move(x));
+    run();
+  }
+
+  template <class... Ts>
+  void tell_trial(Ts... xs) {
+    caf::anon_send(trial, xs...);
+    run();
+  }
+};
+
+} // namespace
+
+TEST_CASE("a trial asks for slots, launches its worker and completes on a clean exit") {
+  fixture f;
+  REQUIRE(f.r->launches.size() == 1);
+  CHECK(f.run_id() == "7.1");
+  f.started();
+  CHECK(f.state() == pb::STATE_STARTING);
+  f.worker_reports(pb::WORKER_OUTCOME_COMPLETED, "7.1");
+  f.container_exits(0);
+  CHECK(f.state() == pb::STATE_COMPLETED);
+  CHECK(f.r->exited == pb::STATE_COMPLETED);
+  CHECK(f.r->released == std::vector<std::string>{"7.1"});
+}
+
+TEST_CASE("a kill during a preemption cancels the trial instead of queueing it again") {
+  fixture f;
+  f.started();
+  caf::anon_send(f.allocation(), preempt_atom::value);  // the pool wants the slots back
+  f.run();
+  REQUIRE(f.r->kills.size() == 1);
+  CHECK(f.r->kills[0].signal() == SIGTERM);
+  f.tell_trial(kill_atom::value);
+  REQUIRE(f.r->kills.size() == 2);
+  CHECK(f.r->kills[1].signal() == SIGKILL);
+  CHECK(f.state() == pb::STATE_STOPPING_KILLED);
+  f.container_exits(0, SIGKILL);
+  CHECK(f.state() == pb::STATE_CANCELED);
+  CHECK(f.r->exited == pb::STATE_CANCELED);
+  CHECK(f.r->allocate_requests == 1);  // not queued again
+}
+
+TEST_CASE("an activate before the pause lands runs the trial again, counting nothing") {
+  fixture f;
+  f.started();
+  f.tell_trial(pause_atom::value);
+  REQUIRE(f.r->kills.size() == 1);
+  CHECK(f.r->kills[0].signal() == SIGTERM);
+  f.tell_trial(activate_atom::value);
+  f.worker_reports(pb::WORKER_OUTCOME_STOPPED, "7.1");
+  f.container_exits(0);
+  CHECK(f.state() == pb::STATE_QUEUED);
+  CHECK(f.r->allocate_requests == 2);
+  CHECK(f.run_id() == "7.2");
+  CHECK(f.r->restarts_stored == 0);
+  CHECK_FALSE(f.r->exited.has_value());
+}
+
+TEST_CASE("an agent lost while its trial is pausing leaves it PAUSED, with no restart counted") {
+  fixture f;
+  f.started();
+  f.tell_trial(pause_atom::value);
+  f.lose_agent();
+  CHECK(f.state() == pb::STATE_PAUSED);
+  CHECK(f.r->restarts_stored == 0);
+  CHECK(f.r->allocate_requests == 1);
+  f.tell_trial(activate_atom::value);
+  CHECK(f.state() == pb::STATE_QUEUED);
+  CHECK(f.r->allocate_requests == 2);
+}
+
+TEST_CASE("a worker's report that arrives after its agent's is refused as stale and changes nothing") {
+  fixture f;
+  f.started();
+  f.lose_agent();  // before its worker reported
+  CHECK(f.state() == pb::STATE_QUEUED);  // run again, uncounted
+  CHECK(f.r->restarts_stored == 0);
+  f.worker_reports(pb::WORKER_OUTCOME_ERRORED, "7.1");  // the old run's worker, late
+  pb::MetricBatch late;
+  late.set_allocation_id("7.1");
+  late.add_reports()->set_group("training");
+  caf::anon_send(f.worker, std::move(late));
+  f.run();
+  REQUIRE(f.r->refusals.size() == 1);
+  CHECK(f.r->refusals[0] == errc::stale_run);
+  pb::Checkpoint stale_checkpoint;
+  stale_checkpoint.set_uuid("u");
+  stale_checkpoint.set_allocation_id("7.1");
+  caf::anon_send(f.worker, std::move(stale_checkpoint));
+  f.run();
+  CHECK(f.r->checkpoint_answers == std::vector<bool>{false});
+}
+
+TEST_CASE("a decode failure from the pool is one failed run, not an unschedulable trial") {
+  fixture f;
+  f.r->pool_answer = make_error(errc::malformed_message, "a det.pb.Agent arrived that does not decode");
+  f.container_exits(1);  // run 7.1 fails; 7.2 meets the decode failure; 7.3 is placed
+  CHECK(f.state() == pb::STATE_QUEUED);
+  CHECK(f.r->restarts_stored == 2);
+  CHECK_FALSE(f.r->exited.has_value());
+  REQUIRE(f.r->launches.size() == 2);
+  CHECK(f.run_id() == "7.3");
+  f.r->pool_answer = make_error(errc::unschedulable, "the trial needs 6 slots");
+  f.container_exits(1);  // 7.3 fails; 7.4 can never be placed
+  CHECK(f.state() == pb::STATE_ERROR);
+  CHECK(f.r->exited == pb::STATE_ERROR);
+}
