@@ -25,7 +25,7 @@ namespace det {
 namespace {
 
 struct container {
-  caf::actor allocation;
+  container_listener allocation;
   std::vector<int32_t> slots;
   int32_t pid = 0;
 };
@@ -117,10 +117,11 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
     // Dead or hung (heartbeats): keep its containers for agent_reconnect_wait.
     st.info.set_connected(false);
     self->send(st.handles.persistence, update_atom::value, st.info);
-    caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1}, false, true);
+    caf::anon_send(st.handles.pool(st.info.resource_pool()), enable_atom::value, st.info.id(), int32_t{-1},
+                   slot_switch::drain);
     std::cerr << "master: lost agent " << st.info.id() << " (" << self->system().render(dm.reason) << "); keeping "
               << st.containers.size() << " containers for " << st.handles.agent_reconnect_wait_s << " s" << std::endl;
-    self->delayed_send(self, std::chrono::seconds(st.handles.agent_reconnect_wait_s), tick_atom::value,
+    self->delayed_send(self, std::chrono::seconds(st.handles.agent_reconnect_wait_s), expire_atom::value,
                        ++st.disconnections);
   });
   return {
@@ -153,8 +154,8 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           if (!st.containers.count(id)) {
             self->send(st.remote, kill_container(id));
           }
-        caf::anon_send(st.handles.pool(st.info.resource_pool()), update_atom::value, st.info.id(), int32_t{-1},
-                       st.info.enabled(), true);  // what det agent enable|disable last said
+        caf::anon_send(st.handles.pool(st.info.resource_pool()), enable_atom::value, st.info.id(), int32_t{-1},
+                       st.info.enabled() ? slot_switch::enable : slot_switch::drain);  // what det agent enable|disable last said
         for (auto& kill : st.unsent_kills)
           if (st.containers.count(kill.allocation_id()))
             self->send(st.remote, std::move(kill));
@@ -163,7 +164,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
                   << " running containers" << std::endl;
         return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(self)};
       },
-      [=](tick_atom, int64_t window) {
+      [=](expire_atom, int64_t window) {
         auto& st = self->state;
         if (st.info.connected() || window != st.disconnections)
           return;
@@ -175,13 +176,14 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         st.containers.clear();
         self->quit();
       },
-      [=](launch_atom, pb::StartContainer& start, caf::actor allocation) {
+      [=](launch_atom, pb::StartContainer& start, container_listener allocation) {
         auto& c = self->state.containers[start.allocation_id()];
         c.allocation = std::move(allocation);
         c.slots.assign(start.slot_ids().begin(), start.slot_ids().end());
         self->send(self->state.remote, std::move(start));
       },
-      [=](register_atom, const std::string& allocation_id, const std::vector<int32_t>& slots, caf::actor allocation) {
+      [=](register_atom, const std::string& allocation_id, const std::vector<int32_t>& slots,
+          container_listener allocation) {
         auto& st = self->state;
         if (auto early = st.early_exits.find(allocation_id); early != st.early_exits.end()) {
           caf::anon_send(allocation, std::move(early->second));
@@ -214,11 +216,12 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         self->send(self->state.handles.persistence, std::move(batch));
       },
       [=](get_atom) -> pb::Agent { return snapshot(self); },
-      [=](update_atom a, int32_t slot, bool enabled, bool drain) -> caf::result<bool> {
+      [=](enable_atom a, int32_t slot, slot_switch change) -> caf::result<bool> {
         auto& info = self->state.info;
+        const bool enabled = change == slot_switch::enable;
         if (slot < 0) {
           info.set_enabled(enabled);
-          info.set_draining(!enabled && drain);
+          info.set_draining(change == slot_switch::drain);
         } else {
           auto* found = static_cast<pb::Slot*>(nullptr);
           for (auto& s : *info.mutable_slots())
@@ -232,7 +235,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         // returns (the reconnection passes info.enabled() on).
         if (slot < 0 && enabled && !info.connected())
           return true;
-        return self->delegate(self->state.handles.pool(info.resource_pool()), a, info.id(), slot, enabled, drain);
+        return self->delegate(self->state.handles.pool(info.resource_pool()), a, info.id(), slot, change);
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;

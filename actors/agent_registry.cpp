@@ -55,11 +55,11 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
                    caf::actor_cast<caf::actor>(proxy));
         return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(proxy)};
       },
-      [=](update_atom a, const std::string& agent_id, int32_t slot, bool enabled, bool drain) -> caf::result<bool> {
+      [=](enable_atom a, const std::string& agent_id, int32_t slot, slot_switch change) -> caf::result<bool> {
         auto it = self->state.agents.find(agent_id);
         if (it == self->state.agents.end())
           return false;
-        return self->delegate(it->second, a, slot, enabled, drain);
+        return self->delegate(it->second, a, slot, change);
       },
       [=](list_atom) -> caf::result<pb::GetAgentsResponse> {
         auto rp = self->make_response_promise<pb::GetAgentsResponse>();

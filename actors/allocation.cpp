@@ -47,7 +47,7 @@ struct allocation_state {
   pb::Trial trial;
   int32_t slots = 0;
   bool one_agent = false;  // its slots must all be on one agent (a Core API trial)
-  caf::actor trial_handle;
+  allocation_listener trial_handle;
   resource_pool_actor pool;
   std::vector<container_part> parts;  // empty until the pool places us
   std::optional<pb::ContainerExited> failure;  // the first container that did not end well
@@ -120,7 +120,7 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     self->monitor(where.agent);
     st.parts.push_back({where});
     if (reclaim) {
-      self->send(where.agent, register_atom::value, st.id, where.slot_ids, caf::actor_cast<caf::actor>(self));
+      self->send(where.agent, register_atom::value, st.id, where.slot_ids, container_listener{self});
       continue;
     }
     pb::StartContainer start;
@@ -130,13 +130,13 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     for (auto s : where.slot_ids) start.add_slot_ids(s);
     start.set_rank(rank);
     start.set_world_size(world_size);
-    self->send(where.agent, launch_atom::value, std::move(start), caf::actor_cast<caf::actor>(self));
+    self->send(where.agent, launch_atom::value, std::move(start), container_listener{self});
   }
   st.phase = reclaim ? allocation_phase::running : allocation_phase::launching;
 }
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
-                                                int32_t slots, bool one_agent, caf::actor trial_handle,
+                                                int32_t slots, bool one_agent, allocation_listener trial_handle,
                                                 resource_pool_actor pool, bool reclaim) {
   auto& st = self->state;
   self->set_down_handler([=](const caf::down_msg& dm) {
@@ -211,7 +211,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
 } // namespace
 
 allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
-                                  const pb::Trial& trial, int32_t slots, bool one_agent, caf::actor trial_handle,
+                                  const pb::Trial& trial, int32_t slots, bool one_agent, allocation_listener trial_handle,
                                   const resource_pool_actor& pool, bool reclaim) {
   return sys.spawn(allocation_impl, allocation_id, trial, slots, one_agent, std::move(trial_handle), pool, reclaim);
 }

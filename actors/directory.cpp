@@ -17,6 +17,8 @@ struct directory_state {
   static inline const char* name = "directory";
   std::map<key, caf::actor> entries;
   std::map<caf::actor_addr, key> by_address;
+  std::map<int64_t, experiment_actor> experiments;
+  std::map<int64_t, trial_actor> trials;
 
   // The directory exits last but one (before persistence) when the master
   // stops: it takes every experiment, trial, allocation and agent with it,
@@ -81,6 +83,20 @@ void ask_next(self_ptr self, std::shared_ptr<actor_survey> survey) {
             [=](caf::error&) { done("(no answer)"); });
 }
 
+void add(self_ptr self, const std::string& kind, const std::string& id, caf::actor a) {
+  self->monitor(a);
+  self->state.by_address[a.address()] = {kind, id};
+  self->state.entries[{kind, id}] = std::move(a);
+}
+
+/// Forgets the typed entry of `id` if it is still the actor that went down.
+template <class Handle>
+void forget(std::map<int64_t, Handle>& typed, const std::string& id, const caf::actor_addr& gone) {
+  auto it = typed.find(std::stoll(id));
+  if (it != typed.end() && it->second.address() == gone)
+    typed.erase(it);
+}
+
 directory_actor::behavior_type directory_impl(self_ptr self) {
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto it = self->state.by_address.find(dm.source);
@@ -90,17 +106,32 @@ directory_actor::behavior_type directory_impl(self_ptr self) {
     auto entry = self->state.entries.find(it->second);
     if (entry != self->state.entries.end() && entry->second.address() == dm.source)
       self->state.entries.erase(entry);
+    const auto& [kind, id] = it->second;
+    if (kind == "experiment")
+      forget(self->state.experiments, id, dm.source);
+    else if (kind == "trial")
+      forget(self->state.trials, id, dm.source);
     self->state.by_address.erase(it);
   });
   return {
       [=](register_atom, const std::string& kind, const std::string& id, caf::actor a) {
-        self->monitor(a);
-        self->state.by_address[a.address()] = {kind, id};
-        self->state.entries[{kind, id}] = std::move(a);
+        add(self, kind, id, std::move(a));
       },
-      [=](get_atom, const std::string& kind, const std::string& id) -> caf::actor {
-        auto it = self->state.entries.find({kind, id});
-        return it == self->state.entries.end() ? caf::actor{} : it->second;
+      [=](register_atom, experiment_id id, experiment_actor a) {
+        add(self, "experiment", std::to_string(id.value), caf::actor_cast<caf::actor>(a));
+        self->state.experiments[id.value] = std::move(a);
+      },
+      [=](register_atom, trial_id id, trial_actor a) {
+        add(self, "trial", std::to_string(id.value), caf::actor_cast<caf::actor>(a));
+        self->state.trials[id.value] = std::move(a);
+      },
+      [=](get_atom, experiment_id id) -> experiment_actor {
+        auto it = self->state.experiments.find(id.value);
+        return it == self->state.experiments.end() ? experiment_actor{} : it->second;
+      },
+      [=](get_atom, trial_id id) -> trial_actor {
+        auto it = self->state.trials.find(id.value);
+        return it == self->state.trials.end() ? trial_actor{} : it->second;
       },
       // Every actor reports its own mailbox length: the mailbox may only be read
       // by the thread running the actor, so ask each one, at most

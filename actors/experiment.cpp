@@ -149,13 +149,12 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.max_restarts = st.cfg.max_restarts;
   setup.preemption_timeout_s = st.cfg.preemption_timeout_s;
   setup.start_paused = paused(self);
-  setup.experiment = caf::actor_cast<caf::actor>(self);
+  setup.experiment = trial_listener{self};
   setup.handles = st.handles;
   setup.directory = st.directory;
   entry.trial_id = t.id();
   entry.handle = spawn_trial(self->system(), std::move(setup));
-  self->send(st.directory, register_atom::value, std::string{"trial"}, std::to_string(t.id()),
-             caf::actor_cast<caf::actor>(entry.handle));
+  self->send(st.directory, register_atom::value, trial_id{t.id()}, entry.handle);
   if (entry.target.value > 0)
     self->send(entry.handle, train_to_atom::value, entry.target);
 }
@@ -284,8 +283,8 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
 void save_snapshot(self_ptr self) {
   std::string bytes;
   self->state.search->snapshot().SerializeToString(&bytes);
-  self->send(self->state.handles.persistence, update_atom::value,
-             experiment_id{self->state.exp.id()}, std::move(bytes));
+  self->send(self->state.handles.persistence, snapshot_atom::value, experiment_id{self->state.exp.id()},
+             std::move(bytes));
 }
 
 void process(self_ptr self, std::vector<searcher::action> actions) {
@@ -445,7 +444,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         process(self, self->state.search->validation_completed(request_id, metric, length));
         sync_rung(self, request_id);
       },
-      [=](exited_atom, int64_t request_id, pb::State final_state, bool invalid_hparams) {
+      [=](exited_atom, int64_t request_id, pb::State final_state, pb::WorkerOutcome worker_said) {
         auto& entry = self->state.trials[request_id];
         entry.exited = true;
         entry.final_state = final_state;
@@ -454,7 +453,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto& search = *self->state.search;
         // An early exit only records why; trial_exited closes the trial.
         std::vector<searcher::action> actions;
-        if (invalid_hparams)
+        if (worker_said == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS)
           actions = search.trial_exited_early(request_id, searcher::exit_reason::invalid_hp);
         else if (final_state == pb::STATE_CANCELED)
           actions = search.trial_exited_early(request_id, searcher::exit_reason::user_canceled);
@@ -464,7 +463,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         actions.insert(actions.end(), closing.begin(), closing.end());
         process(self, std::move(actions));
       },
-      [=](update_atom, int64_t request_id, const std::string& checkpoint, int64_t length) {
+      [=](checkpointed_atom, int64_t request_id, const std::string& checkpoint, int64_t length) {
         auto& entry = self->state.trials[request_id];
         entry.latest_checkpoint = checkpoint;
         entry.checkpoint_length = length;

@@ -1,8 +1,9 @@
 #pragma once
 // Typed interfaces of the master's actors, which live in one process. Handles
-// point downward (experiment -> trial -> allocation -> pool/agent); replies
-// that travel upward go to a plain caf::actor the child was given, so the
-// interfaces have no cycles.
+// point downward (experiment -> trial -> allocation -> pool/agent); what
+// travels upward goes to a listener interface the parent's interface extends
+// (trial_listener, allocation_listener, container_listener), so the
+// interfaces have no cycles and no handle is cast unchecked.
 
 #include <cstdint>
 #include <atomic>
@@ -29,9 +30,12 @@ typename Inspector::result_type inspect(Inspector& f, length& x) {
 using activate_atom = caf::atom_constant<caf::atom("activate")>;
 using add_atom = caf::atom_constant<caf::atom("add")>;
 using checkpoints_atom = caf::atom_constant<caf::atom("ckpts")>;
+using checkpointed_atom = caf::atom_constant<caf::atom("ckpted")>;
 using gc_atom = caf::atom_constant<caf::atom("gc")>;
 using allocate_atom = caf::atom_constant<caf::atom("allocate")>;
 using create_atom = caf::atom_constant<caf::atom("create")>;
+using enable_atom = caf::atom_constant<caf::atom("enable")>;
+using expire_atom = caf::atom_constant<caf::atom("expire")>;
 using exited_atom = caf::atom_constant<caf::atom("exited")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using get_atom = caf::atom_constant<caf::atom("get")>;
@@ -47,12 +51,25 @@ using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
 using rung_atom = caf::atom_constant<caf::atom("rung")>;
+using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using train_to_atom = caf::atom_constant<caf::atom("train_to")>;
 using update_atom = caf::atom_constant<caf::atom("update")>;
 using validated_atom = caf::atom_constant<caf::atom("validated")>;
+
+/// What det agent|slot enable|disable [--drain] asks of an agent or one of its slots.
+enum class slot_switch : uint8_t {
+  enable,   ///< takes new work
+  drain,    ///< takes no new work; what runs there finishes
+  disable,  ///< takes no new work; what runs there is preempted
+};
+
+inline std::string to_string(slot_switch x) {
+  return x == slot_switch::enable ? "enable" : x == slot_switch::drain ? "drain" : "disable";
+}
 
 /// Tags that keep experiment and trial ids apart in message signatures.
 struct experiment_id {
@@ -79,7 +96,7 @@ using persistence_actor = caf::typed_actor<
     caf::reacts_to<update_atom, pb::Experiment>,
     caf::reacts_to<update_atom, pb::Trial>,
     caf::reacts_to<update_atom, pb::Agent>,
-    caf::reacts_to<update_atom, experiment_id, std::string>,  // serialized searcher snapshot
+    caf::reacts_to<snapshot_atom, experiment_id, std::string>,  // serialized searcher snapshot
     caf::reacts_to<update_atom, experiment_id, pb::JobSettings>,  // scheduling settings changed
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
     caf::reacts_to<pb::LogBatch>,
@@ -107,18 +124,23 @@ using checkpoint_collector_actor = caf::typed_actor<
     caf::replies_to<remove_atom, std::string>::with<bool>,  // by uuid; false: no such checkpoint
     caf::reacts_to<gc_atom, experiment_id, std::string>>;   // the experiment's config TOML
 
+/// Hears how the containers it launched on an agent are doing: an allocation.
+using container_listener = caf::typed_actor<
+    caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerExited>>;
+
 /// The master-side agent: relays container commands to its agent process and
 /// container events back to the allocations.
 using agent_proxy_actor = agent_endpoint::extend<
     // The agent registered again while this proxy waited for it: it takes its containers back.
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
-    caf::reacts_to<tick_atom, int64_t>,  // the reconnect window of that disconnection closed
-    caf::reacts_to<launch_atom, pb::StartContainer, caf::actor>,
+    caf::reacts_to<expire_atom, int64_t>,  // the reconnect window of that disconnection closed
+    caf::reacts_to<launch_atom, pb::StartContainer, container_listener>,
     // An allocation takes back a container the agent kept running across a master restart.
-    caf::reacts_to<register_atom, std::string, std::vector<int32_t>, caf::actor>,
+    caf::reacts_to<register_atom, std::string, std::vector<int32_t>, container_listener>,
     caf::reacts_to<pb::KillContainer>,
     caf::replies_to<get_atom>::with<pb::Agent>,
-    caf::replies_to<update_atom, int32_t, bool, bool>::with<bool>,  // slot (-1: all), enabled, drain
+    caf::replies_to<enable_atom, int32_t, slot_switch>::with<bool>,  // slot (-1: all)
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// One agent's share of an allocation: its slots there and the agent's master-side proxy. An
@@ -155,7 +177,7 @@ using resource_pool_actor = caf::typed_actor<
     // A restored trial's run: answered once an agent reports that allocation still running (it
     // is adopted where it runs), or with an error after agent_reconnect_wait.
     caf::replies_to<reclaim_atom, std::string, std::string, int32_t>::with<allocation_parts>,
-    caf::reacts_to<tick_atom, std::string>,  // that wait for an allocation id is over
+    caf::reacts_to<expire_atom, std::string>,  // that wait for an allocation id is over
     caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
     caf::reacts_to<remove_atom, std::string>,                // a job has ended
     // An agent's enabled slots, and the containers it still runs from before a master restart.
@@ -163,9 +185,9 @@ using resource_pool_actor = caf::typed_actor<
     caf::reacts_to<remove_atom, std::string, caf::actor_addr>,  // agent id, its proxy
     // Enables or disables an agent (slot -1) or one of its slots; without drain, what runs there
     // is preempted. Answers whether the pool has that agent and slot.
-    caf::replies_to<update_atom, std::string, int32_t, bool, bool>::with<bool>,
+    caf::replies_to<enable_atom, std::string, int32_t, slot_switch>::with<bool>,
     caf::replies_to<list_atom>::with<pb::ResourcePoolInfo, pb::GetJobsResponse>,
-    caf::reacts_to<tick_atom>,  // runs the scheduling pass a change asked for
+    caf::reacts_to<schedule_atom>,  // runs the scheduling pass a change asked for
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// Knows every agent that registered; spawns their master-side proxies.
@@ -173,17 +195,28 @@ using agent_registry_actor = caf::typed_actor<
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
     // det agent|slot enable|disable: agent id, slot (-1: the agent), enabled, drain; answers
     // whether the agent (and slot) exists.
-    caf::replies_to<update_atom, std::string, int32_t, bool, bool>::with<bool>,
+    caf::replies_to<enable_atom, std::string, int32_t, slot_switch>::with<bool>,
     caf::replies_to<list_atom>::with<pb::GetAgentsResponse>>;
 
-/// One allocation of slots for one run of a trial: one container.
-using allocation_actor = caf::typed_actor<
+/// One allocation of slots for one run of a trial: its containers, one per agent it spans.
+using allocation_actor = container_listener::extend<
     caf::reacts_to<preempt_atom>,  // the pool wants the slots back
     caf::reacts_to<kill_atom, int32_t, int64_t>,  // signal, then SIGKILL after this many seconds
-    caf::reacts_to<pb::ContainerStarted>,
-    caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<kill_atom, int32_t>,
     caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// What an allocation tells its trial: its containers started, the run ended (one
+/// ContainerExited for all of them), or the pool wants the slots back.
+using allocation_listener = caf::typed_actor<
+    caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<preempt_atom>>;
+
+/// What a trial tells the experiment that owns it.
+using trial_listener = caf::typed_actor<
+    caf::reacts_to<validated_atom, int64_t, double, int64_t>,  // request id, searcher metric, length
+    caf::reacts_to<exited_atom, int64_t, pb::State, pb::WorkerOutcome>,  // request id, end, what its worker said
+    caf::reacts_to<checkpointed_atom, int64_t, std::string, int64_t>>;  // request id, latest checkpoint, its length
 
 /// A trial: what its worker talks to, plus its allocation's events.
 using trial_actor = trial_endpoint::extend<
@@ -201,11 +234,8 @@ using trial_actor = trial_endpoint::extend<
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// An experiment: owns its searcher, spawns its trials.
-using experiment_actor = caf::typed_actor<
+using experiment_actor = trial_listener::extend<
     caf::reacts_to<start_atom>,  // begins (or restores) the search, once spawned
-    caf::reacts_to<validated_atom, int64_t, double, int64_t>,  // request id, metric, length
-    caf::reacts_to<exited_atom, int64_t, pb::State, bool>,  // request id, end, invalid hparams
-    caf::reacts_to<update_atom, int64_t, std::string, int64_t>,  // request id, latest checkpoint, its length
     caf::reacts_to<kill_atom>,
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,

@@ -35,12 +35,11 @@ caf::error not_running(int64_t trial) {
 template <class Signal>
 caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal signal) {
   auto rp = self->make_response_promise<bool>();
-  self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"experiment"},
-                std::to_string(id.value))
+  self->request(self->state.directory, lookup_timeout, get_atom::value, id)
       .then(
-          [=](caf::actor a) mutable {
+          [=](experiment_actor a) mutable {
             if (a)
-              self->send(caf::actor_cast<experiment_actor>(a), signal);
+              self->send(a, signal);
             rp.deliver(static_cast<bool>(a));
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
@@ -55,8 +54,7 @@ void store_experiment(self_ptr self, pb::Experiment exp, experiment_plan plan, c
           [=](int64_t id) mutable {
             exp.set_id(id);
             auto actor = spawn_experiment(self->system(), exp, plan, self->state.handles, self->state.directory);
-            self->send(self->state.directory, register_atom::value, std::string{"experiment"}, std::to_string(id),
-                       caf::actor_cast<caf::actor>(actor));
+            self->send(self->state.directory, register_atom::value, experiment_id{id}, actor);
             pb::CreateExperimentResponse resp;
             *resp.mutable_experiment() = exp;
             rp.deliver(std::move(resp));
@@ -75,15 +73,14 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
         auto rp = self->make_response_promise<pb::TrialSpec, trial_endpoint>();
         auto id = hello.trial_id();
-        self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"trial"},
-                      std::to_string(id))
+        self->request(self->state.directory, lookup_timeout, get_atom::value, trial_id{id})
             .then(
-                [=](caf::actor a) mutable {
+                [=](trial_actor a) mutable {
                   if (!a) {
                     rp.deliver(not_running(id));
                     return;
                   }
-                  self->request(caf::actor_cast<trial_actor>(a), lookup_timeout, hello)
+                  self->request(a, lookup_timeout, hello)
                       .then([=](pb::TrialSpec& spec,
                                 trial_endpoint ep) mutable { rp.deliver(std::move(spec), ep); },
                             [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
@@ -94,15 +91,14 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> {
         auto rp = self->make_response_promise<pb::CoreApiReply>();
         auto id = call.trial_id();
-        self->request(self->state.directory, lookup_timeout, get_atom::value, std::string{"trial"},
-                      std::to_string(id))
+        self->request(self->state.directory, lookup_timeout, get_atom::value, trial_id{id})
             .then(
-                [=](caf::actor a) mutable {
+                [=](trial_actor a) mutable {
                   if (!a) {
                     rp.deliver(not_running(id));
                     return;
                   }
-                  self->request(caf::actor_cast<trial_actor>(a), lookup_timeout, std::move(call))
+                  self->request(a, lookup_timeout, std::move(call))
                       .then([=](pb::CoreApiReply& r) mutable { rp.deliver(std::move(r)); },
                             [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
                 },

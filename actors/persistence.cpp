@@ -147,7 +147,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           self->state.flush();
         self->state.guarded("updating a trial", [&] { self->state.db->update_trial(t); });
       },
-      [=](update_atom, experiment_id id, std::string& snapshot) {
+      [=](snapshot_atom, experiment_id id, std::string& snapshot) {
         self->state.snapshots[id.value] = std::move(snapshot);
         schedule_flush(self);
       },

@@ -191,7 +191,7 @@ void add_orphan(self_ptr self, const std::string& agent_id, const pb::RunningCon
   parts.erase(std::remove_if(parts.begin(), parts.end(), [&](const orphan& o) { return o.agent_id == agent_id; }),
               parts.end());  // the agent registered again
   parts.push_back({agent_id, {running.slot_ids().begin(), running.slot_ids().end()}});
-  self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, id);
+  self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), expire_atom::value, id);
   try_adopt(self, id);
 }
 
@@ -210,7 +210,7 @@ void drop_orphans(self_ptr self, const std::string& allocation_id) {
 
 void request_pass(self_ptr self) {
   if (std::exchange(self->state.pass_requested, true)) return;
-  self->send(self, tick_atom::value);
+  self->send(self, schedule_atom::value);
 }
 
 pb::ResourcePoolInfo describe_pool(self_ptr self) {
@@ -274,7 +274,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
   self->state.policy = scheduler::pool_scheduler(options_of(spec));
   self->state.spec = std::move(spec);
   self->state.reconnect_wait_s = reconnect_wait_s;
-  self->delayed_send(self, std::chrono::seconds(reconnect_wait_s), tick_atom::value);  // see refuse_oversized
+  self->delayed_send(self, std::chrono::seconds(reconnect_wait_s), schedule_atom::value);  // see refuse_oversized
   return {
       [=](reclaim_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
         auto& st = self->state;
@@ -283,10 +283,10 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         st.reclaims[allocation_id] = reclaim{{rp, std::move(requester)}, job, slots};
         try_adopt(self, allocation_id);
         if (st.reclaims.count(allocation_id))
-          self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), tick_atom::value, allocation_id);
+          self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), expire_atom::value, allocation_id);
         return rp;
       },
-      [=](tick_atom, const std::string& allocation_id) {
+      [=](expire_atom, const std::string& allocation_id) {
         auto& st = self->state;
         if (auto r = st.reclaims.find(allocation_id); r != st.reclaims.end()) {
           r->second.waiting.promise.deliver(make_error(
@@ -335,7 +335,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         request_pass(self);
       },
       [=](remove_atom, const std::string& job) { self->state.policy.forget_group(job); },
-      [=](tick_atom) { run_pass(self); },
+      [=](schedule_atom) { run_pass(self); },
       [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, agent_proxy_actor proxy,
           const std::vector<pb::RunningContainer>& running) {
         auto& st = self->state;
@@ -356,12 +356,13 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         st.agents.erase(agent_id);
         request_pass(self);
       },
-      [=](update_atom, const std::string& agent_id, int32_t slot, bool enabled, bool drain) -> bool {
+      [=](enable_atom, const std::string& agent_id, int32_t slot, slot_switch change) -> bool {
         auto& st = self->state;
+        const bool enabled = change == slot_switch::enable;
         bool known = slot < 0 ? st.policy.set_agent_enabled(agent_id, enabled)
                               : st.policy.set_slot_enabled(agent_id, slot, enabled);
         if (!known) return false;
-        if (!enabled && !drain)
+        if (change == slot_switch::disable)
           for (const auto& id : st.policy.tasks_on(agent_id, slot < 0 ? std::nullopt : std::optional<int>(slot)))
             preempt(self, id);
         request_pass(self);

@@ -23,10 +23,14 @@ namespace searcher {
 class searcher;
 }
 
-/// Actor kinds and ids as the admin REPL names them.
+/// Actor kinds and ids as the admin REPL names them, and the live experiments and trials by id
+/// (an invalid handle when there is none), typed as they were registered.
 using directory_actor = caf::typed_actor<
     caf::reacts_to<register_atom, std::string, std::string, caf::actor>,
-    caf::replies_to<get_atom, std::string, std::string>::with<caf::actor>,
+    caf::reacts_to<register_atom, experiment_id, experiment_actor>,
+    caf::reacts_to<register_atom, trial_id, trial_actor>,
+    caf::replies_to<get_atom, experiment_id>::with<experiment_actor>,
+    caf::replies_to<get_atom, trial_id>::with<trial_actor>,
     caf::replies_to<actors_atom>::with<std::string>,
     caf::replies_to<inspect_atom, std::string, std::string>::with<std::string>>;
 
@@ -76,7 +80,7 @@ struct trial_setup {
   std::string checkpoint_root;     // its checkpoints go to <checkpoint_root>/<uuid>/
   std::shared_ptr<const std::string> model_definition;  // tar archive for the worker; may be empty
   std::string warm_start_dir;      // the directory of trial.warm_start_checkpoint_uuid
-  caf::actor experiment;           // receives validated/exited
+  trial_listener experiment;
   master_handles handles;
   directory_actor directory;
 };
@@ -86,7 +90,8 @@ trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup);
 /// `reclaim`: the run's container outlived a master restart; it is taken back where it runs
 /// rather than launched.
 allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
-                                  const pb::Trial& trial, int32_t slots, bool one_agent, caf::actor trial_handle,
+                                  const pb::Trial& trial, int32_t slots, bool one_agent,
+                                  allocation_listener trial_handle,
                                   const resource_pool_actor& pool, bool reclaim = false);
 
 /// A parsed experiment config and its searcher, made before the experiment

@@ -90,7 +90,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   st.report.reset();
   st.rendezvous.clear();
   st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
-                                   st.setup.one_agent, caf::actor_cast<caf::actor>(self),
+                                   st.setup.one_agent, allocation_listener{self},
                                    st.setup.handles.pool(st.setup.resource_pool), reclaim);
   self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, run_id(self),
              caf::actor_cast<caf::actor>(st.allocation));
@@ -136,7 +136,7 @@ void end(self_ptr self, pb::State final_state, const std::string& reason) {
   set_state(self, final_state);
   const auto& r = self->state.report;
   caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state,
-                 r && r->outcome == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS);
+                 r ? r->outcome : pb::WORKER_OUTCOME_UNSPECIFIED);
   self->quit();
 }
 
@@ -297,7 +297,7 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
           [=](bool recorded) mutable {
             if (recorded) {
               trial(self).set_latest_checkpoint_uuid(uuid);
-              caf::anon_send(self->state.setup.experiment, update_atom::value, trial(self).request_id(), uuid,
+              caf::anon_send(self->state.setup.experiment, checkpointed_atom::value, trial(self).request_id(), uuid,
                              length);
             }
             done(recorded);

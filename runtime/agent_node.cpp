@@ -35,7 +35,7 @@ namespace {
 using connect_atom = caf::atom_constant<caf::atom("connect")>;
 using line_atom = caf::atom_constant<caf::atom("line")>;
 using ended_atom = caf::atom_constant<caf::atom("ended")>;
-using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using send_logs_atom = caf::atom_constant<caf::atom("sendlogs")>;
 using force_atom = caf::atom_constant<caf::atom("force")>;
 using give_up_atom = caf::atom_constant<caf::atom("giveup")>;
 
@@ -44,7 +44,7 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<connect_atom>,
     caf::reacts_to<line_atom, std::string, std::string, std::string>,
     caf::reacts_to<ended_atom, std::string, int32_t, int32_t>,
-    caf::reacts_to<flush_atom>,
+    caf::reacts_to<send_logs_atom>,
     caf::reacts_to<force_atom, std::string>,
     caf::reacts_to<give_up_atom, int64_t>>;
 
@@ -274,10 +274,10 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
           flush_logs(self);
         } else if (!st.flush_scheduled) {
           st.flush_scheduled = true;
-          self->delayed_send(self, log_flush_delay, flush_atom::value);
+          self->delayed_send(self, log_flush_delay, send_logs_atom::value);
         }
       },
-      [=](flush_atom) { flush_logs(self); },
+      [=](send_logs_atom) { flush_logs(self); },
       [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
         auto& st = self->state;
         flush_logs(self);

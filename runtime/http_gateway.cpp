@@ -245,7 +245,8 @@ struct http_gateway::impl {
     if (!req.body.empty() && !from_json(req.body, body, error))
       return reply_error(res, 400, error);
     caf::scoped_actor self{sys};
-    self->request(handles.registry, actor_timeout, update_atom::value, agent, slot, enable, body.drain())
+    const auto change = enable ? slot_switch::enable : body.drain() ? slot_switch::drain : slot_switch::disable;
+    self->request(handles.registry, actor_timeout, enable_atom::value, agent, slot, change)
         .receive(
             [&](bool found) {
               if (found)

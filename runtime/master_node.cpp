@@ -143,8 +143,7 @@ int run_master(const master_options& opts) {
                    caf::actor_cast<caf::actor>(pool));
   for (auto& [exp, plan] : restored) {
     auto actor = spawn_experiment(sys, exp, std::move(plan), handles, directory);
-    caf::anon_send(directory, register_atom::value, std::string{"experiment"},
-                   std::to_string(exp.id()), caf::actor_cast<caf::actor>(actor));
+    caf::anon_send(directory, register_atom::value, experiment_id{exp.id()}, actor);
   }
 
   auto bound = sys.middleman().publish(caf::actor_cast<master_actor>(front),

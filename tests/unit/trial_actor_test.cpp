@@ -1,9 +1,9 @@
-// The trial and allocation actors driven deterministically: CAF's test_coordinator runs every
-// message in this thread, against small fake persistence, pool, agent, directory and experiment
-// actors that record what they hear. Each case is an ordering of events that the lifecycle must
-// survive: a kill during a preemption, an activate before a pause lands, an agent lost while
-// pausing, a worker's report arriving after its agent's, a decode failure from the pool, and
-// reports from a run that is over.
+// The experiment, trial and allocation actors driven deterministically: CAF's test_coordinator
+// runs every message in this thread, against small fake persistence, pool, agent, directory and
+// experiment actors that record what they hear. Each case is an ordering of events that the
+// lifecycle must survive: a kill during a preemption, an activate before a pause lands, an agent
+// lost while pausing, a worker's report arriving after its agent's, a decode failure from the
+// pool, reports from a run that is over, and an experiment killed while its trial runs.
 
 #include <doctest/doctest.h>
 
@@ -37,6 +37,9 @@ struct recorded {
   std::vector<bool> checkpoint_answers;
   int restarts_stored = 0;
   caf::actor agent;  // where the pool places runs: the agent's master-side proxy
+  std::vector<pb::State> experiment_states;
+  int64_t next_trial_id = 7;
+  std::vector<int64_t> collected;  // experiments whose checkpoints were collected
 };
 
 caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded> r) {
@@ -50,14 +53,21 @@ caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded
       },
       [=](const pb::MetricBatch& b) -> int64_t { return b.reports_size(); },
       [=](const pb::Checkpoint&) -> bool { return true; },
+      [=](create_atom, const pb::Trial&) -> int64_t { return r->next_trial_id++; },
+      [=](update_atom, const pb::Experiment& e) { r->experiment_states.push_back(e.state()); },
+      [=](snapshot_atom, experiment_id, const std::string&) {},
   };
+}
+
+caf::behavior fake_collector(caf::event_based_actor*, std::shared_ptr<recorded> r) {
+  return {[=](gc_atom, experiment_id id, const std::string&) { r->collected.push_back(id.value); }};
 }
 
 caf::behavior fake_agent(caf::event_based_actor*, std::shared_ptr<recorded> r) {
   return {
-      [=](launch_atom, const pb::StartContainer& start, const caf::actor& allocation) {
+      [=](launch_atom, const pb::StartContainer& start, const container_listener& allocation) {
         r->launches.push_back(start);
-        r->allocations.push_back(allocation);
+        r->allocations.push_back(caf::actor_cast<caf::actor>(allocation));
       },
       [=](const pb::KillContainer& k) { r->kills.push_back(k); },
   };
@@ -72,19 +82,25 @@ caf::behavior fake_pool(caf::event_based_actor*, std::shared_ptr<recorded> r) {
         return allocation_parts{{"agent-1", {0}, caf::actor_cast<agent_proxy_actor>(r->agent)}};
       },
       [=](release_atom, const std::string& id) { r->released.push_back(id); },
+      [=](update_atom, const std::string&, const job_settings&) {},
+      [=](remove_atom, const std::string&) {},
   };
 }
 
 caf::behavior fake_experiment(caf::event_based_actor*, std::shared_ptr<recorded> r) {
   return {
-      [=](exited_atom, int64_t, pb::State s, bool) { r->exited = s; },
+      [=](exited_atom, int64_t, pb::State s, pb::WorkerOutcome) { r->exited = s; },
       [=](validated_atom, int64_t, double, int64_t) {},
-      [=](update_atom, int64_t, const std::string&, int64_t) {},
+      [=](checkpointed_atom, int64_t, const std::string&, int64_t) {},
   };
 }
 
 caf::behavior fake_directory(caf::event_based_actor*) {
-  return {[](register_atom, const std::string&, const std::string&, const caf::actor&) {}};
+  return {
+      [](register_atom, const std::string&, const std::string&, const caf::actor&) {},
+      [](register_atom, trial_id, const trial_actor&) {},
+      [](register_atom, experiment_id, const experiment_actor&) {},
+  };
 }
 
 /// A worker process as the trial sees it: sends what it is told and keeps the answers.
@@ -103,44 +119,76 @@ caf::behavior fake_worker(caf::event_based_actor* self, std::shared_ptr<recorded
   };
 }
 
-struct fixture {
+/// An actor system on the deterministic scheduler with the fakes a trial or experiment talks to.
+struct neighbours {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::scheduler::test_coordinator* sched = nullptr;
   std::shared_ptr<recorded> r = std::make_shared<recorded>();
-  trial_actor trial;
-  caf::actor worker;
+  master_handles handles;
+  directory_actor directory;
 
-  fixture() {
+  neighbours() {
     cfg.set("scheduler.policy", caf::atom("testing"));
     sys = std::make_unique<caf::actor_system>(cfg);
     sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     sys->await_actors_before_shutdown(false);  // the fakes live until the system goes
     r->agent = sys->spawn(fake_agent, r);
+    handles.persistence = caf::actor_cast<persistence_actor>(sys->spawn(fake_persistence, r));
+    handles.collector = caf::actor_cast<checkpoint_collector_actor>(sys->spawn(fake_collector, r));
+    handles.default_pool = "default";
+    handles.pools["default"] = caf::actor_cast<resource_pool_actor>(sys->spawn(fake_pool, r));
+    directory = caf::actor_cast<directory_actor>(sys->spawn(fake_directory));
+  }
+
+  ~neighbours() {
+    caf::anon_send_exit(std::exchange(r->agent, nullptr), caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  void run() { sched->run(); }
+
+  pb::State state() const { return r->trial_states.empty() ? pb::STATE_UNSPECIFIED : r->trial_states.back(); }
+  caf::actor allocation() const { return r->allocations.back(); }
+  std::string run_id() const { return r->launches.back().allocation_id(); }
+
+  void container_exits(int exit_code, int signal = 0) {
+    pb::ContainerExited x;
+    x.set_allocation_id(run_id());
+    x.set_agent_id("agent-1");
+    x.set_cause(pb::EXIT_CAUSE_EXITED);
+    x.set_exit_code(exit_code);
+    x.set_signal(signal);
+    caf::anon_send(allocation(), std::move(x));
+    run();
+  }
+};
+
+/// One trial (id 7) of experiment 3, spawned as its experiment would.
+struct fixture : neighbours {
+  trial_actor trial;
+  caf::actor worker;
+
+  fixture() {
     trial_setup setup;
     setup.trial.set_id(7);
     setup.trial.set_experiment_id(3);
     setup.trial.set_request_id(1);
     setup.trial.set_state(pb::STATE_QUEUED);
     setup.max_restarts = 5;
-    setup.handles.persistence = caf::actor_cast<persistence_actor>(sys->spawn(fake_persistence, r));
-    setup.handles.default_pool = "default";
-    setup.handles.pools["default"] = caf::actor_cast<resource_pool_actor>(sys->spawn(fake_pool, r));
-    setup.experiment = sys->spawn(fake_experiment, r);
-    setup.directory = caf::actor_cast<directory_actor>(sys->spawn(fake_directory));
+    setup.handles = handles;
+    setup.experiment = caf::actor_cast<trial_listener>(sys->spawn(fake_experiment, r));
+    setup.directory = directory;
     trial = spawn_trial(*sys, std::move(setup));
     worker = sys->spawn(fake_worker, r, trial);
     run();
   }
 
   ~fixture() {
-    caf::anon_send_exit(std::exchange(r->agent, nullptr), caf::exit_reason::user_shutdown);
     caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(trial, caf::exit_reason::user_shutdown);
     run();
   }
-
-  void run() { sched->run(); }
 
   /// The agent's proxy goes down (the agent was lost); the pool places later runs on a new one.
   void lose_agent() {
@@ -148,11 +196,6 @@ struct fixture {
     caf::anon_send_exit(lost, caf::exit_reason::kill);
     run();
   }
-
-  pb::State state() const { return r->trial_states.empty() ? pb::STATE_UNSPECIFIED : r->trial_states.back(); }
-
-  caf::actor allocation() const { return r->allocations.back(); }
-  std::string run_id() const { return r->launches.back().allocation_id(); }
 
   /// The current run's container started on agent-1 and its worker said it runs.
   void started() {
@@ -169,17 +212,6 @@ struct fixture {
     e.set_allocation_id(allocation_id);
     e.set_outcome(outcome);
     caf::anon_send(worker, std::move(e));
-    run();
-  }
-
-  void container_exits(int exit_code, int signal = 0) {
-    pb::ContainerExited x;
-    x.set_allocation_id(run_id());
-    x.set_agent_id("agent-1");
-    x.set_cause(pb::EXIT_CAUSE_EXITED);
-    x.set_exit_code(exit_code);
-    x.set_signal(signal);
-    caf::anon_send(allocation(), std::move(x));
     run();
   }
 
@@ -286,4 +318,35 @@ TEST_CASE("a decode failure from the pool is one failed run, not an unschedulabl
   f.container_exits(1);  // 7.3 fails; 7.4 can never be placed
   CHECK(f.state() == pb::STATE_ERROR);
   CHECK(f.r->exited == pb::STATE_ERROR);
+}
+
+TEST_CASE("an experiment killed while its trial runs is STOPPING_KILLED until the trial has stopped") {
+  neighbours n;
+  pb::Experiment exp;
+  exp.set_id(3);
+  exp.set_state(pb::STATE_ACTIVE);
+  exp.set_config(R"(
+name = "killed"
+entrypoint = "builtin:simulate"
+[hyperparameters]
+x = 0.5
+[searcher]
+name = "single"
+metric = "validation_loss"
+max_length = { batches = 100 }
+)");
+  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "killed.toml"), n.handles,
+                                     n.directory);
+  n.run();
+  REQUIRE(n.r->launches.size() == 1);  // its one trial launched
+  caf::anon_send(experiment, kill_atom::value);
+  n.run();
+  CHECK(n.r->experiment_states.back() == pb::STATE_STOPPING_KILLED);
+  CHECK(n.state() == pb::STATE_STOPPING_KILLED);
+  REQUIRE_FALSE(n.r->kills.empty());
+  CHECK(n.r->kills.back().signal() == SIGKILL);
+  n.container_exits(0, SIGKILL);
+  CHECK(n.state() == pb::STATE_CANCELED);
+  CHECK(n.r->experiment_states.back() == pb::STATE_CANCELED);
+  CHECK(n.r->collected == std::vector<int64_t>{3});
 }

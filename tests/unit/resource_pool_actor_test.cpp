@@ -1,0 +1,102 @@
+// The resource pool actor driven deterministically by CAF's test_coordinator: requests placed on
+// an agent with room, a release that lets the next one in, a request no agent could ever hold
+// refused as unschedulable, and an agent disabled without --drain preempting what runs there.
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "actors/spawn.hpp"
+#include "caf/all.hpp"
+#include "caf/scheduler/test_coordinator.hpp"
+
+using namespace det;
+
+namespace {
+
+/// What each allocation heard from the pool, by allocation id.
+struct heard {
+  std::map<std::string, allocation_parts> placed;
+  std::map<std::string, caf::error> refused;
+  std::map<std::string, int> preempted;
+};
+
+/// An allocation as the pool sees it: asks for slots and keeps the answer.
+caf::behavior fake_allocation(caf::event_based_actor* self, std::shared_ptr<heard> h, resource_pool_actor pool,
+                              std::string id, int32_t slots) {
+  self->request(pool, caf::infinite, allocate_atom::value, id, std::string{"job-1"}, slots, false)
+      .then([=](const allocation_parts& parts) { h->placed[id] = parts; },
+            [=](caf::error& e) { h->refused[id] = e; });
+  return {[=](preempt_atom) { ++h->preempted[id]; }};
+}
+
+caf::behavior fake_agent_proxy(caf::event_based_actor*) {
+  return {[](const pb::KillContainer&) {}};
+}
+
+struct pool_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  std::shared_ptr<heard> h = std::make_shared<heard>();
+  resource_pool_actor pool;
+
+  pool_fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    sys->await_actors_before_shutdown(false);
+    config::resource_pool_config spec;
+    spec.name = "default";
+    pool = spawn_resource_pool(*sys, spec, 0);  // no reconnect wait: oversized requests are refused at once
+    auto proxy = caf::actor_cast<agent_proxy_actor>(sys->spawn(fake_agent_proxy));
+    caf::anon_send(pool, add_atom::value, std::string{"agent-1"}, std::vector<int32_t>{0, 1}, proxy,
+                   std::vector<pb::RunningContainer>{});
+    sched->run();
+  }
+
+  void ask(const std::string& id, int32_t slots) {
+    sys->spawn(fake_allocation, h, pool, id, slots);
+    sched->run();
+  }
+};
+
+} // namespace
+
+TEST_CASE("the pool places a request where it fits and the next one once slots are released") {
+  pool_fixture f;
+  f.ask("1.1", 2);
+  REQUIRE(f.h->placed.count("1.1") == 1);
+  CHECK(f.h->placed["1.1"][0].agent_id == "agent-1");
+  CHECK(f.h->placed["1.1"][0].slot_ids.size() == 2);
+  f.ask("2.1", 1);
+  CHECK(f.h->placed.count("2.1") == 0);  // waits: the agent is full
+  caf::anon_send(f.pool, release_atom::value, std::string{"1.1"});
+  f.sched->run();
+  CHECK(f.h->placed.count("2.1") == 1);
+}
+
+TEST_CASE("a request no agent of the pool could ever hold is refused as unschedulable") {
+  pool_fixture f;
+  f.ask("1.1", 4);
+  REQUIRE(f.h->refused.count("1.1") == 1);
+  CHECK(f.h->refused["1.1"] == errc::unschedulable);
+  CHECK(f.h->placed.empty());
+}
+
+TEST_CASE("an agent disabled without --drain has what runs there preempted; --drain lets it finish") {
+  pool_fixture f;
+  f.ask("1.1", 1);
+  REQUIRE(f.h->placed.count("1.1") == 1);
+  caf::anon_send(f.pool, enable_atom::value, std::string{"agent-1"}, int32_t{-1}, slot_switch::drain);
+  f.sched->run();
+  CHECK(f.h->preempted["1.1"] == 0);
+  f.ask("2.1", 1);
+  CHECK(f.h->placed.count("2.1") == 0);  // draining: no new work
+  caf::anon_send(f.pool, enable_atom::value, std::string{"agent-1"}, int32_t{-1}, slot_switch::disable);
+  f.sched->run();
+  CHECK(f.h->preempted["1.1"] == 1);
+}
