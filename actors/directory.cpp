@@ -1,6 +1,7 @@
 // The directory of live actors on the master, for the admin REPL and for
 // routing a worker's hello to its trial. Entries leave when their actor dies.
 
+#include <charconv>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -92,7 +93,10 @@ void add(self_ptr self, const std::string& kind, const std::string& id, caf::act
 /// Forgets the typed entry of `id` if it is still the actor that went down.
 template <class Handle>
 void forget(std::map<int64_t, Handle>& typed, const std::string& id, const caf::actor_addr& gone) {
-  auto it = typed.find(std::stoll(id));
+  int64_t number = 0;
+  if (std::from_chars(id.data(), id.data() + id.size(), number).ec != std::errc{})
+    return;  // registered by name only, never by id
+  auto it = typed.find(number);
   if (it != typed.end() && it->second.address() == gone)
     typed.erase(it);
 }

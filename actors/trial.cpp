@@ -34,6 +34,7 @@ struct trial_state {
   bool searcher_closed = false;  // the searcher closed the trial: it trains no more
   stop_intent intent = stop_intent::none;  // what has been asked of the current run
   std::optional<worker_report> report;     // how the current run's workers said it ended
+  bool chief_reported = false;             // its chief (or Core API process) said so itself
   allocation_actor allocation;  // the current run's, while it has one
   int32_t runs = 0;
   int32_t hello_run = 0;  // the run whose worker said hello last
@@ -88,6 +89,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   auto& st = self->state;
   st.intent = stop_intent::none;
   st.report.reset();
+  st.chief_reported = false;
   st.rendezvous.clear();
   st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
                                    st.setup.one_agent, allocation_listener{self},
@@ -145,28 +147,6 @@ bool waiting_for_searcher(self_ptr self) {
   return trial(self).state() == pb::STATE_ACTIVE;
 }
 
-// Raises what is asked of the current run to `wanted`, shows the stopping state it implies and
-// signals the run when the request is stronger than what it was asked before.
-void ask(self_ptr self, stop_intent wanted) {
-  auto& st = self->state;
-  const auto before = st.intent;
-  st.intent = raise(before, wanted);
-  if (st.intent != wanted)
-    return;  // something stronger is under way
-  if (auto shown = stopping_state(wanted))
-    set_state(self, *shown);
-  if (!st.allocation || before == wanted)
-    return;
-  if (wanted == stop_intent::kill)
-    self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
-  else if (before != stop_intent::none)
-    return;  // already stopping gracefully
-  else if (wanted == stop_intent::preempt)  // the agent sends SIGKILL after preemption_timeout
-    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
-  else
-    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
-}
-
 trial_facts facts(self_ptr self) {
   auto& st = self->state;
   trial_facts f;
@@ -175,6 +155,7 @@ trial_facts facts(self_ptr self) {
   f.experiment_paused = st.experiment_paused;
   f.waits_at_length = st.setup.waits_at_length;
   f.report = st.report;
+  f.chief_reported = st.chief_reported;
   f.unit = st.unit;
   f.length = st.length;
   f.run_length = st.run_length;
@@ -183,6 +164,34 @@ trial_facts facts(self_ptr self) {
   f.max_restarts = st.setup.max_restarts;
   f.latest_checkpoint = trial(self).latest_checkpoint_uuid();
   return f;
+}
+
+// While a run is being stopped, the trial shows how it will end (STOPPING_*).
+void show_stopping(self_ptr self) {
+  if (!self->state.allocation)
+    return;
+  auto shown = stopping_state(facts(self));
+  if (shown && *shown != trial(self).state())
+    set_state(self, *shown);
+}
+
+// Raises what is asked of the current run to `wanted` and signals the run when that is more than
+// it was asked before.
+void ask(self_ptr self, stop_intent wanted) {
+  auto& st = self->state;
+  const auto before = st.intent;
+  st.intent = raise(before, wanted);
+  show_stopping(self);
+  if (!st.allocation || st.intent == before)
+    return;
+  if (st.intent == stop_intent::kill)
+    self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
+  else if (before != stop_intent::none)
+    return;  // already stopping gracefully
+  else if (st.intent == stop_intent::preempt)  // the agent sends SIGKILL after preemption_timeout
+    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
+  else
+    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
 }
 
 void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
@@ -390,9 +399,9 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       if (!report)
         return make_error(errc::invalid_input, "an early exit's reason is INVALID_HP, ERRORED or USER_CANCELED, not \"" +
                                                    call.early_exit() + "\"");
-      if (report->outcome == pb::WORKER_OUTCOME_USER_CANCELED && trial(self).state() != pb::STATE_STOPPING_KILLED)
-        set_state(self, pb::STATE_STOPPING_CANCELED);
       merge(st.report, std::move(*report));
+      st.chief_reported = true;  // the process is the run's only worker
+      show_stopping(self);
       return reply;
     }
     default:
@@ -424,10 +433,14 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
     // Restored while a stop was under way: take the run back if there is one, then finish the stop.
     if (had_run)
       reclaim_run(self);
-    if (stored == pb::STATE_STOPPING_COMPLETED)
+    if (stored == pb::STATE_STOPPING_COMPLETED) {
       self->send(self, stop_atom::value, trial(self).searcher_stopped());
-    else
+    } else if (stored == pb::STATE_STOPPING_CANCELED && had_run) {  // its process canceled itself
+      merge(self->state.report, worker_report{pb::WORKER_OUTCOME_USER_CANCELED, ""});
+      self->state.chief_reported = true;
+    } else {
       self->send(self, kill_atom::value);
+    }
   } else if (self->state.setup.start_waiting) {
     set_state(self, pb::STATE_ACTIVE);
   } else if (self->state.setup.start_paused) {
@@ -519,6 +532,8 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           if (report.outcome == pb::WORKER_OUTCOME_COMPLETED || report.outcome == pb::WORKER_OUTCOME_STOPPED)
             return true;
           report.message = "worker " + std::to_string(e.rank()) + ": " + report.message;
+        } else {
+          self->state.chief_reported = true;
         }
         merge(self->state.report, std::move(report));
         return true;

@@ -119,12 +119,14 @@ void merge(std::optional<worker_report>& current, worker_report incoming) {
     current = std::move(incoming);
 }
 
-std::optional<pb::State> stopping_state(stop_intent intent) {
-  switch (intent) {
-    case stop_intent::kill: return pb::STATE_STOPPING_KILLED;
-    case stop_intent::searcher_stop: return pb::STATE_STOPPING_COMPLETED;
-    default: return std::nullopt;
-  }
+std::optional<pb::State> stopping_state(const trial_facts& f) {
+  if (f.intent == stop_intent::kill)
+    return pb::STATE_STOPPING_KILLED;
+  if (f.searcher_closed)
+    return pb::STATE_STOPPING_COMPLETED;
+  if (reported(f, pb::WORKER_OUTCOME_USER_CANCELED))
+    return pb::STATE_STOPPING_CANCELED;
+  return std::nullopt;
 }
 
 trial_decision decide(const trial_facts& f, const pb::ContainerExited& exit) {
@@ -136,14 +138,16 @@ trial_decision decide(const trial_facts& f, const pb::ContainerExited& exit) {
     return ended(pb::STATE_ERROR, describe_exit(exit));
   if (reported(f, pb::WORKER_OUTCOME_USER_CANCELED))  // the process said so: no restarts
     return ended(pb::STATE_CANCELED, "the trial exited early: USER_CANCELED");
-  // Lost with its agent before its worker said how it ended: the cluster's failure, not the
-  // trial's. A pause or preemption in progress treats it as the stop it asked for.
-  const bool lost = exit.cause() == pb::EXIT_CAUSE_LOST_WITH_AGENT && !f.report;
+  // Lost with its agent before its chief said how it ended: the cluster's failure, not the
+  // trial's, even if another worker failed for want of its peer. A pause or preemption in
+  // progress treats it as the stop it asked for.
+  const bool lost = exit.cause() == pb::EXIT_CAUSE_LOST_WITH_AGENT && !f.chief_reported;
   if (lost && !is_graceful_stop(f.intent))
     return run_again_unless_paused(
         f, {"the run was lost: " + describe_exit(exit) + "; running it again without counting a restart"});
   // What the worker reported counts when its agent was lost after it did.
-  const bool clean = (ended_well(exit) || (exit.cause() == pb::EXIT_CAUSE_LOST_WITH_AGENT && f.report)) && !failed(f);
+  const bool clean = (ended_well(exit) || (exit.cause() == pb::EXIT_CAUSE_LOST_WITH_AGENT && f.chief_reported)) &&
+                     !failed(f);
   const bool stopped = reported(f, pb::WORKER_OUTCOME_STOPPED);
   if (is_graceful_stop(f.intent) && !failed(f) && (!clean || stopped))
     return after_graceful_stop(f);

@@ -82,6 +82,7 @@ struct trial_facts {
   bool experiment_paused = false;          ///< its experiment is paused now
   bool waits_at_length = false;            ///< promotion-based search: at its length it waits
   std::optional<worker_report> report;     ///< what the workers reported, if they did
+  bool chief_reported = false;  ///< the chief (or the Core API process) said how the run ended
   config::length_unit unit = config::length_unit::batches;
   int64_t length = 0;      ///< what the searcher asks for now
   int64_t run_length = 0;  ///< what the run that ended was handed
@@ -113,8 +114,9 @@ struct trial_decision {
 /// What the end of a run means, given what was asked of it and what its workers reported.
 trial_decision decide(const trial_facts& facts, const pb::ContainerExited& exit);
 
-/// The state a trial shows while `intent` is carried out: STOPPING_KILLED for kill,
-/// STOPPING_COMPLETED for a searcher stop; nullopt when it keeps the state it has.
-std::optional<pb::State> stopping_state(stop_intent intent);
+/// The state a trial with a run shows while a stop is under way, in decide()'s precedence:
+/// STOPPING_KILLED for a kill, STOPPING_COMPLETED once the searcher closed it, STOPPING_CANCELED
+/// once its process canceled itself; nullopt when it keeps the state it has.
+std::optional<pb::State> stopping_state(const trial_facts& facts);
 
 } // namespace det

@@ -89,7 +89,7 @@ class Context:
                     message = json.loads(e.read()).get("error", str(e))
                 except ValueError:
                     message = str(e)
-                if e.code not in (404, 500, 503) or time.monotonic() >= deadline:
+                if e.code not in (404, 500, 503, 504) or time.monotonic() >= deadline:
                     raise DetError(message) from None
             except (urllib.error.URLError, ConnectionError):
                 if time.monotonic() >= deadline:

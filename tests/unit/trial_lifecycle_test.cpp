@@ -102,8 +102,10 @@ trial_facts facts_of(const row& r) {
   f.intent = r.intent;
   f.searcher_closed = r.searcher_closed;
   f.experiment_paused = r.experiment_paused;
-  if (r.reported != none)
+  if (r.reported != none) {
     f.report = worker_report{r.reported, r.reported == errored ? "the loss is NaN" : ""};
+    f.chief_reported = true;
+  }
   f.length = f.run_length = f.trained = 100;
   f.restarts = 0;
   f.max_restarts = 5;
@@ -123,9 +125,19 @@ TEST_CASE("what the end of a run means, one row per case") {
   }
 }
 
+TEST_CASE("a peer's failure, then the chief's agent is lost: the run was lost, nothing counted") {
+  trial_facts f;
+  f.report = worker_report{errored, "worker 1: the peer hung up"};  // rank 1 lost its peer
+  f.chief_reported = false;
+  auto d = decide(f, exited(ending::lost));
+  CHECK(d.step == trial_step::requeue);
+  CHECK_FALSE(d.counts_restart);
+}
+
 TEST_CASE("the last restart's failure ends in ERROR with the worker's sentence") {
   trial_facts f;
   f.report = worker_report{errored, "the loss is NaN"};
+  f.chief_reported = true;
   f.restarts = 2;
   f.max_restarts = 2;
   auto d = decide(f, exited(ending::exit_1));
@@ -173,9 +185,18 @@ TEST_CASE("what is asked of a run only grows: none < searcher stop < pause < pre
   CHECK(raise(stop_intent::kill, stop_intent::pause) == stop_intent::kill);
   CHECK(raise(stop_intent::pause, stop_intent::searcher_stop) == stop_intent::pause);
   CHECK(raise(stop_intent::preempt, stop_intent::kill) == stop_intent::kill);
-  CHECK(stopping_state(stop_intent::kill) == pb::STATE_STOPPING_KILLED);
-  CHECK(stopping_state(stop_intent::searcher_stop) == pb::STATE_STOPPING_COMPLETED);
-  CHECK_FALSE(stopping_state(stop_intent::pause).has_value());
+}
+
+TEST_CASE("a trial being stopped shows how it will end, in decide's precedence") {
+  trial_facts f;
+  f.intent = stop_intent::pause;
+  CHECK_FALSE(stopping_state(f).has_value());  // a pause keeps the trial's state until the run ends
+  f.report = worker_report{user_canceled, ""};
+  CHECK(stopping_state(f) == pb::STATE_STOPPING_CANCELED);
+  f.searcher_closed = true;  // closed during a pause: it will complete
+  CHECK(stopping_state(f) == pb::STATE_STOPPING_COMPLETED);
+  f.intent = stop_intent::kill;
+  CHECK(stopping_state(f) == pb::STATE_STOPPING_KILLED);
 }
 
 TEST_CASE("the report that says most about a run is kept") {
