@@ -56,6 +56,8 @@ struct experiment_state {
   std::shared_ptr<const std::string> model_definition;
   std::string warm_start_uuid;  // searcher.source_*: every trial starts from it
   std::string warm_start_dir;
+  std::optional<std::vector<searcher::action>> first_actions;  // see experiment_plan
+  std::vector<pb::Trial> first_trials;
   bool started = false;  // the search has begun (or been restored)
 };
 
@@ -205,6 +207,13 @@ void create_waiting_copies(self_ptr self, trial_entry& parent) {
     create_trial(self, c);
 }
 
+// What a trial that starts from the searcher's warm start logs first.
+std::string warm_start_note(const pb::Trial& t) {
+  if (t.parent_trial_id() != 0 || t.warm_start_checkpoint_uuid().empty())
+    return {};
+  return "it starts from the weights of checkpoint " + t.warm_start_checkpoint_uuid() + " (the searcher's warm start)";
+}
+
 void create_trial(self_ptr self, const searcher::create_action& c) {
   auto& st = self->state;
   if (!st.unclaimed_rows.count(c.request_id) && waits_for_parent_checkpoint(self, c))
@@ -222,23 +231,14 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
       entry.final_state = t.state();
       replay_exit(self, t, actions);
     } else {
-      start_trial(self, t);
+      start_trial(self, t, t.runs() == 0 ? warm_start_note(t) : std::string{});
     }
     process(self, std::move(actions));
     return;
   }
-  pb::Trial t;
+  pb::Trial t = first_trial_row(c, st.cfg, c.parent_request_id == 0 ? st.warm_start_uuid : std::string{});
   t.set_experiment_id(st.exp.id());
-  t.set_request_id(c.request_id);
-  t.set_hparams(c.hparams_json);
-  t.set_seed(c.trial_seed);
-  t.set_state(pb::STATE_QUEUED);
-  t.set_target_batches(st.cfg.target_batches());
-  std::string note;
-  if (c.parent_request_id == 0 && !st.warm_start_uuid.empty()) {
-    t.set_warm_start_checkpoint_uuid(st.warm_start_uuid);
-    note = "it starts from the weights of checkpoint " + st.warm_start_uuid + " (the searcher's warm start)";
-  }
+  std::string note = warm_start_note(t);
   if (c.parent_request_id != 0) {
     auto parent = st.trials.find(c.parent_request_id);
     if (parent != st.trials.end() && parent->second.trial_id != 0) {
@@ -413,10 +413,16 @@ void restore(self_ptr self) {
 void start_search(self_ptr self) {
   if (std::exchange(self->state.started, true))
     return;
-  if (self->state.restored_trials)
+  auto& st = self->state;
+  if (st.restored_trials) {
     restore(self);
-  else
-    process(self, self->state.search->initial_trials());
+  } else if (st.first_actions) {  // taken, and their trials stored, with the experiment
+    for (auto& t : st.first_trials) st.unclaimed_rows.emplace(t.request_id(), std::move(t));
+    st.first_trials.clear();
+    process(self, *std::exchange(st.first_actions, std::nullopt));
+  } else {
+    process(self, st.search->initial_trials());
+  }
 }
 
 experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment exp,
@@ -433,6 +439,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.model_definition = std::move(plan.model_definition);
   st.warm_start_uuid = std::move(plan.warm_start_uuid);
   st.warm_start_dir = std::move(plan.warm_start_dir);
+  st.first_actions = std::move(plan.first_actions);
+  st.first_trials = std::move(plan.first_trials);
   // Before any trial asks for slots, so that its first request is scheduled by these.
   self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
   self->send(self, start_atom::value);
@@ -540,6 +548,18 @@ experiment_plan make_experiment_plan(const std::string& toml, const std::string&
   plan.search =
       std::make_shared<searcher::searcher>(searcher::make_search_method(*plan.config));
   return plan;
+}
+
+pb::Trial first_trial_row(const searcher::create_action& c, const config::experiment_config& cfg,
+                          const std::string& warm_start_uuid) {
+  pb::Trial t;
+  t.set_request_id(c.request_id);
+  t.set_hparams(c.hparams_json);
+  t.set_seed(c.trial_seed);
+  t.set_state(pb::STATE_QUEUED);
+  t.set_target_batches(cfg.target_batches());
+  t.set_warm_start_checkpoint_uuid(warm_start_uuid);
+  return t;
 }
 
 experiment_plan restore_experiment_plan(const pb::Experiment& experiment,

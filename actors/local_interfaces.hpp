@@ -90,9 +90,10 @@ typename Inspector::result_type inspect(Inspector& f, trial_id& x) {
 /// The writer: the only actor that writes to PostgreSQL but for checkpoint deletion. Metric and
 /// log rows are buffered and written with COPY; a metric batch is answered once committed.
 using persistence_actor = caf::typed_actor<
-    // Both answer the new id, or errc::storage_failed.
-    caf::replies_to<create_atom, pb::Experiment, std::string>::with<int64_t>,  // with its model archive
-    caf::replies_to<create_atom, pb::Trial>::with<int64_t>,
+    // An experiment with its first trials and its model archive, in one transaction: answered with
+    // their ids set, or errc::storage_failed.
+    caf::replies_to<create_atom, pb::GetExperimentResponse, std::string>::with<pb::GetExperimentResponse>,
+    caf::replies_to<create_atom, pb::Trial>::with<int64_t>,  // the new id, or errc::storage_failed
     caf::reacts_to<update_atom, pb::Experiment>,
     caf::reacts_to<update_atom, pb::Trial>,
     caf::reacts_to<update_atom, pb::Agent>,

@@ -6,6 +6,7 @@
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
+#include "searcher/searcher.hpp"
 
 namespace det {
 namespace {
@@ -46,13 +47,22 @@ caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal sign
   return rp;
 }
 
-// Stores the experiment (with its model definition) and starts its actor.
+// Stores the experiment with its model definition and the trials its search begins with, in one
+// transaction, and starts its actor, which carries out those first actions.
 void store_experiment(self_ptr self, pb::Experiment exp, experiment_plan plan, const std::string& model_definition,
                       caf::typed_response_promise<pb::CreateExperimentResponse> rp) {
-  self->request(self->state.handles.persistence, db_timeout, create_atom::value, exp, model_definition)
+  pb::GetExperimentResponse rows;
+  *rows.mutable_experiment() = exp;
+  plan.first_actions = plan.search->initial_trials();
+  for (const auto& a : *plan.first_actions)
+    if (auto* c = std::get_if<searcher::create_action>(&a); c && c->parent_request_id == 0)
+      *rows.add_trials() = first_trial_row(*c, *plan.config, plan.warm_start_uuid);
+  self->request(self->state.handles.persistence, db_timeout, create_atom::value, std::move(rows), model_definition)
       .then(
-          [=](int64_t id) mutable {
+          [=](pb::GetExperimentResponse& stored) mutable {
+            const auto id = stored.experiment().id();
             exp.set_id(id);
+            plan.first_trials.assign(stored.trials().begin(), stored.trials().end());
             auto actor = spawn_experiment(self->system(), exp, plan, self->state.handles, self->state.directory);
             self->send(self->state.directory, register_atom::value, experiment_id{id}, actor);
             pb::CreateExperimentResponse resp;

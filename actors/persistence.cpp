@@ -129,9 +129,16 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
                                                   std::shared_ptr<storage::database> db) {
   self->state.db = std::move(db);
   return {
-      [=](create_atom, pb::Experiment& e, const std::string& model_definition) -> caf::result<int64_t> {
-        return self->state.answered("the experiment could not be stored",
-                                    [&] { return self->state.db->insert_experiment(e, model_definition); });
+      [=](create_atom, pb::GetExperimentResponse& e,
+          const std::string& model_definition) -> caf::result<pb::GetExperimentResponse> {
+        return self->state.answered("the experiment could not be stored", [&] {
+          std::vector<pb::Trial> trials(e.trials().begin(), e.trials().end());
+          const auto id = self->state.db->insert_experiment(e.experiment(), model_definition, &trials);
+          e.mutable_experiment()->set_id(id);
+          e.clear_trials();
+          for (auto& t : trials) *e.add_trials() = std::move(t);
+          return e;
+        });
       },
       [=](create_atom, pb::Trial& t) -> caf::result<int64_t> {
         return self->state.answered("the trial could not be stored", [&] { return self->state.db->insert_trial(t); });

@@ -9,6 +9,7 @@
 
 #include "actors/local_interfaces.hpp"
 #include "config/master_config.hpp"
+#include "searcher/action.hpp"
 #include "caf/actor_system.hpp"
 
 namespace det {
@@ -109,7 +110,16 @@ struct experiment_plan {
   std::string warm_start_dir;
   /// The user's model directory as a tar archive (det submit CONFIG DIR); empty for none.
   std::shared_ptr<const std::string> model_definition = std::make_shared<const std::string>();
+  /// A new experiment's first searcher actions, taken before its actor exists so that the trials
+  /// they create are stored in the experiment's own transaction (first_trials, ids set); the
+  /// actor carries them out and adopts those rows.
+  std::optional<std::vector<searcher::action>> first_actions;
+  std::vector<pb::Trial> first_trials;
 };
+
+/// The row of a trial the searcher creates without a parent, as the experiment stores it.
+pb::Trial first_trial_row(const searcher::create_action& c, const config::experiment_config& cfg,
+                          const std::string& warm_start_uuid);
 
 /// Throws config::config_error (or std::runtime_error) with a sentence.
 experiment_plan make_experiment_plan(const std::string& toml, const std::string& source);

@@ -28,9 +28,11 @@ class database {
   /// own transaction. Returns the names newly applied (empty when the schema is current).
   std::vector<std::string> migrate();
 
-  /// Stores name, description, state, config, searcher and metric with start_time = now, and the model
-  /// directory (tar archive) submitted with it unless empty, in one transaction; returns the new id.
-  int64_t insert_experiment(const pb::Experiment&, const std::string& model_definition = {});
+  /// Stores name, description, state, config, searcher and metric with start_time = now, the model
+  /// directory (tar archive) submitted with it unless empty, and `first_trials` unless null (their
+  /// experiment_id and id are set), in one transaction; returns the new id.
+  int64_t insert_experiment(const pb::Experiment&, const std::string& model_definition = {},
+                            std::vector<pb::Trial>* first_trials = nullptr);
   /// ended sets end_time = now.
   void set_experiment_state(int64_t id, pb::State, bool ended);
   /// Records the scheduling settings set since submission (what `settings` leaves unset stays).

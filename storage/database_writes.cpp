@@ -21,9 +21,22 @@ std::string unfinished_state() {
          state_name(pb::STATE_ERROR) + "')";
 }
 
+// One trial row, inside the caller's transaction.
+int64_t insert_trial_in(pqxx::work& tx, const pb::Trial& trial) {
+  return tx.exec_params1("INSERT INTO trials (experiment_id, request_id, state, hparams, seed, restarts, "
+                         "target_batches, parent_trial_id, warm_start_checkpoint) VALUES ($1, $2, $3, $4, $5, "
+                         "$6, $7, NULLIF($8, 0), NULLIF($9, '')::uuid) RETURNING id",
+                         trial.experiment_id(), trial.request_id(), state_name(trial.state()),
+                         trial.hparams().empty() ? std::string{"{}"} : trial.hparams(), trial.seed(),
+                         trial.restarts(), trial.target_batches(), trial.parent_trial_id(),
+                         trial.warm_start_checkpoint_uuid())[0]
+      .as<int64_t>();
+}
+
 }  // namespace
 
-int64_t database::insert_experiment(const pb::Experiment& experiment, const std::string& model_definition) {
+int64_t database::insert_experiment(const pb::Experiment& experiment, const std::string& model_definition,
+                                    std::vector<pb::Trial>* first_trials) {
   return describing_failure("store experiment " + experiment.name(), [&] {
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
@@ -32,10 +45,16 @@ int64_t database::insert_experiment(const pb::Experiment& experiment, const std:
                           experiment.name(), experiment.description(), state_name(experiment.state()),
                           experiment.config(), experiment.searcher(), experiment.metric())[0]
                         .as<int64_t>();
-    // In the same transaction: an experiment a restart restores always has its model.
+    // In the same transaction: an experiment a restart restores always has its model and the
+    // trials its search began with.
     if (!model_definition.empty())
       tx.exec_params("INSERT INTO model_definitions (experiment_id, archive) VALUES ($1, $2)", id,
                      pqxx::binarystring(model_definition));
+    if (first_trials)
+      for (auto& t : *first_trials) {
+        t.set_experiment_id(id);
+        t.set_id(insert_trial_in(tx, t));
+      }
     tx.commit();
     return id;
   });
@@ -67,18 +86,11 @@ void database::set_experiment_state(int64_t id, pb::State state, bool ended) {
   });
 }
 
+
 int64_t database::insert_trial(const pb::Trial& trial) {
   return describing_failure("store a trial of experiment " + std::to_string(trial.experiment_id()), [&] {
     pqxx::work tx{impl_->connection};
-    const auto id = tx.exec_params1(
-                          "INSERT INTO trials (experiment_id, request_id, state, hparams, seed, restarts, "
-                          "target_batches, parent_trial_id, warm_start_checkpoint) VALUES ($1, $2, $3, $4, $5, "
-                          "$6, $7, NULLIF($8, 0), NULLIF($9, '')::uuid) RETURNING id",
-                          trial.experiment_id(), trial.request_id(), state_name(trial.state()),
-                          trial.hparams().empty() ? std::string{"{}"} : trial.hparams(), trial.seed(),
-                          trial.restarts(), trial.target_batches(), trial.parent_trial_id(),
-                          trial.warm_start_checkpoint_uuid())[0]
-                        .as<int64_t>();
+    const auto id = insert_trial_in(tx, trial);
     tx.commit();
     return id;
   });

@@ -95,6 +95,27 @@ TEST_CASE("database: a server that cannot be reached is reported in a sentence")
                        doctest::Contains("Could not connect to PostgreSQL"), std::runtime_error);
 }
 
+TEST_CASE("database: an experiment, its model and its first trials are stored together or not at all") {
+  migrated_database m;
+  auto& db = m.db;
+  std::vector<pb::Trial> first{trial_of(0, 1), trial_of(0, 2)};
+  const int64_t id = db.insert_experiment(experiment_named("together"), "model archive", &first);
+  CHECK(first[0].experiment_id() == id);
+  CHECK(first[1].id() > first[0].id());
+  const auto trials = db.trials_of(id);
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[0].id() == first[0].id());
+  CHECK(trials[1].request_id() == 2);
+  // A second trial with the same request id fails the whole transaction: no experiment is left
+  // without the trials its search began with.
+  std::vector<pb::Trial> clashing{trial_of(0, 1), trial_of(0, 1)};
+  CHECK_THROWS_AS(db.insert_experiment(experiment_named("half"), "model archive", &clashing), std::runtime_error);
+  const auto experiments = db.list_experiments();
+  REQUIRE(experiments.size() == 1);
+  CHECK(experiments[0].name() == "together");
+  CHECK(db.list_experiments(1, 10).empty());  // paged past the only one
+}
+
 TEST_CASE("database: experiments and trials round-trip") {
   migrated_database m;
   auto& db = m.db;
