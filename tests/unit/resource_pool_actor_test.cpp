@@ -11,7 +11,7 @@
 
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
-#include "caf/scheduler/test_coordinator.hpp"
+#include "tests/unit/deterministic_system.hpp"
 
 using namespace det;
 
@@ -37,30 +37,23 @@ caf::behavior fake_agent_proxy(caf::event_based_actor*) {
   return {[](const pb::KillContainer&) {}};
 }
 
-struct pool_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct pool_fixture : testing::deterministic_system {
   std::shared_ptr<heard> h = std::make_shared<heard>();
   resource_pool_actor pool;
 
   pool_fixture() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    sys->await_actors_before_shutdown(false);
     config::resource_pool_config spec;
     spec.name = "default";
     pool = spawn_resource_pool(*sys, spec, 0);  // no reconnect wait: oversized requests are refused at once
     auto proxy = caf::actor_cast<agent_proxy_actor>(sys->spawn(fake_agent_proxy));
     caf::anon_send(pool, add_atom::value, std::string{"agent-1"}, std::vector<int32_t>{0, 1}, proxy,
                    std::vector<pb::RunningContainer>{});
-    sched->run();
+    run();
   }
 
   void ask(const std::string& id, int32_t slots) {
     sys->spawn(fake_allocation, h, pool, id, slots);
-    sched->run();
+    run();
   }
 };
 
@@ -75,7 +68,7 @@ TEST_CASE("the pool places a request where it fits and the next one once slots a
   f.ask("2.1", 1);
   CHECK(f.h->placed.count("2.1") == 0);  // waits: the agent is full
   caf::anon_send(f.pool, release_atom::value, std::string{"1.1"});
-  f.sched->run();
+  f.run();
   CHECK(f.h->placed.count("2.1") == 1);
 }
 
@@ -92,11 +85,11 @@ TEST_CASE("an agent disabled without --drain has what runs there preempted; --dr
   f.ask("1.1", 1);
   REQUIRE(f.h->placed.count("1.1") == 1);
   caf::anon_send(f.pool, enable_atom::value, std::string{"agent-1"}, int32_t{-1}, slot_switch::drain);
-  f.sched->run();
+  f.run();
   CHECK(f.h->preempted["1.1"] == 0);
   f.ask("2.1", 1);
   CHECK(f.h->placed.count("2.1") == 0);  // draining: no new work
   caf::anon_send(f.pool, enable_atom::value, std::string{"agent-1"}, int32_t{-1}, slot_switch::disable);
-  f.sched->run();
+  f.run();
   CHECK(f.h->preempted["1.1"] == 1);
 }

@@ -16,7 +16,7 @@
 
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
-#include "caf/scheduler/test_coordinator.hpp"
+#include "tests/unit/deterministic_system.hpp"
 
 using namespace det;
 
@@ -120,19 +120,12 @@ caf::behavior fake_worker(caf::event_based_actor* self, std::shared_ptr<recorded
 }
 
 /// An actor system on the deterministic scheduler with the fakes a trial or experiment talks to.
-struct neighbours {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct neighbours : testing::deterministic_system {
   std::shared_ptr<recorded> r = std::make_shared<recorded>();
   master_handles handles;
   directory_actor directory;
 
   neighbours() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    sys->await_actors_before_shutdown(false);  // the fakes live until the system goes
     r->agent = sys->spawn(fake_agent, r);
     handles.persistence = caf::actor_cast<persistence_actor>(sys->spawn(fake_persistence, r));
     handles.collector = caf::actor_cast<checkpoint_collector_actor>(sys->spawn(fake_collector, r));
@@ -145,8 +138,6 @@ struct neighbours {
     caf::anon_send_exit(std::exchange(r->agent, nullptr), caf::exit_reason::user_shutdown);
     run();
   }
-
-  void run() { sched->run(); }
 
   pb::State state() const { return r->trial_states.empty() ? pb::STATE_UNSPECIFIED : r->trial_states.back(); }
   caf::actor allocation() const { return r->allocations.back(); }
