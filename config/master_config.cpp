@@ -11,6 +11,9 @@ namespace det::config {
 
 namespace {
 
+// Every key of Determined's master.yaml either takes effect or is refused: none is accepted silently.
+constexpr std::string_view not_implemented = "det does not implement this Determined master setting; remove it";
+
 using detail::diagnostics;
 using detail::table_reader;
 
@@ -102,7 +105,7 @@ scheduler_config read_scheduler(table_reader& parent, const scheduler_config& ba
     if (auto v = p.read_integer_in("default_priority", 1, 99)) scheduler.default_priority = static_cast<int>(*v);
     p.report_unknown_keys();
   }
-  reader.ignore({"allow_heterogeneous_fits", "fair_share", "round_robin"});
+  reader.refuse({"allow_heterogeneous_fits", "fair_share", "round_robin"}, not_implemented);
   reader.report_unknown_keys();
   return scheduler;
 }
@@ -127,9 +130,10 @@ void read_resource_manager(table_reader& root, master_config& config, std::optio
                    "expected seconds as a non-negative integer or a duration such as \"25s\" or \"1m\"");
   }
   config.scheduler = read_scheduler(reader, config.scheduler);
-  // These matter only to other resource managers.
-  reader.ignore({"no_default_resource_pools", "require_authentication", "client_ca", "name", "metadata",
-                 "cluster_name"});
+  // These matter only to other resource managers, or ask for security det would not give.
+  reader.refuse({"no_default_resource_pools", "require_authentication", "client_ca", "name", "metadata",
+                 "cluster_name"},
+                not_implemented);
   reader.report_unknown_keys();
 }
 
@@ -161,8 +165,9 @@ void read_resource_pools(table_reader& root, master_config& config) {
     if (auto v = reader.read_integer_in("max_aux_containers_per_agent", 0, 100000))
       pool.max_aux_containers_per_agent = static_cast<int>(*v);
     pool.scheduler = read_scheduler(reader, config.scheduler);
-    reader.ignore({"provider", "agent_reconnect_wait", "agent_reattach_enabled", "task_container_defaults",
-                   "kubernetes_namespace", "max_cpu_containers_per_agent"});
+    reader.refuse({"provider", "agent_reconnect_wait", "agent_reattach_enabled", "task_container_defaults",
+                   "kubernetes_namespace", "max_cpu_containers_per_agent"},
+                  not_implemented);
     reader.report_unknown_keys();
     if (pool.name.empty()) continue;
     auto names = config.pool_names();
@@ -201,11 +206,14 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   };
   pick_default(default_pool, "default_compute_resource_pool", config.default_resource_pool);
   pick_default(default_aux_pool, "default_aux_resource_pool", config.default_aux_resource_pool);
-  // Determined master.yaml keys that det accepts but does not act on.
-  reader.ignore({"cluster_name", "log", "logging", "security", "telemetry", "task_container_defaults",
-                 "checkpoint_storage", "webhooks", "observability", "tensorboard_timeout",
-                 "notebook_timeout", "enable_cors", "launch_error", "feature_switches", "root", "cache",
-                 "integrations", "scim", "additional_resource_managers"});
+  // An operator who writes a [security] section must not get plain text and no word of it.
+  reader.refuse({"security"}, "det does not serve TLS or authentication yet; remove this section rather than "
+                              "rely on it");
+  reader.refuse({"cluster_name", "log", "logging", "telemetry", "task_container_defaults", "checkpoint_storage",
+                 "webhooks", "observability", "tensorboard_timeout", "notebook_timeout", "enable_cors",
+                 "launch_error", "feature_switches", "root", "cache", "integrations", "scim",
+                 "additional_resource_managers"},
+                not_implemented);
   reader.report_unknown_keys();
   diag.throw_if_any();
   return config;

@@ -28,7 +28,7 @@ struct resource_pool_config {
 /// pool_name, description, max_aux_containers_per_agent, [resource_pools.scheduler]`,
 /// `[resource_manager] type, default_compute_resource_pool, default_aux_resource_pool,
 /// agent_reconnect_wait, [resource_manager.scheduler]`. Other keys of Determined's master.yaml
-/// are accepted and ignored.
+/// are refused with a sentence naming them, [security] included.
 struct master_config {
   /// The actor system's port (agents and workers connect here); 0 picks a free one.
   int port = 8090;

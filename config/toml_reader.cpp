@@ -173,6 +173,14 @@ void table_reader::ignore(std::initializer_list<std::string_view> keys) {
   for (auto key : keys) ignored_keys_.emplace(key);
 }
 
+void table_reader::refuse(std::initializer_list<std::string_view> keys, std::string_view why) {
+  for (auto key : keys) {
+    ignored_keys_.emplace(key);  // reported here, not again as unknown
+    if (table_.contains(key))
+      error(key, why);
+  }
+}
+
 void table_reader::report_unknown_keys(std::string_view hint) {
   for (auto&& [key, node] : table_) {
     auto name = key.str();

@@ -76,6 +76,9 @@ class table_reader {
 
   /// Determined keys that det accepts but does not act on yet.
   void ignore(std::initializer_list<std::string_view> keys);
+  /// Determined keys that det does not implement and must not accept silently: each one present is
+  /// reported with `why`.
+  void refuse(std::initializer_list<std::string_view> keys, std::string_view why);
   /// Reports each key that no read_* or ignore() named; `hint` ends the sentence when not empty.
   void report_unknown_keys(std::string_view hint = {});
 

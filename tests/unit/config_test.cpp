@@ -363,6 +363,20 @@ TEST_CASE("an empty master config gives the defaults") {
   CHECK(config.resource_pools[0].scheduler.default_priority == 42);
 }
 
+TEST_CASE("Determined master keys det does not implement are refused, [security] above all") {
+  std::string errors;
+  try {
+    parse_master_config("[security]\n[security.tls]\ncert = \"master.crt\"\n[log]\nlevel = \"info\"\n"
+                        "[resource_manager]\nrequire_authentication = true\n",
+                        "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("master.toml:1:1: security: det does not serve TLS or authentication yet") != std::string::npos);
+  CHECK(errors.find("log: det does not implement this Determined master setting; remove it") != std::string::npos);
+  CHECK(errors.find("resource_manager.require_authentication: det does not implement") != std::string::npos);
+}
+
 TEST_CASE("a bad master config reports every problem") {
   std::string errors;
   try {
