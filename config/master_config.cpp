@@ -165,8 +165,9 @@ void read_resource_pools(table_reader& root, master_config& config) {
     if (auto v = reader.read_integer_in("max_aux_containers_per_agent", 0, 100000))
       pool.max_aux_containers_per_agent = static_cast<int>(*v);
     pool.scheduler = read_scheduler(reader, config.scheduler);
-    reader.refuse({"provider", "agent_reconnect_wait", "agent_reattach_enabled", "task_container_defaults",
-                   "kubernetes_namespace", "max_cpu_containers_per_agent"},
+    reader.refuse({"agent_reconnect_wait"}, "det keeps one wait for every pool: set resource_manager.agent_reconnect_wait");
+    reader.refuse({"provider", "agent_reattach_enabled", "task_container_defaults", "kubernetes_namespace",
+                   "max_cpu_containers_per_agent"},
                   not_implemented);
     reader.report_unknown_keys();
     if (pool.name.empty()) continue;

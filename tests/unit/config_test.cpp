@@ -367,7 +367,8 @@ TEST_CASE("Determined master keys det does not implement are refused, [security]
   std::string errors;
   try {
     parse_master_config("[security]\n[security.tls]\ncert = \"master.crt\"\n[log]\nlevel = \"info\"\n"
-                        "[resource_manager]\nrequire_authentication = true\n",
+                        "[resource_manager]\nrequire_authentication = true\n"
+                        "[[resource_pools]]\npool_name = \"a\"\nagent_reconnect_wait = \"10s\"\n",
                         "master.toml");
   } catch (const config_error& e) {
     errors = e.what();
@@ -375,6 +376,8 @@ TEST_CASE("Determined master keys det does not implement are refused, [security]
   CHECK(errors.find("master.toml:1:1: security: det does not serve TLS or authentication yet") != std::string::npos);
   CHECK(errors.find("log: det does not implement this Determined master setting; remove it") != std::string::npos);
   CHECK(errors.find("resource_manager.require_authentication: det does not implement") != std::string::npos);
+  CHECK(errors.find("resource_pools[0].agent_reconnect_wait: det keeps one wait for every pool: set "
+                    "resource_manager.agent_reconnect_wait") != std::string::npos);
 }
 
 TEST_CASE("a bad master config reports every problem") {
