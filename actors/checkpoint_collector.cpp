@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "actors/spawn.hpp"
+#include "actors/storage_answer.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
 #include "storage/checkpoint_storage.hpp"
@@ -47,11 +48,8 @@ checkpoint_collector_actor::behavior_type collector_impl(self_ptr self, std::str
   self->state.writer = std::move(writer);
   return {
       [=](remove_atom, const std::string& uuid) -> caf::result<bool> {
-        try {
-          return storage::delete_checkpoint(*self->state.db, uuid);
-        } catch (const std::exception& e) {
-          return make_error(errc::storage_failed, "cannot delete checkpoint " + uuid + ": " + e.what());
-        }
+        return answer_with(attempt_storage("cannot delete checkpoint " + uuid,
+                                           [&] { return storage::delete_checkpoint(*self->state.db, uuid); }));
       },
       [=](gc_atom, experiment_id id, const std::string& config_toml) {
         // GC ranks checkpoints by their validations: the writer writes those it buffers first.

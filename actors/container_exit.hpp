@@ -7,7 +7,7 @@
 #include <string>
 
 #include "messages/cluster.pb.h"
-#include "storage/process_exit.hpp"
+#include "process/process_exit.hpp"
 
 namespace det {
 

@@ -50,14 +50,14 @@ struct experiment_state {
   directory_actor directory;
   std::optional<std::vector<pb::Trial>> restored_trials;  // until the restore has run
   bool search_from_start = false;  // restored without a snapshot
-  // Rows stored after the snapshot the search was restored from: the search
-  // asks for them again (it is deterministic) and then adopts them.
+  // Rows stored before the search asked for them: after the snapshot it was restored from (it
+  // asks for them again, being deterministic), or with a new experiment (its first actions).
+  // create_trial adopts them instead of storing them again.
   std::map<int64_t, pb::Trial> unclaimed_rows;  // by request id
   std::shared_ptr<const std::string> model_definition;
   std::string warm_start_uuid;  // searcher.source_*: every trial starts from it
   std::string warm_start_dir;
   std::optional<std::vector<searcher::action>> first_actions;  // see experiment_plan
-  std::vector<pb::Trial> first_trials;
   bool started = false;  // the search has begun (or been restored)
 };
 
@@ -236,7 +236,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
     process(self, std::move(actions));
     return;
   }
-  pb::Trial t = first_trial_row(c, st.cfg, c.parent_request_id == 0 ? st.warm_start_uuid : std::string{});
+  pb::Trial t = new_trial_row(c, st.cfg, c.parent_request_id == 0 ? st.warm_start_uuid : std::string{});
   t.set_experiment_id(st.exp.id());
   std::string note = warm_start_note(t);
   if (c.parent_request_id != 0) {
@@ -416,9 +416,7 @@ void start_search(self_ptr self) {
   auto& st = self->state;
   if (st.restored_trials) {
     restore(self);
-  } else if (st.first_actions) {  // taken, and their trials stored, with the experiment
-    for (auto& t : st.first_trials) st.unclaimed_rows.emplace(t.request_id(), std::move(t));
-    st.first_trials.clear();
+  } else if (st.first_actions) {  // taken, and their rows stored, with the experiment
     process(self, *std::exchange(st.first_actions, std::nullopt));
   } else {
     process(self, st.search->initial_trials());
@@ -440,7 +438,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   st.warm_start_uuid = std::move(plan.warm_start_uuid);
   st.warm_start_dir = std::move(plan.warm_start_dir);
   st.first_actions = std::move(plan.first_actions);
-  st.first_trials = std::move(plan.first_trials);
+  for (auto& t : plan.first_trials)  // adopted by create_trial as the first actions ask for them
+    st.unclaimed_rows.emplace(t.request_id(), std::move(t));
   // Before any trial asks for slots, so that its first request is scheduled by these.
   self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
   self->send(self, start_atom::value);
@@ -550,7 +549,7 @@ experiment_plan make_experiment_plan(const std::string& toml, const std::string&
   return plan;
 }
 
-pb::Trial first_trial_row(const searcher::create_action& c, const config::experiment_config& cfg,
+pb::Trial new_trial_row(const searcher::create_action& c, const config::experiment_config& cfg,
                           const std::string& warm_start_uuid) {
   pb::Trial t;
   t.set_request_id(c.request_id);

@@ -56,7 +56,7 @@ void store_experiment(self_ptr self, pb::Experiment exp, experiment_plan plan, c
   plan.first_actions = plan.search->initial_trials();
   for (const auto& a : *plan.first_actions)
     if (auto* c = std::get_if<searcher::create_action>(&a); c && c->parent_request_id == 0)
-      *rows.add_trials() = first_trial_row(*c, *plan.config, plan.warm_start_uuid);
+      *rows.add_trials() = new_trial_row(*c, *plan.config, plan.warm_start_uuid);
   self->request(self->state.handles.persistence, db_timeout, create_atom::value, std::move(rows), model_definition)
       .then(
           [=](pb::GetExperimentResponse& stored) mutable {

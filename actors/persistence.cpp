@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "actors/spawn.hpp"
+#include "actors/storage_answer.hpp"
 #include "messages/states.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -56,16 +57,15 @@ struct persistence_state {
     }
   }
 
-  /// What `f` returns, or a storage_failed error that says `what` and why.
+  /// What `f` returns, or a storage_failed error that says `what` and why (also logged and counted).
   template <class F>
-  caf::result<decltype(std::declval<F>()())> answered(const char* what, F&& f) {
-    try {
-      return f();
-    } catch (const std::exception& e) {
+  auto answered(const char* what, F&& f) {
+    auto x = attempt_storage(what, std::forward<F>(f));
+    if (!x) {
       ++failures;
-      std::cerr << "persistence: " << what << ": " << e.what() << std::endl;
-      return make_error(errc::storage_failed, std::string{what} + ": " + e.what());
+      std::cerr << "persistence: " << x.error().context().template get_as<std::string>(0) << std::endl;
     }
+    return answer_with(std::move(x));
   }
 
   void flush() {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "actors/spawn.hpp"
+#include "actors/storage_answer.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
 
@@ -24,22 +25,14 @@ struct reader_state {
 
 using self_ptr = persistence_reader_actor::stateful_pointer<reader_state>;
 
-/// `read()`'s rows, or storage_failed saying what could not be read and why.
 template <class Read>
-caf::expected<decltype(std::declval<Read>()())> attempt(const char* what, Read& read) {
-  try {
-    return read();
-  } catch (const std::exception& e) {
-    return make_error(errc::storage_failed, std::string{"cannot read "} + what + ": " + e.what());
-  }
+auto attempt(const char* what, Read&& read) {
+  return attempt_storage(std::string{"cannot read "} + what, std::forward<Read>(read));
 }
 
 template <class Read>
-caf::result<decltype(std::declval<Read>()())> answer(const char* what, Read&& read) {
-  auto rows = attempt(what, read);
-  if (rows)
-    return std::move(*rows);
-  return std::move(rows.error());
+auto answer(const char* what, Read&& read) {
+  return answer_with(attempt(what, std::forward<Read>(read)));
 }
 
 /// Answers with `read()` once the writer has written what it buffered.

@@ -117,8 +117,9 @@ struct experiment_plan {
   std::vector<pb::Trial> first_trials;
 };
 
-/// The row of a trial the searcher creates without a parent, as the experiment stores it.
-pb::Trial first_trial_row(const searcher::create_action& c, const config::experiment_config& cfg,
+/// The row of the trial a create action asks for, as the experiment stores it (a PBT copy's
+/// parent and its checkpoint are the experiment's to add).
+pb::Trial new_trial_row(const searcher::create_action& c, const config::experiment_config& cfg,
                           const std::string& warm_start_uuid);
 
 /// Throws config::config_error (or std::runtime_error) with a sentence.

@@ -26,15 +26,9 @@ namespace {
 struct trial_state {
   static inline const char* name = "trial";
   trial_setup setup;
-  config::length_unit unit = config::length_unit::batches;
-  int64_t length = 0;
-  int64_t trained = 0;     // in unit, as far as stored reports say
-  int64_t run_length = 0;  // the length the current (or last) run was handed
-  bool experiment_paused = false;
-  bool searcher_closed = false;  // the searcher closed the trial: it trains no more
-  stop_intent intent = stop_intent::none;  // what has been asked of the current run
-  std::optional<worker_report> report;     // how the current run's workers said it ended
-  bool chief_reported = false;             // its chief (or Core API process) said so itself
+  // What decide() looks at, kept here as the events arrive; facts() adds what the setup and the
+  // trial's row already hold.
+  trial_facts lifecycle;
   allocation_actor allocation;  // the current run's, while it has one
   int32_t runs = 0;
   int32_t hello_run = 0;  // the run whose worker said hello last
@@ -87,9 +81,7 @@ std::string run_id(self_ptr self) {
 // asking for slots to launch one.
 void spawn_run(self_ptr self, bool reclaim) {
   auto& st = self->state;
-  st.intent = stop_intent::none;
-  st.report.reset();
-  st.chief_reported = false;
+  begin_run(st.lifecycle);
   st.rendezvous.clear();
   st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
                                    st.setup.one_agent, allocation_listener{self},
@@ -136,7 +128,7 @@ void end(self_ptr self, pb::State final_state, const std::string& reason) {
   t.set_exit_reason(reason);
   *t.mutable_end_time() = det::now();
   set_state(self, final_state);
-  const auto& r = self->state.report;
+  const auto& r = self->state.lifecycle.report;
   caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state,
                  r ? r->outcome : pb::WORKER_OUTCOME_UNSPECIFIED);
   self->quit();
@@ -148,20 +140,10 @@ bool waiting_for_searcher(self_ptr self) {
 }
 
 trial_facts facts(self_ptr self) {
-  auto& st = self->state;
-  trial_facts f;
-  f.intent = st.intent;
-  f.searcher_closed = st.searcher_closed;
-  f.experiment_paused = st.experiment_paused;
-  f.waits_at_length = st.setup.waits_at_length;
-  f.report = st.report;
-  f.chief_reported = st.chief_reported;
-  f.unit = st.unit;
-  f.length = st.length;
-  f.run_length = st.run_length;
-  f.trained = st.trained;
+  auto f = self->state.lifecycle;
+  f.waits_at_length = self->state.setup.waits_at_length;
   f.restarts = trial(self).restarts();
-  f.max_restarts = st.setup.max_restarts;
+  f.max_restarts = self->state.setup.max_restarts;
   f.latest_checkpoint = trial(self).latest_checkpoint_uuid();
   return f;
 }
@@ -179,16 +161,16 @@ void show_stopping(self_ptr self) {
 // it was asked before.
 void ask(self_ptr self, stop_intent wanted) {
   auto& st = self->state;
-  const auto before = st.intent;
-  st.intent = raise(before, wanted);
+  const auto before = st.lifecycle.intent;
+  st.lifecycle.intent = raise(before, wanted);
   show_stopping(self);
-  if (!st.allocation || st.intent == before)
+  if (!st.allocation || st.lifecycle.intent == before)
     return;
-  if (st.intent == stop_intent::kill)
+  if (st.lifecycle.intent == stop_intent::kill)
     self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
   else if (before != stop_intent::none)
     return;  // already stopping gracefully
-  else if (st.intent == stop_intent::preempt)  // the agent sends SIGKILL after preemption_timeout
+  else if (st.lifecycle.intent == stop_intent::preempt)  // the agent sends SIGKILL after preemption_timeout
     self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, st.setup.preemption_timeout_s);
   else
     self->send(st.allocation, kill_atom::value, int32_t{SIGTERM});
@@ -227,7 +209,7 @@ void take_metrics(self_ptr self, const pb::MetricBatch& batch) {
   auto& t = trial(self);
   for (const auto& r : batch.reports()) {
     t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
-    st.trained = std::max(st.trained, length_in(st.unit, r));
+    st.lifecycle.trained = std::max(st.lifecycle.trained, length_in(st.lifecycle.unit, r));
     auto* latest = r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
     for (auto& [k, v] : r.metrics())
       (*latest)[k] = v;
@@ -235,7 +217,7 @@ void take_metrics(self_ptr self, const pb::MetricBatch& batch) {
       auto it = r.metrics().find(st.setup.searcher_metric);
       if (it != r.metrics().end())
         caf::anon_send(st.setup.experiment, validated_atom::value, t.request_id(), it->second,
-                       length_in(st.unit, r));
+                       length_in(st.lifecycle.unit, r));
     }
   }
 }
@@ -299,7 +281,7 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
   at.set_total_batches(c.steps_completed());
   at.set_total_records(c.total_records());
   at.set_total_epochs(c.total_epochs());
-  auto length = length_in(self->state.unit, at);
+  auto length = length_in(self->state.lifecycle.unit, at);
   auto uuid = c.uuid();
   self->request(self->state.setup.handles.persistence, std::chrono::seconds(30), std::move(c))
       .then(
@@ -325,7 +307,7 @@ bool from_stale_run(self_ptr self, const std::string& allocation_id) {
 
 // Whether the current run is being stopped: a Core API process's preemption check.
 bool should_stop(self_ptr self) {
-  return self->state.intent != stop_intent::none || self->state.searcher_closed;
+  return self->state.lifecycle.intent != stop_intent::none || self->state.lifecycle.searcher_closed;
 }
 
 // What a Core API process's early exit reports, or nullopt for a name det does not know.
@@ -373,9 +355,9 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       return promise;
     }
     case pb::CoreApiCall::kSearcherOperation:
-      reply.set_length(st.length);
-      reply.set_unit(to_proto(st.unit));
-      reply.set_completed(st.searcher_closed || st.trained >= st.length);
+      reply.set_length(st.lifecycle.length);
+      reply.set_unit(to_proto(st.lifecycle.unit));
+      reply.set_completed(st.lifecycle.searcher_closed || st.lifecycle.trained >= st.lifecycle.length);
       return reply;
     case pb::CoreApiCall::kProgress:
       if (call.progress() < 0 || call.progress() > 1)
@@ -384,11 +366,11 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       return reply;
     case pb::CoreApiCall::kCompletedLength:
       // The searcher reads its metric from the validations; completing is only checked.
-      if (call.completed_length() > st.trained || call.completed_length() != st.length)
+      if (call.completed_length() > st.lifecycle.trained || call.completed_length() != st.lifecycle.length)
         return make_error(errc::invalid_input,
-                          "trial " + id + " was asked to train to " + std::to_string(st.length) + " " +
-                              config::to_string(st.unit) + " and reported validations up to " +
-                              std::to_string(st.trained) + "; report validation metrics there before completing the operation");
+                          "trial " + id + " was asked to train to " + std::to_string(st.lifecycle.length) + " " +
+                              config::to_string(st.lifecycle.unit) + " and reported validations up to " +
+                              std::to_string(st.lifecycle.trained) + "; report validation metrics there before completing the operation");
       reply.set_completed(true);
       return reply;
     case pb::CoreApiCall::kPreemption:
@@ -399,8 +381,7 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       if (!report)
         return make_error(errc::invalid_input, "an early exit's reason is INVALID_HP, ERRORED or USER_CANCELED, not \"" +
                                                    call.early_exit() + "\"");
-      merge(st.report, std::move(*report));
-      st.chief_reported = true;  // the process is the run's only worker
+      record_report(st.lifecycle, std::move(*report), true);  // the process is the run's only worker
       show_stopping(self);
       return reply;
     }
@@ -426,7 +407,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   *trial(self).mutable_start_time() = det::now();
   if (!self->state.setup.start_note.empty())
     log_line(self, self->state.setup.start_note);
-  self->state.experiment_paused = self->state.setup.start_paused;
+  self->state.lifecycle.experiment_paused = self->state.setup.start_paused;
   const auto stored = self->state.setup.trial.state();
   const bool had_run = self->state.runs > 0 && !trial(self).allocation_token().empty();
   if (is_stopping(stored)) {
@@ -436,8 +417,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
     if (stored == pb::STATE_STOPPING_COMPLETED) {
       self->send(self, stop_atom::value, trial(self).searcher_stopped());
     } else if (stored == pb::STATE_STOPPING_CANCELED && had_run) {  // its process canceled itself
-      merge(self->state.report, worker_report{pb::WORKER_OUTCOME_USER_CANCELED, ""});
-      self->state.chief_reported = true;
+      record_report(self->state.lifecycle, worker_report{pb::WORKER_OUTCOME_USER_CANCELED, ""}, true);
     } else {
       self->send(self, kill_atom::value);
     }
@@ -468,13 +448,13 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         spec.set_config(st.setup.config);
         spec.set_hparams(trial(self).hparams());
         spec.set_seed(trial(self).seed());
-        spec.set_validate_after_unit(to_proto(st.unit));
+        spec.set_validate_after_unit(to_proto(st.lifecycle.unit));
         // The run's first hello fixes its length: the other workers of a run on several agents
         // must train to the same one, and a worker saying hello again after a reconnection
         // trains to what it was first given.
         if (std::exchange(st.hello_run, st.runs) != st.runs)
-          st.run_length = st.length;
-        spec.set_validate_after_length(st.run_length);
+          st.lifecycle.run_length = st.lifecycle.length;
+        spec.set_validate_after_length(st.lifecycle.run_length);
         spec.set_checkpoint_root(st.setup.checkpoint_root);
         spec.set_allocation_token(st.token);
         spec.set_reconnect_wait_s(st.setup.handles.agent_reconnect_wait_s);
@@ -532,10 +512,8 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           if (report.outcome == pb::WORKER_OUTCOME_COMPLETED || report.outcome == pb::WORKER_OUTCOME_STOPPED)
             return true;
           report.message = "worker " + std::to_string(e.rank()) + ": " + report.message;
-        } else {
-          self->state.chief_reported = true;
         }
-        merge(self->state.report, std::move(report));
+        record_report(self->state.lifecycle, std::move(report), e.rank() == 0);
         return true;
       },
       [=](pb::ContainerStarted& started) {
@@ -547,12 +525,12 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](pb::ContainerExited& e) { on_container_exit(self, e); },
       [=](train_to_atom, const config::length& length) {
         auto& st = self->state;
-        st.unit = length.unit;
-        st.length = length.value;
+        st.lifecycle.unit = length.unit;
+        st.lifecycle.length = length.value;
         if (length.unit == config::length_unit::batches)
           trial(self).set_target_batches(length.value);
-        if (waiting_for_searcher(self) && length.value > st.run_length) {  // promoted, or its next PBT round
-          if (st.experiment_paused)
+        if (waiting_for_searcher(self) && length.value > st.lifecycle.run_length) {  // promoted, or its next PBT round
+          if (st.lifecycle.experiment_paused)
             set_state(self, pb::STATE_PAUSED);
           else
             start_run(self);
@@ -564,7 +542,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       },
       [=](stop_atom, bool early) {
         auto& st = self->state;
-        st.searcher_closed = true;
+        st.lifecycle.searcher_closed = true;
         if (early)
           trial(self).set_searcher_stopped(true);
         if (!st.allocation) {  // waiting for the searcher or paused: nothing to stop
@@ -574,18 +552,18 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         ask(self, stop_intent::searcher_stop);
       },
       [=](pause_atom) {
-        self->state.experiment_paused = true;
+        self->state.lifecycle.experiment_paused = true;
         ask(self, stop_intent::pause);
       },
       [=](activate_atom) {
         // A pause still under way runs the trial again once its run has stopped (see decide).
-        self->state.experiment_paused = false;
+        self->state.lifecycle.experiment_paused = false;
         if (trial(self).state() == pb::STATE_PAUSED)
           start_run(self);
       },
       [=](preempt_atom) {
         auto& st = self->state;
-        if (!st.allocation || st.intent != stop_intent::none)
+        if (!st.allocation || st.lifecycle.intent != stop_intent::none)
           return;
         log_line(self, "preempted by the scheduler: checkpointing and giving its slots back");
         ask(self, stop_intent::preempt);
@@ -606,16 +584,16 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
             .add("state", pb::State_Name(t.state()))
             .add("hparams", t.hparams())
             .add("seed", t.seed())
-            .add("train to", std::to_string(st.length) + " " + config::to_string(st.unit))
+            .add("train to", std::to_string(st.lifecycle.length) + " " + config::to_string(st.lifecycle.unit))
             .add("batches trained", t.total_batches())
             .add("restarts", std::to_string(t.restarts()) + " of " +
                                  std::to_string(st.setup.max_restarts))
             .add("runs", st.runs)
             .add("reported progress", st.reported_progress)
-            .add("asked of the run", to_string(st.intent))
-            .add("closed by the searcher", st.searcher_closed ? "yes" : "no")
-            .add("experiment paused", st.experiment_paused ? "yes" : "no")
-            .add("worker reported", st.report ? pb::WorkerOutcome_Name(st.report->outcome) : "nothing yet");
+            .add("asked of the run", to_string(st.lifecycle.intent))
+            .add("closed by the searcher", st.lifecycle.searcher_closed ? "yes" : "no")
+            .add("experiment paused", st.lifecycle.experiment_paused ? "yes" : "no")
+            .add("worker reported", st.lifecycle.report ? pb::WorkerOutcome_Name(st.lifecycle.report->outcome) : "nothing yet");
         for (auto& [k, v] : t.latest_training())
           text.add("latest " + k, v);
         for (auto& [k, v] : t.latest_validation())

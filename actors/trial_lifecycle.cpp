@@ -119,6 +119,17 @@ void merge(std::optional<worker_report>& current, worker_report incoming) {
     current = std::move(incoming);
 }
 
+void begin_run(trial_facts& f) {
+  f.intent = stop_intent::none;
+  f.report.reset();
+  f.chief_reported = false;
+}
+
+void record_report(trial_facts& f, worker_report report, bool from_chief) {
+  merge(f.report, std::move(report));
+  f.chief_reported = f.chief_reported || from_chief;
+}
+
 std::optional<pb::State> stopping_state(const trial_facts& f) {
   if (f.intent == stop_intent::kill)
     return pb::STATE_STOPPING_KILLED;

@@ -92,6 +92,12 @@ struct trial_facts {
   std::string latest_checkpoint;  ///< "" for none: where the next run continues from
 };
 
+/// Forgets what was asked of the last run and what its workers reported: a new run begins.
+void begin_run(trial_facts& facts);
+
+/// Keeps a worker's report (see merge); `from_chief` for the chief's, or a Core API process's.
+void record_report(trial_facts& facts, worker_report report, bool from_chief);
+
 /// What the trial does next.
 enum class trial_step : uint8_t {
   end,      ///< the trial is over, in end_state

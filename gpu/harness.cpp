@@ -171,14 +171,8 @@ class image_trial final : public det::trial {
 }  // namespace det::harness
 
 // The built-in trials' factories, which the worker finds in libdet_torch_trials.so as a plugin's.
-// Exported as DET_TRIAL would, so that the library also loads as a plugin (bench_harness_overhead).
-extern "C" int det_trial_api_version_mlp() { return DET_TRIAL_API_VERSION; }
-extern "C" int det_trial_api_version_cnn() { return DET_TRIAL_API_VERSION; }
-
-extern "C" det::trial* det_make_trial_mlp(det::trial_context& context) {
-  return new det::harness::image_trial<det::harness::mlp>(context);
-}
-
-extern "C" det::trial* det_make_trial_cnn(det::trial_context& context) {
-  return new det::harness::image_trial<det::harness::cnn>(context);
-}
+// Exported with DET_TRIAL, so that the library also loads as a plugin (bench_harness_overhead).
+using mlp = det::harness::image_trial<det::harness::mlp>;
+using cnn = det::harness::image_trial<det::harness::cnn>;
+DET_TRIAL(mlp)
+DET_TRIAL(cnn)

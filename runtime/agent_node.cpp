@@ -194,7 +194,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
         [me, alloc, label](const std::string& stream, std::string line) {
           caf::anon_send(me, line_atom::value, alloc, stream, label + line);
         },
-        [me, alloc](child_exit e) {
+        [me, alloc](process::process_exit e) {
           caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
         });
     st.containers[alloc] = {proc, start.trial_id(), {start.slot_ids().begin(), start.slot_ids().end()}};

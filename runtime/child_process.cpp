@@ -9,7 +9,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "storage/process_spawn.hpp"
+#include "process/process_spawn.hpp"
 
 namespace det::runtime {
 namespace {
@@ -99,7 +99,7 @@ std::shared_ptr<child_process> child_process::start(const std::vector<std::strin
   std::thread([pid, out_fd = out[0], err_fd = err[0], on_line = std::move(on_line),
                on_exit = std::move(on_exit)] {
     pump(out_fd, err_fd, on_line);
-    child_exit e;
+    process::process_exit e;
     try {
       e = process::wait_for_exit(pid);
     } catch (const std::exception&) {

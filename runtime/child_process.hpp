@@ -10,16 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "storage/process_exit.hpp"
+#include "process/process_exit.hpp"
 
 namespace det::runtime {
-
-using child_exit = process::process_exit;
 
 class child_process {
 public:
   using line_handler = std::function<void(const std::string& stream, std::string line)>;
-  using exit_handler = std::function<void(child_exit)>;
+  using exit_handler = std::function<void(process::process_exit)>;
 
   /// Starts `argv` (argv[0] is a path) in a process group of its own, with
   /// `env` added to this process's environment; it is killed when the thread

@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "storage/command_words.hpp"
-#include "storage/process_exit.hpp"
-#include "storage/process_spawn.hpp"
+#include "process/command_words.hpp"
+#include "process/process_exit.hpp"
+#include "process/process_spawn.hpp"
 
 namespace det::runtime {
 

@@ -20,7 +20,7 @@ struct command_result {
 /// Runs `entrypoint` in `workdir` with `env` added to this process's environment, in a process
 /// group of its own, and waits for it. Several strings are the program and its arguments; one
 /// string is a command line, run without a shell when it is only words
-/// (storage/command_words.hpp) and through /bin/sh -c when it uses shell syntax. Once `stop` is
+/// (process/command_words.hpp) and through /bin/sh -c when it uses shell syntax. Once `stop` is
 /// set the group gets SIGTERM (the process checkpoints and exits); ending by that SIGTERM counts
 /// as stopped. Whatever is left of the group is killed when the command ends. Its output goes
 /// where this process's goes; it dies with this process. `on_poll` runs every 20 ms or so while

@@ -74,30 +74,51 @@ constexpr int32_t default_experiment_page = 1000;
 constexpr int32_t default_metric_page = 100000;
 constexpr int32_t default_log_page = 1000;
 
-/// The query parameter `name` as a number from `min` to `max`, `fallback` when absent, or nullopt
-/// (with a 400 sent naming it) when it is not one.
+/// `text` as a whole decimal number that fits an Int, or nullopt.
 template <class Int>
-std::optional<Int> int_param(const httplib::Request& req, httplib::Response& res, const char* name, Int fallback,
-                             Int min, Int max) {
-  if (!req.has_param(name))
-    return fallback;
-  const auto text = req.get_param_value(name);
+std::optional<Int> parse_int(const std::string& text) {
   Int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc{} && end == text.data() + text.size() && value >= min && value <= max)
-    return value;
-  reply_error(res, 400, std::string{"query parameter "} + name + " must be an integer from " + std::to_string(min) +
-                            " to " + std::to_string(max) + ", not \"" + text + "\"");
-  return std::nullopt;
+  if (ec != std::errc{} || end != text.data() + text.size())
+    return std::nullopt;
+  return value;
 }
 
 /// Ids in paths are matched by \d+; one too large for int64 names nothing.
 std::optional<int64_t> parse_id(const std::string& text) {
-  int64_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc{} || end != text.data() + text.size())
+  return parse_int<int64_t>(text);
+}
+
+/// A page of a list route: its start (`start_name`: offset, or the id to read after) and its
+/// length (`limit`, `default_limit` when absent). nullopt, with a 400 naming the parameter, when
+/// either is not a number in range.
+struct page {
+  int64_t start = 0;
+  int32_t limit = 0;
+};
+std::optional<page> page_of(const httplib::Request& req, httplib::Response& res, const char* start_name,
+                            int32_t default_limit) {
+  auto refuse = [&](const char* name, const std::string& text, int min) -> std::optional<page> {
+    reply_error(res, 400, std::string{"query parameter "} + name + " must be a whole number of at least " +
+                              std::to_string(min) + ", not \"" + text + "\"");
     return std::nullopt;
-  return id;
+  };
+  page p{0, default_limit};
+  if (req.has_param(start_name)) {
+    const auto text = req.get_param_value(start_name);
+    auto start = parse_int<int64_t>(text);
+    if (!start || *start < 0)
+      return refuse(start_name, text, 0);
+    p.start = *start;
+  }
+  if (req.has_param("limit")) {
+    const auto text = req.get_param_value("limit");
+    auto limit = parse_int<int32_t>(text);
+    if (!limit || *limit < 1)
+      return refuse("limit", text, 1);
+    p.limit = *limit;
+  }
+  return p;
 }
 
 } // namespace
@@ -113,8 +134,8 @@ struct http_gateway::impl {
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p) {}
 
-  /// Asks `dest` and answers the HTTP request with the reply, or with a 500
-  /// carrying the error's sentence.
+  /// Asks `dest` and answers the HTTP request with the reply, or with the error's status
+  /// (status_of) and sentence.
   template <class Reply, class Handle, class... Ts>
   void ask(httplib::Response& res, const Handle& dest, Ts&&... xs) {
     ask_found<Reply>(res, [](const Reply&) { return true; }, "", dest, std::forward<Ts>(xs)...);
@@ -208,7 +229,9 @@ struct http_gateway::impl {
     pb::GetExperimentResponse found;
     self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{id})
         .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
-                 [&](caf::error&) {});
+                 [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      return reply_error(res, status_of(failure), sentence_of(sys, failure));
     if (found.experiment().id() == 0)
       return reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
     if ((std::is_same_v<Msg, kill_atom> || ...)) {
@@ -220,8 +243,8 @@ struct http_gateway::impl {
                               verb);
   }
 
-  /// Asks every pool for its state and jobs.
-  std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_states(std::string& failure) {
+  /// Asks every pool for its state and jobs; `failure` keeps the last error.
+  std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_states(caf::error& failure) {
     std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> states;
     caf::scoped_actor self{sys};
     for (const auto& [name, pool] : handles.pools)
@@ -232,7 +255,7 @@ struct http_gateway::impl {
                 info.set_default_aux_pool(name == handles.default_aux_pool);
                 states.emplace_back(std::move(info), std::move(jobs));
               },
-              [&](caf::error& e) { failure = sentence_of(sys, e); });
+              [&](caf::error& e) { failure = std::move(e); });
     return states;
   }
 
@@ -260,20 +283,20 @@ struct http_gateway::impl {
 
   void scheduling_routes() {
     server.Get("/api/v1/resource-pools", [this](const httplib::Request&, httplib::Response& res) {
-      std::string failure;
+      caf::error failure;
       pb::GetResourcePoolsResponse out;
       for (auto& [info, jobs] : pool_states(failure)) *out.add_resource_pools() = std::move(info);
-      if (!failure.empty()) return reply_error(res, 500, failure);
+      if (failure) return reply_error(res, status_of(failure), sentence_of(sys, failure));
       reply_json(res, out);
     });
     server.Get("/api/v1/job-queues", [this](const httplib::Request& req, httplib::Response& res) {
-      std::string failure;
+      caf::error failure;
       auto pool = req.get_param_value("resource_pool");
       pb::GetJobsResponse out;
       for (auto& [info, jobs] : pool_states(failure))
         if (pool.empty() || info.name() == pool)
           for (auto& job : *jobs.mutable_jobs()) *out.add_jobs() = std::move(job);
-      if (!failure.empty()) return reply_error(res, 500, failure);
+      if (failure) return reply_error(res, status_of(failure), sentence_of(sys, failure));
       reply_json(res, out);
     });
     server.Patch(R"(/api/v1/experiments/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
@@ -373,8 +396,12 @@ struct http_gateway::impl {
     auto name = req.matches[2].str();
     pb::GetCheckpointResponse found;
     caf::scoped_actor self{sys};
+    caf::error failure;
     self->request(handles.reader, actor_timeout, get_atom::value, uuid)
-        .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); }, [&](caf::error&) {});
+        .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); },
+                 [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      return reply_error(res, status_of(failure), sentence_of(sys, failure));
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) || name == "." || name == "..")
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
@@ -411,10 +438,8 @@ struct http_gateway::impl {
     server.Post("/api/v1/preview-hp-search",
                 [this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); });
     server.Get("/api/v1/experiments", [this](const httplib::Request& req, httplib::Response& res) {
-      auto offset = int_param<int64_t>(req, res, "offset", 0, 0, INT64_MAX);
-      auto limit = offset ? int_param<int32_t>(req, res, "limit", default_experiment_page, 1, INT32_MAX) : std::nullopt;
-      if (limit)
-        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, *offset, *limit);
+      if (auto p = page_of(req, res, "offset", default_experiment_page))
+        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit);
     });
     server.Get(R"(/api/v1/experiments/(\d+))",
                [this](const httplib::Request& req, httplib::Response& res) {
@@ -449,21 +474,15 @@ struct http_gateway::impl {
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
-                 auto offset = int_param<int64_t>(req, res, "offset", 0, 0, INT64_MAX);
-                 auto limit =
-                     offset ? int_param<int32_t>(req, res, "limit", default_metric_page, 1, INT32_MAX) : std::nullopt;
-                 if (limit)
+                 if (auto p = page_of(req, res, "offset", default_metric_page))
                    ask<pb::GetTrialMetricsResponse>(res, handles.reader, metrics_atom::value, trial_id{id}, group,
-                                                    *offset, *limit);
+                                                    p->start, p->limit);
                });
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 auto after = int_param<int64_t>(req, res, "after_id", 0, 0, INT64_MAX);
-                 auto limit =
-                     after ? int_param<int32_t>(req, res, "limit", default_log_page, 1, INT32_MAX) : std::nullopt;
-                 if (limit)
-                   ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, *after, *limit);
+                 if (auto p = page_of(req, res, "after_id", default_log_page))
+                   ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, p->start, p->limit);
                });
     server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
                [this](const httplib::Request& req, httplib::Response& res) {

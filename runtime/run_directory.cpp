@@ -20,8 +20,15 @@ run_directory::run_directory(const pb::TrialSpec& spec) {
   if (!::mkdtemp(pattern.data()))
     throw std::runtime_error("cannot create the trial's working directory " + pattern + ": " + std::strerror(errno));
   path_ = pattern;
-  if (!spec.model_definition().empty())
+  if (spec.model_definition().empty())
+    return;
+  try {
     unpack_archive(spec.model_definition(), path_.string());
+  } catch (...) {  // no destructor runs for a constructor that throws
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+    throw;
+  }
 }
 
 run_directory::~run_directory() {

@@ -14,13 +14,11 @@ namespace {
 
 harness::unit to_harness(config::length_unit u) {
   switch (u) {
-    case config::length_unit::records:
-      return harness::unit::records;
-    case config::length_unit::epochs:
-      return harness::unit::epochs;
-    default:
-      return harness::unit::batches;
+    case config::length_unit::records: return harness::unit::records;
+    case config::length_unit::epochs: return harness::unit::epochs;
+    case config::length_unit::batches: break;
   }
+  return harness::unit::batches;
 }
 
 const std::string builtin_prefix = "builtin:";

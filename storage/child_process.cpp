@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "storage/process_exit.hpp"
-#include "storage/process_spawn.hpp"
+#include "process/process_exit.hpp"
+#include "process/process_spawn.hpp"
 
 namespace det::storage {
 

@@ -21,6 +21,7 @@ namespace det::tools {
 namespace {
 
 constexpr auto poll_interval = std::chrono::milliseconds(500);
+constexpr std::int32_t list_page = 1000;  // experiments a request
 // Long enough to ride out a master restart (it recovers experiments from the database).
 constexpr auto master_restart_window = std::chrono::seconds(60);
 
@@ -156,7 +157,8 @@ int create_experiment(rest_client& master, const std::string& config_path, const
 }
 
 int list_experiments(rest_client& master, bool json) {
-  auto list = master.get<pb::GetExperimentsResponse>("/api/v1/experiments");
+  auto list = master.get_every_page<pb::GetExperimentsResponse>(
+      "/api/v1/experiments", list_page, [](const pb::GetExperimentsResponse& r) { return r.experiments_size(); });
   if (json) {
     std::cout << det::to_json(list, true) << '\n';
     return 0;

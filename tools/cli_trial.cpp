@@ -19,11 +19,19 @@ namespace {
 constexpr auto poll_interval = std::chrono::milliseconds(500);
 constexpr auto master_restart_window = std::chrono::seconds(60);
 constexpr std::int64_t log_page = 1000;
+constexpr std::int32_t metric_page = 10000;
 
 std::string trial_path(std::int64_t id) { return "/api/v1/trials/" + std::to_string(id); }
 
+// Every metric report of `group` of trial `id`, however many pages the master serves them in.
+pb::GetTrialMetricsResponse trial_metrics(rest_client& master, std::int64_t id, const std::string& group) {
+  return master.get_every_page<pb::GetTrialMetricsResponse>(
+      trial_path(id) + "/metrics?group=" + group, metric_page,
+      [](const pb::GetTrialMetricsResponse& r) { return r.metrics_size(); });
+}
+
 void print_metrics_history(rest_client& master, std::int64_t id, const std::string& group) {
-  auto reply = master.get<pb::GetTrialMetricsResponse>(trial_path(id) + "/metrics?group=" + group);
+  auto reply = trial_metrics(master, id, group);
   std::cout << "\n" << (group == "training" ? "Training" : "Validation") << " metrics:\n";
   std::set<std::string> names;
   for (const auto& report : reply.metrics())
@@ -93,7 +101,7 @@ std::int64_t drain_logs(rest_client& master, std::int64_t trial, std::int64_t af
 
 // Profiling's groups summarised: per metric, how many samples, their mean and max, and the last.
 void print_profile(rest_client& master, std::int64_t id, const std::string& group, const char* title) {
-  auto reply = master.get<pb::GetTrialMetricsResponse>(trial_path(id) + "/metrics?group=" + group);
+  auto reply = trial_metrics(master, id, group);
   struct summary {
     int64_t count = 0;
     double sum = 0, max = 0, last = 0;

@@ -71,6 +71,20 @@ public:
     return reply;
   }
 
+  /// Every row of a route paged by `offset` and `limit`, `page` rows a request, merged into one
+  /// reply; `rows(reply)` counts a page's rows. `path` may already carry a query.
+  template <class Reply, class Rows>
+  Reply get_every_page(const std::string& path, int32_t page, Rows rows) {
+    Reply all;
+    const char* joiner = path.find('?') == std::string::npos ? "?" : "&";
+    for (int64_t offset = 0;; offset += page) {
+      auto one = get<Reply>(path + joiner + "offset=" + std::to_string(offset) + "&limit=" + std::to_string(page));
+      const auto n = rows(one);
+      all.MergeFrom(one);
+      if (n < page) return all;
+    }
+  }
+
 private:
   struct impl;
   std::unique_ptr<impl> impl_;

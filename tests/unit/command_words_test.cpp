@@ -1,5 +1,5 @@
-// Command lines split into words without a shell, or handed to one (storage/command_words.hpp).
-#include "storage/command_words.hpp"
+// Command lines split into words without a shell, or handed to one (process/command_words.hpp).
+#include "process/command_words.hpp"
 
 #include <doctest/doctest.h>
 

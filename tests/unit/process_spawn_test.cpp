@@ -1,8 +1,8 @@
-// Starting child processes (storage/process_spawn.hpp) and naming how they ended
-// (storage/process_exit.hpp). Each case runs through both ways a child is made: posix_spawn, and
+// Starting child processes (process/process_spawn.hpp) and naming how they ended
+// (process/process_exit.hpp). Each case runs through both ways a child is made: posix_spawn, and
 // vfork for a child that dies with its parent.
-#include "storage/process_exit.hpp"
-#include "storage/process_spawn.hpp"
+#include "process/process_exit.hpp"
+#include "process/process_spawn.hpp"
 
 #include <doctest/doctest.h>
 

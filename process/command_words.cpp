@@ -1,4 +1,4 @@
-#include "storage/command_words.hpp"
+#include "process/command_words.hpp"
 
 #include <wordexp.h>
 
@@ -29,13 +29,18 @@ command_words split_command_line(const std::string& line) {
     result.needs_shell = needs_shell;
     return result;
   };
-  // wordexp comes first, so that $(...) is reported as command substitution, not as a variable.
+  // What needs a shell is found in the text first: wordexp would expand variables and globs in
+  // this process's environment and directory, not the command's, and touch the filesystem to do it.
+  if (line.find("$(") != std::string::npos || line.find('`') != std::string::npos)
+    return refuse("uses command substitution, which det does not run while splitting it into words", true);
+  if (line.find('$') != std::string::npos)
+    return refuse("uses variables, which expand in the command's own environment", true);
+  if (line.find_first_of("*?[") != std::string::npos)
+    return refuse("uses glob patterns, which match in the command's own working directory", true);
   wordexp_t expansion{};
-  switch (::wordexp(line.c_str(), &expansion, WRDE_NOCMD)) {
+  switch (::wordexp(line.c_str(), &expansion, WRDE_NOCMD)) {  // NOCMD: never run anything, whatever slipped by
   case 0:
     break;
-  case WRDE_CMDSUB:
-    return refuse("uses command substitution, which det does not run while splitting it into words", true);
   case WRDE_BADCHAR:
     return refuse("uses shell operators (one of | & ; < > ( ) { } or a line break)", true);
   case WRDE_SYNTAX:
@@ -48,10 +53,6 @@ command_words split_command_line(const std::string& line) {
   }
   for (std::size_t i = 0; i < expansion.we_wordc; ++i) result.words.emplace_back(expansion.we_wordv[i]);
   ::wordfree(&expansion);
-  if (line.find('$') != std::string::npos)
-    return refuse("uses variables, which expand in the command's own environment", true);
-  if (line.find_first_of("*?[") != std::string::npos)
-    return refuse("uses glob patterns, which match in the command's own working directory", true);
   if (!result.words.empty() && is_assignment(result.words.front()))
     return refuse("starts with a variable assignment", true);
   const auto starts_comment = [](const std::string& word) { return !word.empty() && word.front() == '#'; };

@@ -1,4 +1,4 @@
-#include "storage/process_spawn.hpp"
+#include "process/process_spawn.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,4 +1,4 @@
-#include "storage/process_exit.hpp"
+#include "process/process_exit.hpp"
 
 #include <sys/wait.h>
 
