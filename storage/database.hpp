@@ -85,7 +85,8 @@ class database {
   };
   std::vector<restorable_experiment> restorable_experiments();
 
-  /// Records a completed checkpoint (state COMPLETED, report_time now).
+  /// Records a completed checkpoint (state COMPLETED, report_time now). Recording it again (a
+  /// resend) changes nothing; a uuid that names another checkpoint throws.
   void insert_checkpoint(const pb::Checkpoint&);
   /// Every checkpoint of the experiment's trials, DELETED ones too, by trial and steps, each with the
   /// metrics of the validation reported at its steps (if any).

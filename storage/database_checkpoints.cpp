@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 #include "storage/database_impl.hpp"
@@ -63,11 +65,20 @@ std::vector<pb::Checkpoint> checkpoints_where(pqxx::connection& connection, cons
 void database::insert_checkpoint(const pb::Checkpoint& c) {
   describing_failure("record checkpoint " + c.uuid() + " of trial " + std::to_string(c.trial_id()), [&] {
     pqxx::work tx{impl_->connection};
-    tx.exec_params(
+    const auto inserted = tx.exec_params(
         "INSERT INTO checkpoints (uuid, trial_id, steps_completed, total_records, total_epochs, resources, "
-        "storage_path) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "storage_path) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING",
         c.uuid(), c.trial_id(), c.steps_completed(), c.total_records(), c.total_epochs(),
         resources_to_json(c.resources()), c.storage_path());
+    // A worker resends a checkpoint whose acknowledgement a master's crash took with it: the row
+    // that committed is the same one. Anything else under its uuid is another checkpoint.
+    if (inserted.affected_rows() == 0) {
+      const auto same = tx.exec_params("SELECT 1 FROM checkpoints WHERE uuid = $1 AND trial_id = $2 AND "
+                                       "steps_completed = $3",
+                                       c.uuid(), c.trial_id(), c.steps_completed());
+      if (same.empty())
+        throw std::runtime_error("uuid " + c.uuid() + " names another checkpoint already");
+    }
     tx.commit();
   });
 }

@@ -317,6 +317,24 @@ TEST_CASE("database: every unfinished experiment is restorable, with its snapsho
   CHECK(restorable[1].trials[1].stored_validation_step() == -1);
 }
 
+TEST_CASE("database: a checkpoint recorded again is the same row; its uuid cannot name another") {
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t experiment = db.insert_experiment(experiment_named("resent"));
+  const int64_t trial = db.insert_trial(trial_of(experiment, 1));
+  pb::Checkpoint c;
+  c.set_uuid("6f1c2a34-0000-4000-8000-000000000001");
+  c.set_trial_id(trial);
+  c.set_steps_completed(50);
+  c.set_storage_path("/checkpoints");
+  db.insert_checkpoint(c);
+  db.insert_checkpoint(c);  // its worker resent it after a master restart
+  CHECK(db.trial_checkpoints(trial).size() == 1);
+  c.set_steps_completed(100);
+  CHECK_THROWS_WITH_AS(db.insert_checkpoint(c), doctest::Contains("names another checkpoint"), std::runtime_error);
+  CHECK(db.trial_checkpoints(trial).at(0).steps_completed() == 50);
+}
+
 TEST_CASE("database: agents are inserted, replaced and marked disconnected") {
   migrated_database m;
   auto& db = m.db;
