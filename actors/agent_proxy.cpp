@@ -17,6 +17,7 @@
 #include "messages/timestamp.hpp"
 
 #include "actors/container_exit.hpp"
+#include "actors/admission.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -60,7 +61,8 @@ struct agent_proxy_state {
   }
 };
 
-using self_ptr = agent_proxy_actor::stateful_pointer<agent_proxy_state>;
+// Its agent reaches it over the network: only admitted nodes may.
+using self_ptr = caf::stateful_actor<agent_proxy_state, guarded<agent_proxy_actor::base>>*;
 
 // A container's exit goes to its allocation; one no allocation has registered yet (it is being
 // reclaimed after a master restart) is kept for the allocation that will.

@@ -60,7 +60,7 @@ using self_ptr = allocation_actor::stateful_pointer<allocation_state>;
 
 void finish(self_ptr self, pb::ContainerExited exited) {
   self->send(self->state.pool, release_atom::value, self->state.id);
-  caf::anon_send(self->state.trial_handle, std::move(exited));
+  self->send(self->state.trial_handle, std::move(exited));
   self->quit();
 }
 
@@ -130,6 +130,7 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     for (auto s : where.slot_ids) start.add_slot_ids(s);
     start.set_rank(rank);
     start.set_world_size(world_size);
+    start.set_allocation_token(st.trial.allocation_token());
     self->send(where.agent, launch_atom::value, std::move(start), container_listener{self});
   }
   st.phase = reclaim ? allocation_phase::running : allocation_phase::launching;
@@ -177,7 +178,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
   return {
       [=](preempt_atom) {
         if (!self->state.parts.empty())  // only started containers have slots to give back
-          caf::anon_send(self->state.trial_handle, preempt_atom::value);
+          self->send(self->state.trial_handle, preempt_atom::value);
       },
       [=](pb::ContainerStarted& started) {
         auto& st = self->state;
@@ -185,7 +186,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
           if (part.where.agent_id == started.agent_id()) part.started = true;
         if (std::all_of(st.parts.begin(), st.parts.end(), [](const container_part& p) { return p.started; }))
           st.phase = allocation_phase::running;
-        caf::anon_send(st.trial_handle, std::move(started));
+        self->send(st.trial_handle, std::move(started));
       },
       [=](pb::ContainerExited& exited) { on_exit(self, std::move(exited)); },
       [=](kill_atom, int32_t signal) { kill(self, signal, 0); },

@@ -21,18 +21,6 @@ struct directory_state {
   std::map<int64_t, experiment_actor> experiments;
   std::map<int64_t, trial_actor> trials;
 
-  // The directory exits last but one (before persistence) when the master
-  // stops: it takes every experiment, trial, allocation and agent with it,
-  // or the actor system would wait for them forever.
-  ~directory_state() {
-    // Trials and experiments first: an agent proxy that goes first tells its
-    // allocations their containers are lost, and a trial that still lived
-    // would count that as a failure.
-    for (const char* kind : {"experiment", "trial", "allocation", "agent", "pool"})
-      for (auto& [k, handle] : entries)
-        if (k.first == kind)
-          caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
-  }
 };
 
 using self_ptr = directory_actor::stateful_pointer<directory_state>;
@@ -102,6 +90,19 @@ void forget(std::map<int64_t, Handle>& typed, const std::string& id, const caf::
 }
 
 directory_actor::behavior_type directory_impl(self_ptr self) {
+  // The directory exits last but one (before persistence) when the master stops: it takes every
+  // experiment, trial, allocation and agent with it, or the actor system would wait for them
+  // forever. The exits carry the directory as their sender: trials and agent proxies drop
+  // messages that have none (actors/admission.hpp).
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    // Trials and experiments first: an agent proxy that goes first tells its allocations their
+    // containers are lost, and a trial that still lived would count that as a failure.
+    for (const char* kind : {"experiment", "trial", "allocation", "agent", "pool"})
+      for (auto& [k, handle] : self->state.entries)
+        if (k.first == kind)
+          self->send_exit(handle, caf::exit_reason::user_shutdown);
+    self->quit(msg.reason);
+  });
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto it = self->state.by_address.find(dm.source);
     if (it == self->state.by_address.end())

@@ -17,6 +17,7 @@
 #include "caf/meta/type_name.hpp"
 #include "config/length.hpp"
 #include "messages/interfaces.hpp"
+#include "storage/database.hpp"
 
 namespace det {
 
@@ -27,7 +28,19 @@ typename Inspector::result_type inspect(Inspector& f, length& x) {
 }
 } // namespace config
 
+namespace storage {
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stored_user& x) {
+  return f(caf::meta::type_name("stored_user"), x.user, x.password_hash);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_holder& x) {
+  return f(caf::meta::type_name("token_holder"), x.token, x.user);
+}
+} // namespace storage
+
 using activate_atom = caf::atom_constant<caf::atom("activate")>;
+using authenticate_atom = caf::atom_constant<caf::atom("authn")>;
 using add_atom = caf::atom_constant<caf::atom("add")>;
 using checkpoints_atom = caf::atom_constant<caf::atom("ckpts")>;
 using checkpointed_atom = caf::atom_constant<caf::atom("ckpted")>;
@@ -44,6 +57,8 @@ using launch_atom = caf::atom_constant<caf::atom("launch")>;
 using list_atom = caf::atom_constant<caf::atom("list")>;
 using logs_atom = caf::atom_constant<caf::atom("logs")>;
 using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
+using owner_atom = caf::atom_constant<caf::atom("owner")>;
+using password_atom = caf::atom_constant<caf::atom("password")>;
 using pause_atom = caf::atom_constant<caf::atom("pause")>;
 using preempt_atom = caf::atom_constant<caf::atom("preempt")>;
 using reclaim_atom = caf::atom_constant<caf::atom("reclaim")>;
@@ -78,6 +93,20 @@ struct experiment_id {
 struct trial_id {
   int64_t value = 0;
 };
+struct user_id {
+  int64_t value = 0;
+};
+struct token_id {
+  int64_t value = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, user_id& x) {
+  return f(caf::meta::type_name("user_id"), x.value);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_id& x) {
+  return f(caf::meta::type_name("token_id"), x.value);
+}
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, experiment_id& x) {
   return f(caf::meta::type_name("experiment_id"), x.value);
@@ -86,6 +115,25 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, trial_id& x) {
   return f(caf::meta::type_name("trial_id"), x.value);
 }
+
+/// Users and bearer tokens, on a PostgreSQL connection of its own: a login or a token lookup
+/// never waits behind metric commits. It stores what it is given; hashing passwords (which takes
+/// tens of milliseconds) and deciding who may do what are the gateway's.
+using accounts_actor = caf::typed_actor<
+    caf::replies_to<get_atom, std::string>::with<storage::stored_user>,  // by name; errc::not_found
+    caf::replies_to<get_atom, user_id>::with<storage::stored_user>,      // errc::not_found
+    caf::replies_to<list_atom>::with<pb::GetUsersResponse>,
+    // name, Argon2id hash, admin; errc::invalid_input when the name is taken
+    caf::replies_to<create_atom, std::string, std::string, bool>::with<pb::User>,
+    caf::replies_to<password_atom, user_id, std::string>::with<bool>,  // new hash; revokes the user's sessions
+    caf::replies_to<enable_atom, user_id, bool>::with<bool>,           // active or not
+    // a token of the user: its SHA-256, kind, description, lifespan in seconds
+    caf::replies_to<create_atom, user_id, std::string, pb::TokenKind, std::string, int64_t>::with<pb::AccessToken>,
+    caf::replies_to<authenticate_atom, std::string>::with<storage::token_holder>,  // by SHA-256; errc::not_found
+    caf::replies_to<get_atom, token_id>::with<pb::AccessToken>,                    // errc::not_found
+    caf::replies_to<list_atom, user_id>::with<pb::GetAccessTokensResponse>,        // 0: everyone's
+    caf::replies_to<remove_atom, token_id>::with<bool>,                            // revokes it
+    caf::replies_to<owner_atom, experiment_id>::with<pb::User>>;                   // errc::not_found
 
 /// The writer: the only actor that writes to PostgreSQL but for checkpoint deletion. Metric and
 /// log rows are buffered and written with COPY; a metric batch is answered once committed.
@@ -110,7 +158,7 @@ using persistence_actor = caf::typed_actor<
 /// handle). Metrics, logs and checkpoints are read after the writer has written what it buffered.
 /// Failures answer errc::storage_failed; a missing row answers an empty response.
 using persistence_reader_actor = caf::typed_actor<
-    caf::replies_to<list_atom, int64_t, int32_t>::with<pb::GetExperimentsResponse>,  // offset, limit
+    caf::replies_to<list_atom, int64_t, int32_t, std::string>::with<pb::GetExperimentsResponse>,  // offset, limit, owner ("": all)
     caf::replies_to<get_atom, experiment_id>::with<pb::GetExperimentResponse>,
     caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
     // group ("" for all), offset, limit
@@ -246,7 +294,7 @@ using experiment_actor = trial_listener::extend<
 /// The master's front door as the master process itself sees it: the
 /// published interface plus experiment creation and the actor directory.
 using master_front_actor = master_actor::extend<
-    caf::replies_to<pb::CreateExperimentRequest>::with<pb::CreateExperimentResponse>,
+    caf::replies_to<pb::CreateExperimentRequest, user_id>::with<pb::CreateExperimentResponse>,  // its owner
     caf::replies_to<kill_atom, experiment_id>::with<bool>,
     caf::replies_to<pause_atom, experiment_id>::with<bool>,
     caf::replies_to<activate_atom, experiment_id>::with<bool>,
@@ -259,10 +307,13 @@ struct master_handles {
   persistence_actor persistence;
   persistence_reader_actor reader;
   checkpoint_collector_actor collector;
+  accounts_actor accounts;
   std::map<std::string, resource_pool_actor> pools;  // by pool name
   std::string default_pool;
   std::string default_aux_pool;
   agent_registry_actor registry;
+  /// What an agent must present to register (security.agent_token_file).
+  std::string agent_token;
   /// How long a disconnected agent's work is kept for it to reconnect.
   int64_t agent_reconnect_wait_s = 25;
   /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.

@@ -46,6 +46,9 @@ persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const
                                                    const persistence_actor& writer, size_t count);
 
 /// Detached, on a connection of its own to `conninfo`.
+accounts_actor spawn_accounts(caf::actor_system& sys, const std::string& conninfo);
+
+/// Detached, on a connection of its own to `conninfo`.
 checkpoint_collector_actor spawn_checkpoint_collector(caf::actor_system& sys, const std::string& conninfo,
                                                       const persistence_actor& writer);
 

@@ -10,6 +10,8 @@
 #include <random>
 #include <utility>
 
+#include "actors/admission.hpp"
+#include "auth/credentials.hpp"
 #include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -44,7 +46,8 @@ struct trial_state {
   std::map<std::string, std::string> rendezvous;
 };
 
-using self_ptr = trial_actor::stateful_pointer<trial_state>;
+// Its workers reach it over the network: only admitted nodes may.
+using self_ptr = caf::stateful_actor<trial_state, guarded<trial_actor::base>>*;
 
 pb::Trial& trial(self_ptr self) {
   return self->state.setup.trial;
@@ -66,10 +69,7 @@ void set_state(self_ptr self, pb::State s) {
 }
 
 std::string new_token() {
-  std::random_device device;
-  char text[33];
-  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", device(), device(), device(), device());
-  return text;
+  return auth::random_secret();
 }
 
 // "<trial>.<run>": the id of the trial's current (latest) run.
@@ -442,6 +442,9 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         auto& st = self->state;
         if (hello.allocation_id().empty() || from_stale_run(self, hello.allocation_id()))  // a run that has ended
           return stale(self, hello.allocation_id());
+        if (st.token.empty() || !auth::same_secret(hello.allocation_token(), st.token))
+          return make_error(errc::refused, "the worker's allocation token is not the one of run " + run_id(self) +
+                                               " of trial " + std::to_string(trial(self).id()));
         pb::TrialSpec spec;
         spec.set_trial_id(trial(self).id());
         spec.set_experiment_id(trial(self).experiment_id());

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
     det::pb::Experiment e;
     e.set_name("ingestion bench");
     e.set_state(det::pb::STATE_ACTIVE);
+    e.set_owner_id(det::storage::database::admin_user_id);
     auto exp_id = db->insert_experiment(e);
     det::pb::Trial t;
     t.set_experiment_id(exp_id);

@@ -71,6 +71,7 @@ std::optional<int64_t> parse_duration_s(std::string_view text) {
     if (digits_end == i || digits_end == text.size() || digits_end - i > 9) return std::nullopt;
     int64_t amount = std::stoll(std::string(text.substr(i, digits_end - i)));
     switch (text[digits_end]) {
+      case 'd': total += amount * 86400; break;
       case 'h': total += amount * 3600; break;
       case 'm': total += amount * 60; break;
       case 's': total += amount; break;
@@ -134,6 +135,27 @@ void read_resource_manager(table_reader& root, master_config& config, std::optio
   reader.refuse({"no_default_resource_pools", "require_authentication", "client_ca", "name", "metadata",
                  "cluster_name"},
                 not_implemented);
+  reader.report_unknown_keys();
+}
+
+/// `[security]`: where the agent token is kept and how long a login lasts. TLS is refused until
+/// det serves it: an operator who writes [security.tls] must not get plain text and no word of it.
+void read_security(table_reader& root, master_config& config) {
+  const auto* table = root.read_table("security");
+  if (!table) return;
+  table_reader reader(*table, root.path_of("security"), root.diag());
+  if (auto v = reader.read_string("agent_token_file")) config.agent_token_file = *v;
+  if (const auto* lifespan = reader.read_node("session_lifespan")) {
+    std::optional<int64_t> seconds;
+    if (lifespan->is_integer() && lifespan->as_integer()->get() > 0) seconds = lifespan->as_integer()->get();
+    if (lifespan->is_string()) seconds = parse_duration_s(lifespan->as_string()->get());
+    if (seconds && *seconds > 0)
+      config.session_lifespan_s = *seconds;
+    else
+      reader.error("session_lifespan", "expected seconds as a positive integer or a duration such as \"7d\" or \"12h\"");
+  }
+  reader.refuse({"tls"}, "det does not serve TLS yet; remove this section rather than rely on it");
+  reader.refuse({"authz", "initial_user_password", "default_task", "ssh", "token"}, not_implemented);
   reader.report_unknown_keys();
 }
 
@@ -207,9 +229,7 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   };
   pick_default(default_pool, "default_compute_resource_pool", config.default_resource_pool);
   pick_default(default_aux_pool, "default_aux_resource_pool", config.default_aux_resource_pool);
-  // An operator who writes a [security] section must not get plain text and no word of it.
-  reader.refuse({"security"}, "det does not serve TLS or authentication yet; remove this section rather than "
-                              "rely on it");
+  read_security(reader, config);
   reader.refuse({"cluster_name", "log", "logging", "telemetry", "task_container_defaults", "checkpoint_storage",
                  "webhooks", "observability", "tensorboard_timeout", "notebook_timeout", "enable_cors",
                  "launch_error", "feature_switches", "root", "cache", "integrations", "scim",

@@ -27,8 +27,9 @@ struct resource_pool_config {
 /// The master's TOML config. Keys: `port`, `http_port`, `db`, `data_dir`, `[[resource_pools]]
 /// pool_name, description, max_aux_containers_per_agent, [resource_pools.scheduler]`,
 /// `[resource_manager] type, default_compute_resource_pool, default_aux_resource_pool,
-/// agent_reconnect_wait, [resource_manager.scheduler]`. Other keys of Determined's master.yaml
-/// are refused with a sentence naming them, [security] included.
+/// agent_reconnect_wait, [resource_manager.scheduler]`, `[security] agent_token_file,
+/// session_lifespan`. Other keys of Determined's master.yaml are refused with a sentence naming
+/// them, [security.tls] included.
 struct master_config {
   /// The actor system's port (agents and workers connect here); 0 picks a free one.
   int port = 8090;
@@ -52,6 +53,11 @@ struct master_config {
   /// How long an agent that lost its connection may take to come back before its work fails.
   /// TOML: seconds as an integer, or a duration string such as "25s" or "1m".
   int64_t agent_reconnect_wait_s = 25;
+  /// `[security] agent_token_file`: the file holding the token agents must present; empty means
+  /// DATA_DIR/agent-token, made at the first start.
+  std::string agent_token_file;
+  /// `[security] session_lifespan`: how long a login lasts (seconds, or "7d", "12h").
+  int64_t session_lifespan_s = 7 * 24 * 3600;
 };
 
 /// Parses and validates a master config; errors as for experiment configs.

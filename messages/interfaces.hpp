@@ -49,7 +49,8 @@ using trial_endpoint = caf::typed_actor<
 using master_actor = caf::typed_actor<
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
     caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
-    caf::replies_to<actors_atom>::with<std::string>,
-    caf::replies_to<inspect_atom, std::string, std::string>::with<std::string>>;
+    // The admin REPL's questions, each with an admin's bearer token (the REPL's node is never admitted).
+    caf::replies_to<actors_atom, std::string>::with<std::string>,
+    caf::replies_to<inspect_atom, std::string, std::string, std::string>::with<std::string>>;  // kind, id, token
 
 } // namespace det

@@ -70,6 +70,7 @@ struct agent_process_state {
   int http_port = 0;  // the master's REST API, from its welcome
   uint16_t master_port = 0;
   std::string worker_binary;
+  std::string agent_token;  // the cluster's: the master admits no agent without it
   master_actor master;
   agent_endpoint endpoint;
   std::map<std::string, container> containers;
@@ -117,6 +118,7 @@ void connect(self_ptr self) {
   st.master = *master;
   pb::AgentHello hello;
   *hello.mutable_agent() = st.info;
+  hello.set_agent_token(st.agent_token);
   for (const auto& exited : st.unsent_exits)
     *hello.add_exited() = exited;
   for (auto& [id, c] : st.containers) {
@@ -170,6 +172,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
   std::map<std::string, std::string> env{
       {"CUDA_VISIBLE_DEVICES", visible},
       {"DET_ALLOCATION_ID", start.allocation_id()},
+      {"DET_ALLOCATION_TOKEN", start.allocation_token()},  // the worker proves its run with it
       {"DET_TRIAL_ID", std::to_string(start.trial_id())},
       {"DET_AGENT_ID", st.info.id()},
       {"DET_MASTER", "http://" + st.master_host + ":" + std::to_string(st.http_port)},
@@ -215,8 +218,9 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
 }
 
 agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host,
-                                              uint16_t port, std::string worker_binary) {
+                                              uint16_t port, std::string worker_binary, std::string agent_token) {
   auto& st = self->state;
+  st.agent_token = std::move(agent_token);
   st.info = std::move(info);
   st.master_host = std::move(host);
   st.master_port = port;
@@ -361,7 +365,7 @@ int run_agent(const agent_options& opts) {
   caf::actor_system_config cfg;
   configure_node(cfg);
   caf::actor_system sys{cfg};
-  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable());
+  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token);
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;

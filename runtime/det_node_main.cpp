@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--pool", a.pool, "agent: resource pool to join (default: default)");
   app.add_option("--slots", a.slots, "agent: auto (GPUs, else one CPU slot) or cpu:N");
   app.add_option("--id", a.id, "agent: agent id (default: the hostname)");
+  std::string agent_token_file;
+  app.add_option("--agent-token-file", agent_token_file,
+                 "agent: file holding the master's agent token (DATA_DIR/agent-token; or set DET_AGENT_TOKEN)");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
     det::runtime::block_stop_signals();
     if (!master_addr.empty())
       a.master = master_addr;
+    a.agent_token = det::runtime::read_agent_token(agent_token_file);
     return det::runtime::run_agent(a);
   } catch (const std::exception& e) {
     std::cerr << "det-node: " << e.what() << std::endl;

@@ -1,6 +1,5 @@
 #include "runtime/http_gateway.hpp"
 
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,6 +20,9 @@
 #include "messages/preview_json.hpp"
 #include "searcher/preview.hpp"
 #include "messages/version.hpp"
+#include "runtime/account_routes.hpp"
+#include "runtime/authenticator.hpp"
+#include "runtime/http_replies.hpp"
 
 namespace det::runtime {
 namespace {
@@ -28,98 +30,10 @@ namespace {
 constexpr auto actor_timeout = std::chrono::seconds(30);
 constexpr std::size_t max_model_definition_bytes = std::size_t{96} << 20;
 
-void reply_json(httplib::Response& res, const google::protobuf::Message& msg) {
-  res.set_content(to_json(msg), "application/json");
-}
-
-void reply_error(httplib::Response& res, int status, const std::string& sentence) {
-  pb::ErrorResponse err;
-  err.set_error(sentence);
-  err.set_code(status);
-  res.status = status;
-  res.set_content(to_json(err), "application/json");
-}
-
-// An error from an actor: its context carries the sentence when there is one.
-std::string sentence_of(caf::actor_system& sys, const caf::error& e) {
-  auto& ctx = e.context();
-  if (ctx.match_elements<std::string>())
-    return error_sentence(sys, e);
-  return "the master could not answer: " + sys.render(e);
-}
-
-// The one table that turns an error into an HTTP status.
-int status_of(const caf::error& e) {
-  if (e.category() == errc_category) {
-    switch (static_cast<errc>(e.code())) {
-      case errc::invalid_input: return 400;
-      case errc::unauthenticated: return 401;
-      case errc::forbidden: return 403;
-      case errc::not_found: return 404;
-      case errc::stale_run: return 409;
-      case errc::unschedulable: return 422;
-      case errc::refused: return 403;
-      case errc::storage_failed: return 503;
-      case errc::unavailable: return 503;
-      case errc::malformed_message: return 500;
-    }
-  }
-  if (e == caf::sec::request_timeout)
-    return 504;
-  return 500;
-}
-
 // Default pages: bounded, and large enough that the CLI and tests read whole runs in one.
 constexpr int32_t default_experiment_page = 1000;
 constexpr int32_t default_metric_page = 100000;
 constexpr int32_t default_log_page = 1000;
-
-/// `text` as a whole decimal number that fits an Int, or nullopt.
-template <class Int>
-std::optional<Int> parse_int(const std::string& text) {
-  Int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size())
-    return std::nullopt;
-  return value;
-}
-
-/// Ids in paths are matched by \d+; one too large for int64 names nothing.
-std::optional<int64_t> parse_id(const std::string& text) {
-  return parse_int<int64_t>(text);
-}
-
-/// A page of a list route: its start (`start_name`: offset, or the id to read after) and its
-/// length (`limit`, `default_limit` when absent). nullopt, with a 400 naming the parameter, when
-/// either is not a number in range.
-struct page {
-  int64_t start = 0;
-  int32_t limit = 0;
-};
-std::optional<page> page_of(const httplib::Request& req, httplib::Response& res, const char* start_name,
-                            int32_t default_limit) {
-  auto refuse = [&](const char* name, const std::string& text, int min) -> std::optional<page> {
-    reply_error(res, 400, std::string{"query parameter "} + name + " must be a whole number of at least " +
-                              std::to_string(min) + ", not \"" + text + "\"");
-    return std::nullopt;
-  };
-  page p{0, default_limit};
-  if (req.has_param(start_name)) {
-    const auto text = req.get_param_value(start_name);
-    auto start = parse_int<int64_t>(text);
-    if (!start || *start < 0)
-      return refuse(start_name, text, 0);
-    p.start = *start;
-  }
-  if (req.has_param("limit")) {
-    const auto text = req.get_param_value("limit");
-    auto limit = parse_int<int32_t>(text);
-    if (!limit || *limit < 1)
-      return refuse("limit", text, 1);
-    p.limit = *limit;
-  }
-  return p;
-}
 
 } // namespace
 
@@ -128,11 +42,60 @@ struct http_gateway::impl {
   master_handles handles;
   master_front_actor front;
   int actor_port;
+  int64_t session_lifespan_s;
+  authenticator auth;
+  account_routes accounts;  // its routes refer to it: it lives as long as the server
   httplib::Server server;
   std::thread thread;
 
-  impl(caf::actor_system& s, master_handles h, master_front_actor f, int p)
-      : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p) {}
+  impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan)
+      : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p), session_lifespan_s(lifespan),
+        auth(s, handles.accounts),
+        accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }} {}
+
+  /// `handler`, run only for a caller whose bearer token is valid; 401 with the reason otherwise.
+  httplib::Server::Handler signed_in(signed_in_handler handler) {
+    return [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+      auto who = auth.authenticate(req.get_header_value("Authorization"));
+      if (!who)
+        return reply_error(res, sys, who.error());
+      handler(req, res, *who);
+    };
+  }
+  /// As signed_in(), for any user: reads are open to everyone logged in.
+  httplib::Server::Handler reader(httplib::Server::Handler handler) {
+    return signed_in([handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+                                                    const principal&) { handler(req, res); });
+  }
+  /// As signed_in(), for admins only: `action` names what needs one in the 403's sentence.
+  httplib::Server::Handler admin_only(std::string action, httplib::Server::Handler handler) {
+    return signed_in([this, action = std::move(action), handler = std::move(handler)](
+                         const httplib::Request& req, httplib::Response& res, const principal& who) {
+      if (auto e = require_admin(who, action))
+        return reply_error(res, sys, e);
+      handler(req, res);
+    });
+  }
+  /// As signed_in(), for the owner of the experiment the path's first number names, or an admin.
+  httplib::Server::Handler experiment_owner(std::string verb, httplib::Server::Handler handler) {
+    return signed_in([this, verb = std::move(verb), handler = std::move(handler)](
+                         const httplib::Request& req, httplib::Response& res, const principal& who) {
+      auto id = parse_id(req.matches[1]);
+      if (!id)
+        return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
+      caf::error failure;
+      caf::scoped_actor self{sys};
+      self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{*id})
+          .receive(
+              [&](pb::User& owner) {
+                failure = require_owner(who, owner, "experiment " + std::to_string(*id), verb);
+              },
+              [&](caf::error& e) { failure = std::move(e); });
+      if (failure)
+        return reply_error(res, sys, failure);
+      handler(req, res);
+    });
+  }
 
   /// Asks `dest` and answers the HTTP request with the reply, or with the error's status
   /// (status_of) and sentence.
@@ -154,10 +117,36 @@ struct http_gateway::impl {
               else
                 reply_error(res, 404, missing);
             },
-            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
+            [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
-  void create_experiment(const httplib::Request& req, httplib::Response& res) {
+  /// Deletes a checkpoint's files for its experiment's owner or an admin.
+  void delete_checkpoint(const std::string& uuid, httplib::Response& res, const principal& who) {
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    pb::GetCheckpointResponse found;
+    self->request(handles.reader, actor_timeout, get_atom::value, uuid)
+        .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
+    if (!failure && found.checkpoint().uuid().empty())
+      return reply_error(res, 404, "checkpoint " + uuid + " not found");
+    if (!failure)
+      self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{found.checkpoint().experiment_id()})
+          .receive([&](pb::User& owner) { failure = require_owner(who, owner, "checkpoint " + uuid, "delete"); },
+                   [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      return reply_error(res, sys, failure);
+    self->request(handles.collector, actor_timeout, remove_atom::value, uuid)
+        .receive(
+            [&](bool deleted) {
+              if (deleted)
+                res.set_content("{}", "application/json");
+              else
+                reply_error(res, 404, "checkpoint " + uuid + " not found");
+            },
+            [&](caf::error& e) { reply_error(res, sys, e); });
+  }
+
+  void create_experiment(const httplib::Request& req, httplib::Response& res, const principal& who) {
     pb::CreateExperimentRequest body;
     std::string error;
     if (!from_json(req.body, body, error))
@@ -184,9 +173,12 @@ struct http_gateway::impl {
     }
     body.set_config_path(path);
     caf::scoped_actor self{sys};
-    self->request(front, actor_timeout, std::move(body))
-        .receive([&](pb::CreateExperimentResponse& r) { reply_json(res, r); },
-                 [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
+    self->request(front, actor_timeout, std::move(body), user_id{who.user_id})
+        .receive([&](pb::CreateExperimentResponse& r) {
+                   r.mutable_experiment()->set_owner(who.username);
+                   reply_json(res, r);
+                 },
+                 [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
   void preview_search(const httplib::Request& req, httplib::Response& res) {
@@ -221,7 +213,7 @@ struct http_gateway::impl {
     self->request(front, actor_timeout, std::move(msg)...)
         .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = std::move(e); });
     if (failure)
-      return reply_error(res, status_of(failure), sentence_of(sys, failure));
+      return reply_error(res, sys, failure);
     if (live) {
       res.set_content("{}", "application/json");
       return;
@@ -231,7 +223,7 @@ struct http_gateway::impl {
         .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
                  [&](caf::error& e) { failure = std::move(e); });
     if (failure)
-      return reply_error(res, status_of(failure), sentence_of(sys, failure));
+      return reply_error(res, sys, failure);
     if (found.experiment().id() == 0)
       return reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
     if ((std::is_same_v<Msg, kill_atom> || ...)) {
@@ -278,28 +270,28 @@ struct http_gateway::impl {
                 reply_error(res, 404, slot < 0 ? "agent " + agent + " not found"
                                                : "agent " + agent + " has no slot " + std::to_string(slot));
             },
-            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
+            [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
   void scheduling_routes() {
-    server.Get("/api/v1/resource-pools", [this](const httplib::Request&, httplib::Response& res) {
+    server.Get("/api/v1/resource-pools", reader([this](const httplib::Request&, httplib::Response& res) {
       caf::error failure;
       pb::GetResourcePoolsResponse out;
       for (auto& [info, jobs] : pool_states(failure)) *out.add_resource_pools() = std::move(info);
-      if (failure) return reply_error(res, status_of(failure), sentence_of(sys, failure));
+      if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
-    });
-    server.Get("/api/v1/job-queues", [this](const httplib::Request& req, httplib::Response& res) {
+    }));
+    server.Get("/api/v1/job-queues", reader([this](const httplib::Request& req, httplib::Response& res) {
       caf::error failure;
       auto pool = req.get_param_value("resource_pool");
       pb::GetJobsResponse out;
       for (auto& [info, jobs] : pool_states(failure))
         if (pool.empty() || info.name() == pool)
           for (auto& job : *jobs.mutable_jobs()) *out.add_jobs() = std::move(job);
-      if (failure) return reply_error(res, status_of(failure), sentence_of(sys, failure));
+      if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
-    });
-    server.Patch(R"(/api/v1/experiments/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+    }));
+    server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change the scheduling settings of", [this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]);
       if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
       pb::PatchExperimentRequest body;
@@ -317,28 +309,28 @@ struct http_gateway::impl {
       if (!change.has_priority() && !change.has_weight() && !change.has_max_slots())
         return reply_error(res, 400, "the request changes nothing: set resources.priority, weight or max_slots");
       signal_experiment(*id, "changed", res, experiment_id{*id}, change);
-    });
+    }));
     server.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
-                [this](const httplib::Request& req, httplib::Response& res) { enable_agent(req, res, -1); });
+                admin_only("enabling or disabling an agent", [this](const httplib::Request& req, httplib::Response& res) { enable_agent(req, res, -1); }));
     server.Post(R"(/api/v1/agents/([^/]+)/slots/(\d+)/(enable|disable))",
-                [this](const httplib::Request& req, httplib::Response& res) {
+                admin_only("enabling or disabling a slot", [this](const httplib::Request& req, httplib::Response& res) {
                   auto slot = parse_id(req.matches[2]);
                   if (!slot || *slot > INT32_MAX) return reply_error(res, 404, "no slot " + req.matches[2].str());
                   enable_agent(req, res, static_cast<int32_t>(*slot));
-                });
+                }));
   }
 
   /// A Core API call: `call` with the trial id and the bearer token of the request filled in.
   void core_api(const httplib::Request& req, httplib::Response& res, int64_t trial, pb::CoreApiCall call) {
-    auto auth = req.get_header_value("Authorization");
+    auto header = req.get_header_value("Authorization");
     const std::string bearer = "Bearer ";
     call.set_trial_id(trial);
-    call.set_token(auth.rfind(bearer, 0) == 0 ? auth.substr(bearer.size()) : "");
+    call.set_token(header.rfind(bearer, 0) == 0 ? header.substr(bearer.size()) : "");
     caf::scoped_actor self{sys};
     self->request(front, actor_timeout, std::move(call))
         .receive(
             [&](pb::CoreApiReply& reply) { reply_json(res, reply); },
-            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
+            [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
   /// Parses the request body into `part` of a Core API call; false (with a 400 sent) if it is not one.
@@ -401,7 +393,7 @@ struct http_gateway::impl {
         .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); },
                  [&](caf::error& e) { failure = std::move(e); });
     if (failure)
-      return reply_error(res, status_of(failure), sentence_of(sys, failure));
+      return reply_error(res, sys, failure);
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) || name == "." || name == "..")
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
@@ -432,95 +424,85 @@ struct http_gateway::impl {
       info.set_actor_port(actor_port);
       reply_json(res, info);
     });
-    server.Post("/api/v1/experiments", [this](const httplib::Request& req, httplib::Response& res) {
-      create_experiment(req, res);
-    });
+    server.Post("/api/v1/experiments", signed_in([this](const httplib::Request& req, httplib::Response& res,
+                                                         const principal& who) { create_experiment(req, res, who); }));
     server.Post("/api/v1/preview-hp-search",
-                [this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); });
-    server.Get("/api/v1/experiments", [this](const httplib::Request& req, httplib::Response& res) {
+                reader([this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); }));
+    server.Get("/api/v1/experiments", reader([this](const httplib::Request& req, httplib::Response& res) {
       if (auto p = page_of(req, res, "offset", default_experiment_page))
-        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit);
-    });
+        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit,
+                                        req.get_param_value("user"));
+    }));
     server.Get(R"(/api/v1/experiments/(\d+))",
-               [this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask_found<pb::GetExperimentResponse>(
                      res, [](auto& r) { return r.experiment().id() != 0; },
                      "experiment " + req.matches[1].str() + " not found", handles.reader,
                      get_atom::value, experiment_id{id});
-               });
-    server.Post(R"(/api/v1/experiments/(\d+)/(kill|pause|activate))",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  auto id = parse_id(req.matches[1]);
-                  if (!id)
-                    return reply_error(res, 404,
-                                       "experiment " + req.matches[1].str() + " not found");
-                  auto verb = req.matches[2].str();
-                  if (verb == "kill")
-                    signal_experiment(*id, "killed", res, kill_atom::value, experiment_id{*id});
-                  else if (verb == "pause")
-                    signal_experiment(*id, "paused", res, pause_atom::value, experiment_id{*id});
-                  else
-                    signal_experiment(*id, "activated", res, activate_atom::value, experiment_id{*id});
-                });
+               }));
+    server.Post(R"(/api/v1/experiments/(\d+)/kill)", experiment_owner("kill", [this](const httplib::Request& req, httplib::Response& res) {
+      auto id = *parse_id(req.matches[1]);
+      signal_experiment(id, "killed", res, kill_atom::value, experiment_id{id});
+    }));
+    server.Post(R"(/api/v1/experiments/(\d+)/pause)", experiment_owner("pause", [this](const httplib::Request& req, httplib::Response& res) {
+      auto id = *parse_id(req.matches[1]);
+      signal_experiment(id, "paused", res, pause_atom::value, experiment_id{id});
+    }));
+    server.Post(R"(/api/v1/experiments/(\d+)/activate)", experiment_owner("activate", [this](const httplib::Request& req, httplib::Response& res) {
+      auto id = *parse_id(req.matches[1]);
+      signal_experiment(id, "activated", res, activate_atom::value, experiment_id{id});
+    }));
     scheduling_routes();
-    server.Get(R"(/api/v1/trials/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+    accounts.add_to(server);
+    server.Get(R"(/api/v1/trials/(\d+))", reader([this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(
           res, [](auto& r) { return r.trial().id() != 0; }, "trial " + req.matches[1].str() + " not found",
           handles.reader, get_atom::value, trial_id{id});
-    });
+    }));
     server.Get(R"(/api/v1/trials/(\d+)/metrics)",
-               [this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
                  if (auto p = page_of(req, res, "offset", default_metric_page))
                    ask<pb::GetTrialMetricsResponse>(res, handles.reader, metrics_atom::value, trial_id{id}, group,
                                                     p->start, p->limit);
-               });
+               }));
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
-               [this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  if (auto p = page_of(req, res, "after_id", default_log_page))
                    ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, p->start, p->limit);
-               });
+               }));
     server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
-               [this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value,
                                                  experiment_id{id});
-               });
+               }));
     server.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
-               [this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const httplib::Request& req, httplib::Response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value, trial_id{id});
-               });
+               }));
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
-               [this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const httplib::Request& req, httplib::Response& res) {
                  ask_found<pb::GetCheckpointResponse>(
                      res, [](auto& r) { return !r.checkpoint().uuid().empty(); },
                      "checkpoint " + req.matches[1].str() + " not found", handles.reader, get_atom::value,
                      req.matches[1].str());
-               });
+               }));
     server.Delete(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
-                  [this](const httplib::Request& req, httplib::Response& res) {
-                    caf::scoped_actor self{sys};
-                    self->request(handles.collector, actor_timeout, remove_atom::value, req.matches[1].str())
-                        .receive(
-                            [&](bool found) {
-                              if (found)
-                                res.set_content("{}", "application/json");
-                              else
-                                reply_error(res, 404, "checkpoint " + req.matches[1].str() + " not found");
-                            },
-                            [&](caf::error& e) { reply_error(res, status_of(e), sentence_of(sys, e)); });
-                  });
+                  signed_in([this](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                    delete_checkpoint(req.matches[1].str(), res, who);
+                  }));
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
-               [this](const httplib::Request& req, httplib::Response& res) { checkpoint_file(req, res); });
+               reader([this](const httplib::Request& req, httplib::Response& res) { checkpoint_file(req, res); }));
     core_api_routes();
-    server.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
+    server.Get("/api/v1/agents", reader([this](const httplib::Request&, httplib::Response& res) {
       ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
-    });
+    }));
     server.set_exception_handler(
         [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
           std::string what = "unknown error";
@@ -540,8 +522,8 @@ struct http_gateway::impl {
 };
 
 http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-                           int actor_port)
-    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port)) {
+                           int actor_port, int64_t session_lifespan_s)
+    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s)) {
   impl_->routes();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The REST API (Determined's /api/v1 paths, JSON printed from the protobuf
-// messages). Each request is answered by asking the master's actors.
+// messages). Each request is answered by asking the master's actors; every route but login,
+// GET /api/v1/master and the Core API's (which carry their run's token) needs a user's bearer token.
 
 #include <memory>
 #include <string>
@@ -11,8 +12,9 @@ namespace det::runtime {
 
 class http_gateway {
 public:
+  /// Sessions from POST /api/v1/auth/login last `session_lifespan_s`.
   http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-               int actor_port);
+               int actor_port, int64_t session_lifespan_s);
   ~http_gateway();
 
   /// Binds and serves on a thread of its own; returns the bound port (useful

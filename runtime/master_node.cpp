@@ -8,9 +8,14 @@
 #include <optional>
 #include <utility>
 #include <vector>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
 #include <unistd.h>
 
 #include "actors/spawn.hpp"
+#include "auth/credentials.hpp"
 #include "messages/states.hpp"
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
@@ -74,6 +79,45 @@ void restore_warm_start(storage::database& db, const std::vector<pb::Trial>& tri
   plan.warm_start_dir = checkpoint->storage_path() + "/" + uuid;
 }
 
+// Writes `text` to `path` readable by its owner only (0600), creating or replacing it.
+void write_secret_file(const std::string& path, const std::string& text) {
+  auto tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::close(fd) != 0)
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+}
+
+// On the first start admin gets a random password, kept in DATA_DIR/admin-password (0600) and
+// printed once; no cluster ever has a blank or well-known one.
+void set_first_admin_password(storage::database& db, const std::string& data_dir) {
+  auto password = auth::random_secret().substr(0, 24);
+  auto path = data_dir + "/admin-password";
+  if (!db.set_admin_password_if_unset(auth::hash_password(password)))
+    return;
+  write_secret_file(path, password + "\n");
+  std::cout << "master: created user admin with password " << password << " (also in " << path
+            << "; change it with det user change-password)" << std::endl;
+}
+
+// The token agents present to register: the configured file's, or one made at the first start
+// in DATA_DIR/agent-token.
+std::string agent_token(const config::master_config& mc, const std::string& data_dir) {
+  auto path = mc.agent_token_file.empty() ? data_dir + "/agent-token" : mc.agent_token_file;
+  std::ifstream in(path);
+  std::string token;
+  if (in && std::getline(in, token) && !token.empty())
+    return token;
+  if (!mc.agent_token_file.empty())
+    throw std::runtime_error("security.agent_token_file: cannot read a token from " + path);
+  token = auth::random_secret();
+  write_secret_file(path, token + "\n");
+  std::cout << "master: agents register with the token in " << path << " (det-node --role=agent --agent-token-file "
+            << path << ")" << std::endl;
+  return token;
+}
+
 } // namespace
 
 int run_master(const master_options& opts) {
@@ -97,6 +141,8 @@ int run_master(const master_options& opts) {
   auto db = std::make_shared<storage::database>(db_url);
   for (auto& m : db->migrate())
     std::cout << "master: applied migration " << m << std::endl;
+  std::filesystem::create_directories(data_dir);
+  set_first_admin_password(*db, data_dir);
   // Unfinished experiments continue where their last searcher snapshot was (or from the start of
   // a search that had none yet, adopting the trials it had stored).
   std::vector<std::pair<pb::Experiment, experiment_plan>> restored;
@@ -127,6 +173,8 @@ int run_master(const master_options& opts) {
   handles.persistence = spawn_persistence(sys, db);
   handles.reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
   handles.collector = spawn_checkpoint_collector(sys, db_url, handles.persistence);
+  handles.accounts = spawn_accounts(sys, db_url);
+  handles.agent_token = agent_token(mc, data_dir);
   handles.default_pool = mc.default_resource_pool;
   handles.default_aux_pool = mc.default_aux_resource_pool;
   handles.agent_reconnect_wait_s = mc.agent_reconnect_wait_s;
@@ -151,7 +199,7 @@ int run_master(const master_options& opts) {
   if (!bound)
     throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
                              std::to_string(port) + ": " + sys.render(bound.error()));
-  http_gateway gateway{sys, handles, front, static_cast<int>(*bound)};
+  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s};
   int bound_http = gateway.start(opts.listen, http_port);
   handles.http_port->store(bound_http);
   write_ready_file(opts.ready_file, *bound, bound_http);
@@ -161,14 +209,14 @@ int run_master(const master_options& opts) {
   auto sig = wait_for_stop_signal();
   std::cout << "master: stopping on signal " << sig << std::endl;
   gateway.stop();
-  caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
+  caf::scoped_actor self{sys};  // the front door drops messages without a sender
+  self->send_exit(front, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(handles.registry, caf::exit_reason::user_shutdown);
   for (auto& [name, pool] : handles.pools)
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   // The directory takes every experiment, trial, allocation and agent proxy
   // with it; persistence goes last, after writing what it buffered.
   caf::anon_send_exit(directory, caf::exit_reason::user_shutdown);
-  caf::scoped_actor self{sys};
   self->request(handles.persistence, std::chrono::seconds(30), flush_atom::value)
       .receive([](int64_t) {},
                [&](caf::error& e) {

@@ -1,4 +1,6 @@
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <limits.h>
 #include <stdexcept>
 #include <unistd.h>
@@ -43,6 +45,20 @@ std::pair<std::string, uint16_t> split_host_port(const std::string& text, const 
   if (port <= 0 || port > 65535)
     throw std::runtime_error(flag + ": \"" + text.substr(colon + 1) + "\" is not a port number");
   return {text.substr(0, colon), static_cast<uint16_t>(port)};
+}
+
+std::string read_agent_token(const std::string& path) {
+  std::string token;
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in || !std::getline(in, token) || token.empty())
+      throw std::runtime_error("--agent-token-file: cannot read a token from " + path);
+    return token;
+  }
+  if (const char* env = std::getenv("DET_AGENT_TOKEN"); env && *env)
+    return env;
+  throw std::runtime_error("an agent needs the master's agent token: pass --agent-token-file (the master writes it to "
+                           "DATA_DIR/agent-token) or set DET_AGENT_TOKEN");
 }
 
 std::string worker_executable() {

@@ -78,6 +78,8 @@ int run_worker(const worker_options& opts) {
   hello.set_trial_id(opts.trial_id);
   hello.set_pid(::getpid());
   hello.set_rank(opts.rank);
+  if (const char* token = std::getenv("DET_ALLOCATION_TOKEN"))
+    hello.set_allocation_token(token);  // the agent gave it: it proves the run is this worker's
   worker_connection link{host, port, hello};
   pb::TrialSpec spec;
   std::string failure;

@@ -6,7 +6,7 @@ set -eu
 PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
-  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev
+  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev
   dataset-fashion-mnist"
 
 missing=""

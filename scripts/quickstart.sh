@@ -38,7 +38,11 @@ HTTP_PORT=$(sed 's/.*"http_port": \([0-9]*\).*/\1/' "$RUN/ready.json")
 export DET_MASTER="http://127.0.0.1:$HTTP_PORT"
 echo "det: master at $DET_MASTER (log: $RUN/master.log)"
 
-"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 >"$RUN/agent.log" 2>&1 &
+# The master's first start made the admin password and the agent token here (both 0600).
+DATA="${XDG_DATA_HOME:-$HOME/.local/share}/det"
+"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 \
+  --agent-token-file="$DATA/agent-token" >"$RUN/agent.log" 2>&1 &
 AGENT_PID=$!
+DET_PASS="$(cat "$DATA/admin-password")" "$BIN/det" user login admin
 
 "$BIN/det" submit examples/fashion-mnist/adaptive.toml --follow

@@ -8,11 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "messages/api.pb.h"
 #include "messages/cluster.pb.h"
 #include "messages/common.pb.h"
 #include "messages/trial.pb.h"
 
 namespace det::storage {
+
+/// A user as stored: the password only as its Argon2id string, empty when none is set.
+struct stored_user {
+  pb::User user;
+  std::string password_hash;
+};
+
+/// A bearer token's row and the user it speaks for.
+struct token_holder {
+  pb::AccessToken token;
+  pb::User user;
+};
 
 /// The only code that talks to PostgreSQL; owned by the persistence actor, one connection, not thread-safe.
 /// Failures throw std::runtime_error whose message says what could not be done and why.
@@ -56,11 +69,15 @@ class database {
   void upsert_agent(const pb::Agent&);
   void set_agent_connected(const std::string& id, bool connected);
 
+  /// admin, the user the schema creates first (migration 0012), owner of what was stored before users.
+  static constexpr int64_t admin_user_id = 1;
+
   /// Rows that are not to be paged: every one.
   static constexpr int32_t all_rows = INT32_MAX;
 
-  /// Ordered by id, with num_trials; the page of at most `limit` after the first `offset`.
-  std::vector<pb::Experiment> list_experiments(int64_t offset = 0, int32_t limit = all_rows);
+  /// Ordered by id, with num_trials; the page of at most `limit` after the first `offset`; only
+  /// `owner`'s unless it is empty.
+  std::vector<pb::Experiment> list_experiments(int64_t offset = 0, int32_t limit = all_rows, const std::string& owner = "");
   std::optional<pb::Experiment> get_experiment(int64_t id);
   /// Ordered by id.
   std::vector<pb::Trial> trials_of(int64_t experiment_id);
@@ -96,6 +113,27 @@ class database {
   /// The checkpoints some trial started from, which GC keeps.
   std::set<std::string> warm_start_checkpoints();
   void mark_checkpoint_deleted(const std::string& uuid);
+
+  /// Users and tokens (storage/database_accounts.cpp). Passwords arrive hashed, tokens as their SHA-256.
+  std::optional<stored_user> find_user(const std::string& username);
+  std::optional<stored_user> get_user(int64_t id);
+  std::vector<pb::User> list_users();
+  /// nullopt when the name is taken.
+  std::optional<pb::User> insert_user(const std::string& username, const std::string& password_hash, bool admin);
+  /// Also revokes the user's sessions.
+  void set_password_hash(int64_t user_id, const std::string& password_hash);
+  void set_user_active(int64_t user_id, bool active);
+  /// Gives `admin` its first password; false when it already has one (not the first start).
+  bool set_admin_password_if_unset(const std::string& password_hash);
+  pb::AccessToken insert_token(int64_t user_id, const std::string& sha256, pb::TokenKind kind,
+                               const std::string& description, int64_t lifespan_s);
+  /// Expired and revoked tokens too: the caller says why they no longer work.
+  std::optional<token_holder> find_token(const std::string& sha256);
+  std::optional<pb::AccessToken> get_token(int64_t id);
+  /// Access tokens (not sessions) of `user_id`, or of everyone for 0; by id.
+  std::vector<pb::AccessToken> list_access_tokens(int64_t user_id);
+  void revoke_token(int64_t id);
+  std::optional<pb::User> experiment_owner(int64_t experiment_id);
 
   /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
   /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.

@@ -26,7 +26,8 @@ const std::string checkpoint_select =
     "SELECT c.uuid::text, c.trial_id, t.experiment_id, c.steps_completed, c.total_records, c.total_epochs, "
     "c.state, c.resources::text, " + micros_of("c.report_time") + ", c.storage_path, "
     "(SELECT m.metrics::text FROM metrics m WHERE m.trial_id = c.trial_id AND m.\"group\" = 'validation' "
-    "AND m.total_batches = c.steps_completed ORDER BY m.time DESC LIMIT 1) "
+    "AND m.total_batches = c.steps_completed ORDER BY m.time DESC LIMIT 1), "
+    "(SELECT u.username FROM experiments e JOIN users u ON u.id = e.owner_id WHERE e.id = t.experiment_id) "
     "FROM checkpoints c JOIN trials t ON t.id = c.trial_id ";
 
 // The column holds the enum's name without its prefix ('COMPLETED', 'DELETED'), as its CHECK says.
@@ -49,6 +50,7 @@ pb::Checkpoint checkpoint_from(const pqxx::row& row) {
   if (auto time = time_from(row[8])) *c.mutable_report_time() = *time;
   c.set_storage_path(row[9].as<std::string>());
   if (!row[10].is_null()) metrics_from_json(row[10].as<std::string>(), c.mutable_validation_metrics());
+  c.set_owner(row[11].as<std::string>());
   return c;
 }
 

@@ -12,7 +12,7 @@ const std::string experiment_select =
     "SELECT e.id, e.name, e.description, e.state, e.config, " + micros_of("e.start_time") + ", " +
     micros_of("e.end_time") +
     ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
-    "e.max_slots FROM experiments e ";
+    "e.max_slots, e.owner_id, u.username FROM experiments e JOIN users u ON u.id = e.owner_id ";
 
 pb::Experiment experiment_from(const pqxx::row& row) {
   pb::Experiment experiment;
@@ -30,6 +30,8 @@ pb::Experiment experiment_from(const pqxx::row& row) {
   if (!row[10].is_null()) scheduling.set_priority(row[10].as<int32_t>());
   if (!row[11].is_null()) scheduling.set_weight(row[11].as<double>());
   if (!row[12].is_null()) scheduling.set_max_slots(row[12].as<int32_t>());
+  experiment.set_owner_id(row[13].as<int64_t>());
+  experiment.set_owner(row[14].as<std::string>());
   return experiment;
 }
 
@@ -39,7 +41,9 @@ const std::string trial_select =
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
     "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
     "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
-    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs FROM trials ";
+    "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs, "
+    "(SELECT u.username FROM experiments e JOIN users u ON u.id = e.owner_id WHERE e.id = trials.experiment_id) "
+    "FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -63,16 +67,18 @@ pb::Trial trial_from(const pqxx::row& row) {
   trial.set_warm_start_checkpoint_uuid(row[17].as<std::string>());
   trial.set_latest_checkpoint_uuid(row[18].as<std::string>());
   trial.set_runs(row[19].as<int32_t>());
+  trial.set_owner(row[20].as<std::string>());
   return trial;
 }
 
 }  // namespace
 
-std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t limit) {
+std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t limit, const std::string& owner) {
   return describing_failure("list the experiments", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::Experiment> experiments;
-    for (const auto& row : tx.exec_params(experiment_select + "ORDER BY e.id OFFSET $1 LIMIT $2", offset, limit))
+    for (const auto& row : tx.exec_params(experiment_select + "WHERE ($3 = '' OR u.username = $3) ORDER BY e.id OFFSET $1 LIMIT $2",
+                                          offset, limit, owner))
       experiments.push_back(experiment_from(row));
     return experiments;
   });

@@ -18,6 +18,7 @@
 #include "caf/io/all.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
+#include "tools/auth_store.hpp"
 #include "tools/rest_client.hpp"
 
 namespace det::tools {
@@ -63,7 +64,7 @@ std::string host_of(const std::string& url) {
 }
 
 /// Runs one command line; returns false when the user wants to leave.
-bool run_command(caf::scoped_actor& self, const master_actor& master, const std::string& line) {
+bool run_command(caf::scoped_actor& self, const master_actor& master, const std::string& token, const std::string& line) {
   std::istringstream in{line};
   std::vector<std::string> args;
   for (std::string w; in >> w;)
@@ -72,17 +73,17 @@ bool run_command(caf::scoped_actor& self, const master_actor& master, const std:
     return true;
   auto& sys = self->system();
   auto print_error = [&](caf::error& e) {
-    std::cout << "error: the master did not answer: " << sys.render(e) << std::endl;
+    std::cout << "error: " << error_sentence(sys, e) << std::endl;
   };
   if (args[0] == "quit" || args[0] == "exit")
     return false;
   if (args[0] == "help") {
     std::cout << help_text;
   } else if (args[0] == "actors" && args.size() == 1) {
-    self->request(master, answer_timeout, actors_atom::value)
+    self->request(master, answer_timeout, actors_atom::value, token)
         .receive([](const std::string& text) { std::cout << text; }, print_error);
   } else if (args[0] == "inspect" && args.size() == 3) {
-    self->request(master, answer_timeout, inspect_atom::value, args[1], args[2])
+    self->request(master, answer_timeout, inspect_atom::value, args[1], args[2], token)
         .receive([](const std::string& text) { std::cout << text; }, print_error);
   } else {
     std::cout << "unknown command: " << line << "\n" << help_text;
@@ -112,6 +113,27 @@ int run_repl(int argc, char** argv) {
   }
   rest_client rest{url};
   auto info = rest.get<pb::MasterInfo>("/api/v1/master");
+  // Nothing is answered before an admin's credentials are: the saved login's, else asked for.
+  std::string token;
+  if (auto saved = login_for(rest.master_url())) {
+    token = saved->token;
+  } else {
+    pb::LoginRequest request;
+    std::string name;
+    std::cerr << "Admin user name: " << std::flush;
+    std::getline(std::cin, name);
+    request.set_username(name);
+    request.set_password(read_secret("Password: "));
+    pb::LoginResponse reply;
+    rest.post("/api/v1/auth/login", request, reply);
+    token = reply.token();
+    rest.use_token(token);
+  }
+  auto me = rest.get<pb::GetMeResponse>("/api/v1/me");
+  if (!me.user().admin()) {
+    std::cerr << "det repl: the admin REPL needs an admin, and user " << me.user().username() << " is not one\n";
+    return 1;
+  }
   auto host = host_of(url);
 
   caf::actor_system_config cfg;
@@ -126,13 +148,13 @@ int run_repl(int argc, char** argv) {
   caf::scoped_actor self{sys};
   if (!commands.empty()) {
     for (auto& c : commands)
-      if (!run_command(self, *master, c))
+      if (!run_command(self, *master, token, c))
         break;
     return 0;
   }
   if (!::isatty(STDIN_FILENO)) {
     for (std::string line; std::getline(std::cin, line);)
-      if (!run_command(self, *master, line))
+      if (!run_command(self, *master, token, line))
         break;
     return 0;
   }
@@ -147,7 +169,7 @@ int run_repl(int argc, char** argv) {
     std::free(raw);
     if (!line.empty())
       add_history(line.c_str());
-    if (!run_command(self, *master, line))
+    if (!run_command(self, *master, token, line))
       break;
   }
   write_history(history.c_str());

@@ -156,16 +156,16 @@ int create_experiment(rest_client& master, const std::string& config_path, const
   return follow ? follow_experiment(master, created.experiment().id()) : 0;
 }
 
-int list_experiments(rest_client& master, bool json) {
+int list_experiments(rest_client& master, const std::string& user, bool json) {
   auto list = master.get_every_page<pb::GetExperimentsResponse>(
-      "/api/v1/experiments", list_page, [](const pb::GetExperimentsResponse& r) { return r.experiments_size(); });
+      user.empty() ? "/api/v1/experiments" : "/api/v1/experiments?user=" + user, list_page, [](const pb::GetExperimentsResponse& r) { return r.experiments_size(); });
   if (json) {
     std::cout << det::to_json(list, true) << '\n';
     return 0;
   }
-  table out({"ID", "Name", "State", "Trials", "Searcher", "Start Time"});
+  table out({"ID", "Owner", "Name", "State", "Trials", "Searcher", "Start Time"});
   for (const auto& exp : list.experiments())
-    out.add_row({std::to_string(exp.id()), exp.name(), state_name(exp.state()),
+    out.add_row({std::to_string(exp.id()), exp.owner(), exp.name(), state_name(exp.state()),
                  std::to_string(exp.num_trials()), exp.searcher(), format_time(exp.start_time())});
   out.print(std::cout);
   return 0;

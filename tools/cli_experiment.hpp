@@ -15,7 +15,8 @@ class rest_client;
 int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir, bool follow);
 
 /// Prints the experiments as a table, or with `json` the GetExperimentsResponse.
-int list_experiments(rest_client& master, bool json);
+/// `user` non-empty: only that user's.
+int list_experiments(rest_client& master, const std::string& user, bool json);
 
 /// Prints one experiment and its trials, or with `json` the GetExperimentResponse.
 int describe_experiment(rest_client& master, std::int64_t id, bool json);

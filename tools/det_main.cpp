@@ -18,6 +18,7 @@
 #include "tools/cli_scheduling.hpp"
 #include "tools/cli_trial.hpp"
 #include "tools/cli_checkpoint.hpp"
+#include "tools/cli_user.hpp"
 #include "tools/rest_client.hpp"
 #include "messages/common.pb.h"
 
@@ -51,6 +52,10 @@ struct command_line {
   std::optional<int> priority;
   std::optional<double> weight;
   std::optional<int> max_slots;
+  std::string username;
+  bool admin = false;
+  std::string lifespan;
+  std::string description;
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -141,8 +146,17 @@ void add_experiment(CLI::App& app, command_line& cl) {
   add_experiment_create(e->add_subcommand("create", "Create an experiment from a config file."),
                         cl);
 
-  cl.on_master(add_list(e, "experiments", cl),
-               [&cl](rest_client& m) { return det::tools::list_experiments(m, cl.json); });
+  auto* list = add_list(e, "experiments", cl);
+  list->add_option("--user", cl.username, "Only this user's experiments.")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+                           std::string::npos
+                       ? std::string{}
+                       : "'" + name + "' is not a user name";
+          },
+          "USER"));
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_experiments(m, cl.username, cl.json); });
 
   auto* describe = e->add_subcommand("describe", "Describe an experiment and its trials.");
   add_id(describe, "experiment_id", cl);
@@ -315,6 +329,50 @@ void add_cluster(CLI::App& app, command_line& cl) {
   cl.on_master(info, [&cl](rest_client& m) { return det::tools::print_master_info(m, cl.json); });
 }
 
+void add_user(CLI::App& app, command_line& cl) {
+  auto* u = app.add_subcommand("user", "Log in and out, and manage users.")->alias("u");
+  u->require_subcommand(1);
+  auto* login = u->add_subcommand("login", "Log in (DET_USER and DET_PASS for scripts); the session is kept in ~/.config/det/auth.json.");
+  login->add_option("username", cl.username, "User name (default: DET_USER, else asked).");
+  cl.on_master(login, [&cl](rest_client& m) { return det::tools::login(m, cl.username); });
+  cl.on_master(u->add_subcommand("logout", "Log out of this master."), [](rest_client& m) { return det::tools::logout(m); });
+  auto* whoami = u->add_subcommand("whoami", "Print the logged-in user.");
+  add_json_flag(whoami, cl);
+  cl.on_master(whoami, [&cl](rest_client& m) { return det::tools::whoami(m, cl.json); });
+  auto* list = u->add_subcommand("list", "List users.")->alias("ls");
+  add_json_flag(list, cl);
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_users(m, cl.json); });
+  auto* create = u->add_subcommand("create", "Create a user (admins only); the password is asked for.");
+  create->add_option("username", cl.username)->required();
+  create->add_flag("--admin", cl.admin, "The user is an admin.");
+  cl.on_master(create, [&cl](rest_client& m) { return det::tools::create_user(m, cl.username, cl.admin); });
+  auto* password = u->add_subcommand("change-password", "Change a password (your own, or any as an admin).");
+  password->add_option("username", cl.username, "Whose (default: yours).");
+  cl.on_master(password, [&cl](rest_client& m) { return det::tools::change_password(m, cl.username); });
+  for (bool active : {true, false}) {
+    auto* cmd = u->add_subcommand(active ? "activate" : "deactivate",
+                                  active ? "Let a user log in again (admins only)." : "Stop a user logging in (admins only).");
+    cmd->add_option("username", cl.username)->required();
+    cl.on_master(cmd, [&cl, active](rest_client& m) { return det::tools::set_user_active(m, cl.username, active); });
+  }
+}
+
+void add_token(CLI::App& app, command_line& cl) {
+  auto* t = app.add_subcommand("token", "Manage long-lived access tokens for automation.");
+  t->require_subcommand(1);
+  auto* create = t->add_subcommand("create", "Create an access token for yourself; it is printed once.");
+  create->add_option("--lifespan", cl.lifespan, "How long it is valid, e.g. 30d, 12h (default 30d).");
+  create->add_option("--description", cl.description, "What it is for.");
+  add_json_flag(create, cl);
+  cl.on_master(create, [&cl](rest_client& m) { return det::tools::create_token(m, cl.lifespan, cl.description, cl.json); });
+  auto* list = t->add_subcommand("list", "List your access tokens (an admin's: everyone's).")->alias("ls");
+  add_json_flag(list, cl);
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_tokens(m, cl.json); });
+  auto* revoke = t->add_subcommand("revoke", "Revoke an access token.");
+  add_id(revoke, "token_id", cl);
+  cl.on_master(revoke, [&cl](rest_client& m) { return det::tools::revoke_token(m, cl.id); });
+}
+
 void add_repl(CLI::App& app, command_line& cl) {
   auto* repl = app.add_subcommand("repl", "Open the admin REPL (arguments go to the REPL).");
   // Everything after `repl`, --help included, belongs to the REPL.
@@ -357,6 +415,8 @@ int main(int argc, char** argv) {
   add_checkpoint(app, cl);
   add_cluster(app, cl);
   add_job(app, cl);
+  add_user(app, cl);
+  add_token(app, cl);
   add_repl(app, cl);
 
   try {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "messages/api.pb.h"
+#include "tools/auth_store.hpp"
 
 namespace det::tools {
 
@@ -65,6 +66,8 @@ struct rest_client::impl {
     http.set_keep_alive(true);
     http.set_connection_timeout(std::chrono::seconds(5));
     http.set_read_timeout(std::chrono::seconds(30));
+    if (auto login = login_for(url))
+      http.set_bearer_token_auth(login->token.c_str());
   }
 
   rest_error unreachable(httplib::Error err) const {
@@ -97,6 +100,10 @@ rest_client::rest_client(std::string master_url)
     : impl_(std::make_unique<impl>(std::move(master_url))) {}
 
 rest_client::~rest_client() = default;
+
+void rest_client::use_token(const std::string& token) {
+  impl_->http.set_bearer_token_auth(token.c_str());
+}
 
 const std::string& rest_client::master_url() const noexcept { return impl_->url; }
 

@@ -43,6 +43,9 @@ public:
 
   const std::string& master_url() const noexcept;
 
+  /// Sends `token` as the bearer token from now on (the saved login's is sent by default).
+  void use_token(const std::string& token);
+
   /// Lets GET requests ride out a master restart: for up to `window`, an
   /// unreachable master is retried once a second (a note goes to stderr) instead
   /// of failing. Zero, the default, fails at once.

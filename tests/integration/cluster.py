@@ -34,7 +34,7 @@ def parse_time(text):
 
 
 class Cluster:
-    def __init__(self, agents=1, slots="cpu:1", master_config=None):
+    def __init__(self, agents=1, slots="cpu:1", master_config=None, bin_dir=None):
         # /tmp rather than the build tree: the postgres user must reach the data directory.
         self.root = tempfile.mkdtemp(prefix="det-it-", dir="/tmp")
         os.chmod(self.root, 0o755)
@@ -45,6 +45,8 @@ class Cluster:
             self.master_config = os.path.join(self.root, "master.toml")
             with open(self.master_config, "w") as f:
                 f.write(master_config)
+        self.bin_dir = bin_dir or BIN  # benchmarks start a baseline build from elsewhere
+        self.token = None
         self.master = None
         self.agents = []
         self.logs = []
@@ -54,7 +56,7 @@ class Cluster:
     def _spawn(self, name, args):
         log = open(os.path.join(self.root, f"{name}.log"), "ab")
         self.logs.append(log)
-        return subprocess.Popen([os.path.join(BIN, "det-node")] + args, stdout=log,
+        return subprocess.Popen([os.path.join(self.bin_dir, "det-node")] + args, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
     def start_master(self):
@@ -82,10 +84,28 @@ class Cluster:
         info = wait_for(read_ready, 90, "the master to serve")
         self.port, self.http_port = info["port"], info["http_port"]
         self.url = f"http://127.0.0.1:{self.http_port}"
+        # The first start gave admin a random password; every suite logs in with it. (A baseline
+        # build from before users existed has none.)
+        if os.path.exists(os.path.join(self.data_dir, "admin-password")):
+            self.admin_password = self.read_data_file("admin-password")
+            self.token = self.login("admin", self.admin_password)
+
+    def read_data_file(self, name):
+        with open(os.path.join(self.data_dir, name)) as f:
+            return f.read().strip()
+
+    def login(self, username, password):
+        """A session token of `username` (POST /api/v1/auth/login)."""
+        reply = self.request("POST", "/api/v1/auth/login", {"username": username, "password": password}, token=None)
+        return reply["token"]
+
+    @property
+    def agent_token_file(self):
+        return os.path.join(self.data_dir, "agent-token")
 
     def _spawn_agent(self, agent_id, slots):
         return self._spawn(agent_id, ["--role=agent", f"--master=127.0.0.1:{self.port}", f"--slots={slots}",
-                                      f"--id={agent_id}"])
+                                      f"--id={agent_id}", f"--agent-token-file={self.agent_token_file}"])
 
     def start_agents(self):
         for agent_id, slots in self.agent_specs:
@@ -151,19 +171,34 @@ class Cluster:
 
     # -- REST and CLI ---------------------------------------------------------
 
-    def get(self, path):
-        with urllib.request.urlopen(self.url + path, timeout=30) as r:
-            return json.load(r)
-
-    def post(self, path, body):
-        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+    def request(self, method, path, body=None, token="admin"):
+        """The JSON reply of a REST call as admin, as the user whose `token` is given, or with none (None).
+        urllib.error.HTTPError on an error status."""
+        headers = {"Content-Type": "application/json"}
+        token = self.token if token == "admin" else token
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.load(r)
 
-    def det(self, *args, timeout=600):
+    def get(self, path, token="admin"):
+        return self.request("GET", path, token=token)
+
+    def post(self, path, body, token="admin"):
+        return self.request("POST", path, body, token=token)
+
+    def det(self, *args, timeout=600, token="admin", input=None):
+        """The det CLI as admin, as the user whose `token` is given, or logged out (None); its
+        HOME is the cluster's own directory, so its saved logins are too."""
+        env = dict(os.environ, HOME=self.root)
+        env.pop("DET_USER_TOKEN", None)
+        token = self.token if token == "admin" else token
+        if token is not None:
+            env["DET_USER_TOKEN"] = token
         return subprocess.run([os.path.join(BIN, "det"), "-m", self.url] + list(args),
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, env=env, input=input)
 
     def connected_agents(self):
         try:

@@ -157,7 +157,8 @@ class ClusterTest(unittest.TestCase):
     def test_5b_agent_for_an_unknown_pool_is_refused(self):
         c = self.cluster
         out = subprocess.run([os.path.join(BIN, "det-node"), "--role=agent",
-                              f"--master=127.0.0.1:{c.port}", "--pool=nope", "--id=stray"],
+                              f"--master=127.0.0.1:{c.port}", "--pool=nope", "--id=stray",
+                              f"--agent-token-file={c.agent_token_file}"],
                              capture_output=True, text=True, timeout=30)
         self.assertEqual(out.returncode, 1)
         self.assertIn('resource pool "nope"', out.stderr)

@@ -363,7 +363,7 @@ TEST_CASE("an empty master config gives the defaults") {
   CHECK(config.resource_pools[0].scheduler.default_priority == 42);
 }
 
-TEST_CASE("Determined master keys det does not implement are refused, [security] above all") {
+TEST_CASE("Determined master keys det does not implement are refused, [security.tls] above all") {
   std::string errors;
   try {
     parse_master_config("[security]\n[security.tls]\ncert = \"master.crt\"\n[log]\nlevel = \"info\"\n"
@@ -373,11 +373,27 @@ TEST_CASE("Determined master keys det does not implement are refused, [security]
   } catch (const config_error& e) {
     errors = e.what();
   }
-  CHECK(errors.find("master.toml:1:1: security: det does not serve TLS or authentication yet") != std::string::npos);
+  CHECK(errors.find("security.tls: det does not serve TLS yet") != std::string::npos);
   CHECK(errors.find("log: det does not implement this Determined master setting; remove it") != std::string::npos);
   CHECK(errors.find("resource_manager.require_authentication: det does not implement") != std::string::npos);
   CHECK(errors.find("resource_pools[0].agent_reconnect_wait: det keeps one wait for every pool: set "
                     "resource_manager.agent_reconnect_wait") != std::string::npos);
+}
+
+TEST_CASE("[security] sets the agent token file and the session lifespan") {
+  auto config = parse_master_config("[security]\nagent_token_file = \"/etc/det/agent-token\"\nsession_lifespan = \"2d12h\"\n",
+                                    "master.toml");
+  CHECK(config.agent_token_file == "/etc/det/agent-token");
+  CHECK(config.session_lifespan_s == 2 * 86400 + 12 * 3600);
+  CHECK(parse_master_config("", "master.toml").session_lifespan_s == 7 * 86400);
+  std::string errors;
+  try {
+    parse_master_config("[security]\nsession_lifespan = 0\nrequire_tls = true\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("master.toml:2:20: security.session_lifespan: expected seconds as a positive integer") != std::string::npos);
+  CHECK(errors.find("security.require_tls: unknown key") != std::string::npos);
 }
 
 TEST_CASE("a bad master config reports every problem") {

@@ -49,6 +49,7 @@ pb::Experiment experiment_named(const std::string& name, pb::State state = pb::S
   experiment.set_config("name = \"" + name + "\"\n[searcher]\nname = \"single\"\n");
   experiment.set_searcher("single");
   experiment.set_metric("validation_loss");
+  experiment.set_owner_id(database::admin_user_id);
   return experiment;
 }
 

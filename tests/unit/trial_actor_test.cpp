@@ -157,6 +157,7 @@ struct neighbours : testing::deterministic_system {
 
 /// One trial (id 7) of experiment 3, spawned as its experiment would.
 struct fixture : neighbours {
+  caf::actor experiment;
   trial_actor trial;
   caf::actor worker;
 
@@ -168,7 +169,8 @@ struct fixture : neighbours {
     setup.trial.set_state(pb::STATE_QUEUED);
     setup.max_restarts = 5;
     setup.handles = handles;
-    setup.experiment = caf::actor_cast<trial_listener>(sys->spawn(fake_experiment, r));
+    experiment = sys->spawn(fake_experiment, r);
+    setup.experiment = caf::actor_cast<trial_listener>(experiment);
     setup.directory = directory;
     trial = spawn_trial(*sys, std::move(setup));
     worker = sys->spawn(fake_worker, r, trial);
@@ -177,7 +179,7 @@ struct fixture : neighbours {
 
   ~fixture() {
     caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(trial, caf::exit_reason::user_shutdown);
+    caf::send_as(experiment, caf::actor_cast<caf::actor>(trial), caf::exit_msg{experiment.address(), caf::exit_reason::user_shutdown});
     run();
   }
 
@@ -206,9 +208,10 @@ struct fixture : neighbours {
     run();
   }
 
+  /// Sent as its experiment: a trial drops messages without a sender (actors/admission.hpp).
   template <class... Ts>
   void tell_trial(Ts... xs) {
-    caf::anon_send(trial, xs...);
+    caf::send_as(experiment, trial, xs...);
     run();
   }
 };
@@ -226,6 +229,18 @@ TEST_CASE("a trial asks for slots, launches its worker and completes on a clean 
   CHECK(f.state() == pb::STATE_COMPLETED);
   CHECK(f.r->exited == pb::STATE_COMPLETED);
   CHECK(f.r->released == std::vector<std::string>{"7.1"});
+}
+
+TEST_CASE("a message without a sender never reaches a trial: a peer on the network could send it") {
+  fixture f;
+  f.started();
+  caf::anon_send(f.trial, kill_atom::value);
+  f.run();
+  CHECK(f.r->kills.empty());
+  CHECK(f.state() == pb::STATE_STARTING);
+  f.tell_trial(kill_atom::value);  // the same message from its experiment
+  CHECK(f.r->kills.size() == 1);
+  CHECK(f.state() == pb::STATE_STOPPING_KILLED);
 }
 
 TEST_CASE("a kill during a preemption cancels the trial instead of queueing it again") {

@@ -1,0 +1,208 @@
+#include "runtime/account_routes.hpp"
+
+#include <optional>
+
+#include "actors/token_check.hpp"
+#include "auth/credentials.hpp"
+#include "caf/all.hpp"
+#include "messages/errc.hpp"
+#include "messages/json.hpp"
+#include "runtime/http_replies.hpp"
+
+namespace det::runtime {
+namespace {
+
+constexpr auto storage_timeout = std::chrono::seconds(30);
+constexpr int64_t default_access_token_lifespan_s = 30 * 24 * 3600;
+constexpr int64_t max_token_lifespan_s = int64_t{10} * 365 * 24 * 3600;
+
+template <class Body>
+std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
+  Body body;
+  std::string error;
+  if (from_json(req.body.empty() ? "{}" : req.body, body, error))
+    return body;
+  reply_error(res, 400, error);
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string bad_user_name_reason(const std::string& name) {
+  if (name.empty() || name.size() > 64)
+    return "a user name has 1 to 64 characters";
+  if (name.find_first_not_of("0123456789") == std::string::npos)
+    return "a user name may not be all digits (\"" + name + "\" would read as a user id)";
+  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != std::string::npos)
+    return "a user name has only letters, digits, '_', '.' and '-', not \"" + name + "\"";
+  return "";
+}
+
+void account_routes::add_to(httplib::Server& server) {
+  // Asks the accounts actor; `done` gets the reply, errors go to the client with their status.
+  auto ask = [this](httplib::Response& res, auto done, auto... xs) {
+    caf::scoped_actor self{sys};
+    self->request(accounts, storage_timeout, xs...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
+  };
+  // Issues a token for `user` and answers with it.
+  auto issue = [this, ask](httplib::Response& res, const pb::User& user, pb::TokenKind kind, const std::string& description,
+                           int64_t lifespan_s, auto reply) {
+    const auto token = auth::random_secret();
+    const auto sha = auth::sha256(token);
+    ask(res,
+        [&](pb::AccessToken& info) {
+          auth.remember(principal{user.id(), user.username(), user.admin(), info.id(), sha}, time_of(info.expires_at()));
+          reply(token, std::move(info));
+        },
+        create_atom::value, user_id{user.id()}, sha, kind, description, lifespan_s);
+  };
+  // The user a path segment names: all digits is an id, anything else a name.
+  auto user_named = [this](const std::string& segment, caf::error& failure) {
+    storage::stored_user found;
+    caf::scoped_actor self{sys};
+    auto on_error = [&](caf::error& e) { failure = std::move(e); };
+    if (auto id = parse_id(segment))
+      self->request(accounts, storage_timeout, get_atom::value, user_id{*id})
+          .receive([&](storage::stored_user& u) { found = std::move(u); }, on_error);
+    else
+      self->request(accounts, storage_timeout, get_atom::value, segment)
+          .receive([&](storage::stored_user& u) { found = std::move(u); }, on_error);
+    return found;
+  };
+
+  server.Post("/api/v1/auth/login", [this, ask, issue](const httplib::Request& req, httplib::Response& res) {
+    auto body = body_of<pb::LoginRequest>(req, res);
+    if (!body)
+      return;
+    const auto wrong = "unknown user or wrong password for \"" + body->username() + "\"";
+    storage::stored_user found;
+    bool known = false;
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    self->request(accounts, storage_timeout, get_atom::value, body->username())
+        .receive([&](storage::stored_user& u) { found = std::move(u), known = true; }, [&](caf::error& e) { failure = std::move(e); });
+    if (failure && !(failure.category() == errc_category && static_cast<errc>(failure.code()) == errc::not_found))
+      return reply_error(res, sys, failure);
+    // An unknown name costs a hash as a known one does: the time taken does not tell names apart.
+    static const std::string unknown_hash = auth::hash_password(auth::random_secret());
+    const bool matches = auth::verify_password(body->password(), known ? found.password_hash : unknown_hash);
+    if (!known || !matches)
+      return reply_error(res, 401, wrong);
+    if (!found.user.active())
+      return reply_error(res, 401, "user " + found.user.username() + " is deactivated: an admin can activate it");
+    issue(res, found.user, pb::TOKEN_KIND_SESSION, "", session_lifespan_s, [&](const std::string& token, pb::AccessToken) {
+      pb::LoginResponse out;
+      out.set_token(token);
+      *out.mutable_user() = found.user;
+      reply_json(res, out);
+    });
+  });
+  server.Post("/api/v1/auth/logout", signed_in([this, ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+    ask(res, [&](bool) {
+      auth.forget_token(who.token_id);
+      res.set_content("{}", "application/json");
+    }, remove_atom::value, token_id{who.token_id});
+  }));
+  server.Get("/api/v1/me", signed_in([this, ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+    ask(res, [&](storage::stored_user& u) {
+      pb::GetMeResponse out;
+      *out.mutable_user() = std::move(u.user);
+      reply_json(res, out);
+    }, get_atom::value, user_id{who.user_id});
+  }));
+  server.Get("/api/v1/users", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+    ask(res, [&](pb::GetUsersResponse& out) { reply_json(res, out); }, list_atom::value);
+  }));
+  server.Post("/api/v1/users", signed_in([this, ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+    if (auto e = require_admin(who, "creating a user"))
+      return reply_error(res, sys, e);
+    auto body = body_of<pb::PostUserRequest>(req, res);
+    if (!body)
+      return;
+    if (auto why = bad_user_name_reason(body->username()); !why.empty())
+      return reply_error(res, 400, why);
+    if (auto why = auth::weak_password_reason(body->password()); !why.empty())
+      return reply_error(res, 400, why);
+    ask(res, [&](pb::User& u) {
+      pb::PostUserResponse out;
+      *out.mutable_user() = std::move(u);
+      reply_json(res, out);
+    }, create_atom::value, body->username(), auth::hash_password(body->password()), body->admin());
+  }));
+  server.Post(R"(/api/v1/users/([^/]+)/password)",
+              signed_in([this, ask, user_named](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                auto body = body_of<pb::SetUserPasswordRequest>(req, res);
+                if (!body)
+                  return;
+                caf::error failure;
+                auto user = user_named(req.matches[1].str(), failure);
+                if (failure)
+                  return reply_error(res, sys, failure);
+                if (user.user.id() != who.user_id)
+                  if (auto e = require_admin(who, "changing another user's password"))
+                    return reply_error(res, sys, e);
+                if (auto why = auth::weak_password_reason(body->password()); !why.empty())
+                  return reply_error(res, 400, why);
+                ask(res, [&](bool) {
+                  auth.forget_user(user.user.id());  // its sessions were revoked with the change
+                  res.set_content("{}", "application/json");
+                }, password_atom::value, user_id{user.user.id()}, auth::hash_password(body->password()));
+              }));
+  server.Patch(R"(/api/v1/users/([^/]+))",
+               signed_in([this, ask, user_named](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                 if (auto e = require_admin(who, "activating or deactivating a user"))
+                   return reply_error(res, sys, e);
+                 auto body = body_of<pb::PatchUserRequest>(req, res);
+                 if (!body)
+                   return;
+                 if (!body->has_active())
+                   return reply_error(res, 400, "the request changes nothing: set active");
+                 caf::error failure;
+                 auto user = user_named(req.matches[1].str(), failure);
+                 if (failure)
+                   return reply_error(res, sys, failure);
+                 if (user.user.id() == who.user_id && !body->active())
+                   return reply_error(res, 400, "an admin cannot deactivate itself: another admin must");
+                 ask(res, [&](bool) {
+                   auth.forget_user(user.user.id());
+                   res.set_content("{}", "application/json");
+                 }, enable_atom::value, user_id{user.user.id()}, body->active());
+               }));
+  server.Post("/api/v1/tokens", signed_in([this, ask, issue](const httplib::Request& req, httplib::Response& res, const principal& who) {
+    auto body = body_of<pb::CreateAccessTokenRequest>(req, res);
+    if (!body)
+      return;
+    const auto lifespan = body->lifespan_s() == 0 ? default_access_token_lifespan_s : body->lifespan_s();
+    if (lifespan < 0 || lifespan > max_token_lifespan_s)
+      return reply_error(res, 400, "lifespan_s must be between 1 second and 10 years, not " + std::to_string(lifespan));
+    ask(res, [&](storage::stored_user& u) {
+      issue(res, u.user, pb::TOKEN_KIND_ACCESS, body->description(), lifespan, [&](const std::string& token, pb::AccessToken info) {
+        pb::CreateAccessTokenResponse out;
+        out.set_token(token);
+        *out.mutable_info() = std::move(info);
+        reply_json(res, out);
+      });
+    }, get_atom::value, user_id{who.user_id});
+  }));
+  server.Get("/api/v1/tokens", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+    // An admin sees everyone's, as it may revoke any.
+    ask(res, [&](pb::GetAccessTokensResponse& out) { reply_json(res, out); }, list_atom::value,
+        user_id{who.admin ? 0 : who.user_id});
+  }));
+  server.Delete(R"(/api/v1/tokens/(\d+))", signed_in([this, ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+    const auto id = parse_id(req.matches[1]).value_or(0);
+    ask(res, [&](pb::AccessToken& token) {
+      pb::User owner;
+      owner.set_id(token.user_id());
+      owner.set_username(token.username());
+      if (auto e = require_owner(who, owner, "token " + std::to_string(id), "revoke"))
+        return reply_error(res, sys, e);
+      ask(res, [&](bool) {
+        auth.forget_token(id);
+        res.set_content("{}", "application/json");
+      }, remove_atom::value, token_id{id});
+    }, get_atom::value, token_id{id});
+  }));
+}
+
+} // namespace det::runtime

@@ -1,0 +1,31 @@
+#pragma once
+// The REST routes of users, sessions and access tokens: /api/v1/auth/login|logout, /api/v1/me,
+// /api/v1/users, /api/v1/tokens.
+
+#include <cstdint>
+#include <functional>
+
+#include <httplib.h>
+
+#include "runtime/authenticator.hpp"
+
+namespace det::runtime {
+
+/// A route's handler once its caller is known.
+using signed_in_handler = std::function<void(const httplib::Request&, httplib::Response&, const principal&)>;
+
+struct account_routes {
+  caf::actor_system& sys;
+  accounts_actor accounts;
+  authenticator& auth;
+  int64_t session_lifespan_s;
+  /// Wraps a handler so that it runs only for a caller with a valid token.
+  std::function<httplib::Server::Handler(signed_in_handler)> signed_in;
+
+  void add_to(httplib::Server& server);
+};
+
+/// Why `name` cannot be a user's name, as a sentence, or "".
+std::string bad_user_name_reason(const std::string& name);
+
+} // namespace det::runtime

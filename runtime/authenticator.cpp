@@ -1,0 +1,101 @@
+#include "runtime/authenticator.hpp"
+
+#include <algorithm>
+
+#include "actors/token_check.hpp"
+#include "auth/credentials.hpp"
+#include "caf/all.hpp"
+#include "messages/errc.hpp"
+
+namespace det::runtime {
+namespace {
+
+constexpr auto lookup_timeout = std::chrono::seconds(10);
+// A row changed behind this master's back (an operator's SQL) takes effect within this long.
+constexpr auto cache_for = std::chrono::seconds(60);
+constexpr std::size_t max_cached = 100000;
+
+caf::error unauthenticated(const std::string& sentence) {
+  return make_error(errc::unauthenticated, sentence);
+}
+
+} // namespace
+
+authenticator::authenticator(caf::actor_system& sys, accounts_actor accounts)
+    : sys_(sys), accounts_(std::move(accounts)) {}
+
+caf::expected<principal> authenticator::authenticate(const std::string& authorization) {
+  if (authorization.empty())
+    return unauthenticated("this route needs a login: send the header \"Authorization: Bearer TOKEN\" with a "
+                           "token from det user login, POST /api/v1/auth/login or det token create");
+  const std::string scheme = "Bearer ";
+  if (authorization.size() <= scheme.size() || !std::equal(scheme.begin(), scheme.end(), authorization.begin(),
+                                                           [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+    return unauthenticated("the Authorization header must be \"Bearer TOKEN\"");
+  const auto sha = auth::sha256(authorization.substr(scheme.size()));
+  const auto now = std::chrono::system_clock::now();
+  {
+    std::lock_guard<std::mutex> lock{mutex_};
+    auto it = by_sha256_.find(sha);
+    if (it != by_sha256_.end() && std::chrono::steady_clock::now() - it->second.looked_up < cache_for) {
+      if (now < it->second.expires)
+        return it->second.who;
+      by_sha256_.erase(it);  // expired: the lookup below says so with the time
+    }
+  }
+  caf::expected<principal> result = unauthenticated("");
+  caf::scoped_actor self{sys_};
+  self->request(accounts_, lookup_timeout, authenticate_atom::value, sha)
+      .receive(
+          [&](storage::token_holder& found) {
+            if (auto refusal = token_refusal(found, now)) {
+              result = std::move(refusal);
+              return;
+            }
+            principal who{found.user.id(), found.user.username(), found.user.admin(), found.token.id(), sha};
+            remember(who, time_of(found.token.expires_at()));
+            result = std::move(who);
+          },
+          [&](caf::error& e) {
+            if (e.category() == errc_category && static_cast<errc>(e.code()) == errc::not_found)
+              result = unauthenticated("the bearer token is not one this master issued: log in again (det user login)");
+            else
+              result = std::move(e);
+          });
+  return result;
+}
+
+void authenticator::remember(const principal& who, std::chrono::system_clock::time_point expires) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  if (by_sha256_.size() >= max_cached)
+    by_sha256_.clear();  // bounded; what is dropped is looked up again
+  by_sha256_[who.token_sha256] = cached{who, expires, std::chrono::steady_clock::now()};
+}
+
+void authenticator::forget_token(int64_t token_id) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  for (auto it = by_sha256_.begin(); it != by_sha256_.end();)
+    it = it->second.who.token_id == token_id ? by_sha256_.erase(it) : std::next(it);
+}
+
+void authenticator::forget_user(int64_t user_id) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  for (auto it = by_sha256_.begin(); it != by_sha256_.end();)
+    it = it->second.who.user_id == user_id ? by_sha256_.erase(it) : std::next(it);
+}
+
+caf::error require_admin(const principal& who, const std::string& action) {
+  if (who.admin)
+    return {};
+  return make_error(errc::forbidden, action + " needs an admin, and user " + who.username + " is not one");
+}
+
+caf::error require_owner(const principal& who, const pb::User& owner, const std::string& thing,
+                         const std::string& verb) {
+  if (who.admin || who.user_id == owner.id())
+    return {};
+  return make_error(errc::forbidden, "only " + thing + "'s owner (" + owner.username() + ") or an admin may " + verb +
+                                         " it, and user " + who.username + " is neither");
+}
+
+} // namespace det::runtime

@@ -1,0 +1,60 @@
+#pragma once
+// Who is calling the REST API: the user a request's bearer token speaks for, and what that user
+// may do. Tokens are looked up by their SHA-256 in the accounts actor once, then answered from
+// memory for up to a minute, so that authentication costs a hash and a map lookup per request;
+// a logout, revocation, password change or deactivation on this master forgets them at once.
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "actors/local_interfaces.hpp"
+#include "caf/expected.hpp"
+
+namespace caf {
+class actor_system;
+}
+
+namespace det::runtime {
+
+/// The user a request speaks for.
+struct principal {
+  int64_t user_id = 0;
+  std::string username;
+  bool admin = false;
+  int64_t token_id = 0;   // the session or access token it came with
+  std::string token_sha256;
+};
+
+class authenticator {
+public:
+  authenticator(caf::actor_system& sys, accounts_actor accounts);
+
+  /// The user `authorization` ("Bearer TOKEN") speaks for, or errc::unauthenticated saying why not.
+  caf::expected<principal> authenticate(const std::string& authorization);
+
+  /// A token just issued: its first use needs no lookup.
+  void remember(const principal& who, std::chrono::system_clock::time_point expires);
+  void forget_token(int64_t token_id);
+  void forget_user(int64_t user_id);
+
+private:
+  struct cached {
+    principal who;
+    std::chrono::system_clock::time_point expires;
+    std::chrono::steady_clock::time_point looked_up;
+  };
+  caf::actor_system& sys_;
+  accounts_actor accounts_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, cached> by_sha256_;
+};
+
+/// forbidden unless `who` is an admin: "<action> needs an admin".
+caf::error require_admin(const principal& who, const std::string& action);
+/// forbidden unless `who` owns it (`owner`) or is an admin: "only <thing>'s owner (<name>) or an admin may <verb> it".
+caf::error require_owner(const principal& who, const pb::User& owner, const std::string& thing, const std::string& verb);
+
+} // namespace det::runtime

@@ -1,0 +1,54 @@
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "auth/credentials.hpp"
+
+using namespace det::auth;
+
+namespace {
+// The cheapest cost libsodium accepts: these tests check behaviour, not strength.
+const password_cost cheap{1, 8192};
+} // namespace
+
+TEST_CASE("a password hash is Argon2id, salted, and verifies only its password") {
+  auto hash = hash_password("correct horse battery", cheap);
+  CHECK(hash.rfind("$argon2id$", 0) == 0);
+  CHECK(hash.find("correct horse") == std::string::npos);
+  CHECK(verify_password("correct horse battery", hash));
+  CHECK_FALSE(verify_password("correct horse batterY", hash));
+  CHECK_FALSE(verify_password("", hash));
+  CHECK(hash_password("correct horse battery", cheap) != hash);  // a new salt each time
+  CHECK_FALSE(verify_password("anything", ""));
+  CHECK_FALSE(verify_password("anything", "$argon2id$not-a-hash"));
+}
+
+TEST_CASE("the default cost is libsodium's interactive Argon2id limits") {
+  auto cost = default_password_cost();
+  CHECK(cost.ops >= 2);
+  CHECK(cost.memory_bytes >= std::size_t{64} << 20);
+}
+
+TEST_CASE("secrets are 256 random bits in hex; tokens are stored as SHA-256") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 100; ++i) {
+    auto s = random_secret();
+    CHECK(s.size() == 64);
+    CHECK(s.find_first_not_of("0123456789abcdef") == std::string::npos);
+    seen.insert(s);
+  }
+  CHECK(seen.size() == 100);
+  // SHA-256("abc"), FIPS 180-2's first example.
+  const unsigned char abc[32] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+                                 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+  CHECK(sha256("abc") == std::string(reinterpret_cast<const char*>(abc), 32));
+}
+
+TEST_CASE("secrets compare equal only when they are") {
+  CHECK(same_secret("abcd", "abcd"));
+  CHECK_FALSE(same_secret("abcd", "abce"));
+  CHECK_FALSE(same_secret("abcd", "abc"));
+  CHECK_FALSE(same_secret("", "a"));
+  CHECK(weak_password_reason("short") == "a password needs at least 8 characters");
+  CHECK(weak_password_reason("long enough") == "");
+}

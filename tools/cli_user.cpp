@@ -1,0 +1,176 @@
+#include "tools/cli_user.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "messages/api.pb.h"
+#include "messages/json.hpp"
+#include "tools/auth_store.hpp"
+#include "tools/cli_format.hpp"
+#include "tools/rest_client.hpp"
+
+namespace det::tools {
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+/// "30d", "12h", "90m", "45s" or plain seconds, as seconds; throws a sentence naming --lifespan.
+int64_t lifespan_seconds(const std::string& text) {
+  std::size_t end = 0;
+  int64_t amount = -1;
+  try {
+    amount = std::stoll(text, &end);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = text.substr(end == 0 ? text.size() : end);
+  const int64_t scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+  if (amount <= 0 || scale == 0)
+    throw std::runtime_error("--lifespan: expected a duration such as 30d, 12h or 3600, not \"" + text + "\"");
+  return amount * scale;
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
+
+/// A new password, asked twice on a terminal.
+std::string new_password(const std::string& whose) {
+  auto password = read_secret("New password for " + whose + ": ");
+  if (isatty(0) && read_secret("Confirm the password: ") != password)
+    throw std::runtime_error("the passwords do not match; nothing was changed");
+  return password;
+}
+
+} // namespace
+
+int login(rest_client& master, std::string username) {
+  if (username.empty())
+    username = env_or("DET_USER", "");
+  if (username.empty()) {
+    std::cerr << "Username: " << std::flush;
+    std::getline(std::cin, username);
+  }
+  pb::LoginRequest request;
+  request.set_username(username);
+  const char* pass = std::getenv("DET_PASS");
+  request.set_password(pass ? pass : read_secret("Password for " + username + ": "));
+  pb::LoginResponse reply;
+  master.post("/api/v1/auth/login", request, reply);
+  save_login(master.master_url(), {reply.user().username(), reply.token()});
+  std::cout << "Logged in to " << master.master_url() << " as user " << reply.user().username()
+            << (reply.user().admin() ? " (admin)" : "") << ".\n";
+  return 0;
+}
+
+int logout(rest_client& master) {
+  pb::LoginResponse ignored;
+  try {
+    master.post("/api/v1/auth/logout", pb::LoginRequest{}, ignored);
+  } catch (const rest_error& e) {
+    if (e.which() != rest_error::kind::http || e.status() != 401)
+      throw;  // an expired or revoked session is logged out already
+  }
+  forget_login(master.master_url());
+  std::cout << "Logged out of " << master.master_url() << ".\n";
+  return 0;
+}
+
+int whoami(rest_client& master, bool json) {
+  auto me = master.get<pb::GetMeResponse>("/api/v1/me");
+  if (json)
+    std::cout << det::to_json(me, true) << '\n';
+  else
+    std::cout << "You are logged in as user " << me.user().username() << (me.user().admin() ? " (admin)" : "") << ".\n";
+  return 0;
+}
+
+int list_users(rest_client& master, bool json) {
+  auto users = master.get<pb::GetUsersResponse>("/api/v1/users");
+  if (json) {
+    std::cout << det::to_json(users, true) << '\n';
+    return 0;
+  }
+  table out({"ID", "Username", "Admin", "Active", "Created"});
+  for (const auto& u : users.users())
+    out.add_row({std::to_string(u.id()), u.username(), yes_no(u.admin()), yes_no(u.active()), format_time(u.created_at())});
+  out.print(std::cout);
+  return 0;
+}
+
+int create_user(rest_client& master, const std::string& username, bool admin) {
+  pb::PostUserRequest request;
+  request.set_username(username);
+  request.set_admin(admin);
+  request.set_password(new_password(username));
+  pb::PostUserResponse reply;
+  master.post("/api/v1/users", request, reply);
+  std::cout << "Created user " << reply.user().username() << " (id " << reply.user().id() << ")"
+            << (admin ? " as an admin" : "") << ".\n";
+  return 0;
+}
+
+int change_password(rest_client& master, std::string username) {
+  if (username.empty())
+    username = master.get<pb::GetMeResponse>("/api/v1/me").user().username();
+  pb::SetUserPasswordRequest request;
+  request.set_password(new_password(username));
+  pb::GetMeResponse ignored;
+  master.post("/api/v1/users/" + username + "/password", request, ignored);
+  std::cout << "Changed the password of user " << username << "; its sessions were logged out.\n";
+  return 0;
+}
+
+int set_user_active(rest_client& master, const std::string& username, bool active) {
+  pb::PatchUserRequest request;
+  request.set_active(active);
+  pb::GetMeResponse ignored;
+  master.patch("/api/v1/users/" + username, request, ignored);
+  std::cout << (active ? "Activated" : "Deactivated") << " user " << username << ".\n";
+  return 0;
+}
+
+int create_token(rest_client& master, const std::string& lifespan, const std::string& description, bool json) {
+  pb::CreateAccessTokenRequest request;
+  if (!lifespan.empty())
+    request.set_lifespan_s(lifespan_seconds(lifespan));
+  request.set_description(description);
+  pb::CreateAccessTokenResponse reply;
+  master.post("/api/v1/tokens", request, reply);
+  if (json) {
+    std::cout << det::to_json(reply, true) << '\n';
+    return 0;
+  }
+  std::cout << reply.token() << '\n';
+  std::cerr << "Token " << reply.info().id() << " of user " << reply.info().username() << ", valid until "
+            << format_time(reply.info().expires_at()) << ". It is shown only now: send it as "
+            << "\"Authorization: Bearer TOKEN\" or set DET_USER_TOKEN.\n";
+  return 0;
+}
+
+int list_tokens(rest_client& master, bool json) {
+  auto tokens = master.get<pb::GetAccessTokensResponse>("/api/v1/tokens");
+  if (json) {
+    std::cout << det::to_json(tokens, true) << '\n';
+    return 0;
+  }
+  table out({"ID", "User", "Description", "Created", "Expires", "Revoked"});
+  for (const auto& t : tokens.tokens())
+    out.add_row({std::to_string(t.id()), t.username(), t.description(), format_time(t.created_at()),
+                 format_time(t.expires_at()), yes_no(t.revoked())});
+  out.print(std::cout);
+  return 0;
+}
+
+int revoke_token(rest_client& master, std::int64_t id) {
+  pb::GetMeResponse ignored;
+  master.del("/api/v1/tokens/" + std::to_string(id), ignored);
+  std::cout << "Revoked token " << id << ".\n";
+  return 0;
+}
+
+} // namespace det::tools

@@ -1,0 +1,28 @@
+#pragma once
+// `det user ...` and `det token ...`, after Determined's CLI: logins, users, access tokens.
+
+#include <cstdint>
+#include <string>
+
+namespace det::tools {
+
+class rest_client;
+
+/// Logs `username` in (DET_USER, else asked; the password from DET_PASS, else asked) and saves
+/// the session for this master.
+int login(rest_client& master, std::string username);
+int logout(rest_client& master);
+int whoami(rest_client& master, bool json);
+int list_users(rest_client& master, bool json);
+/// The new user's password is asked for (a line of stdin when it is not a terminal).
+int create_user(rest_client& master, const std::string& username, bool admin);
+/// `username` empty: the logged-in user's own.
+int change_password(rest_client& master, std::string username);
+int set_user_active(rest_client& master, const std::string& username, bool active);
+
+/// `lifespan` like "30d", "12h", or seconds; "" for the master's default.
+int create_token(rest_client& master, const std::string& lifespan, const std::string& description, bool json);
+int list_tokens(rest_client& master, bool json);
+int revoke_token(rest_client& master, std::int64_t id);
+
+} // namespace det::tools
