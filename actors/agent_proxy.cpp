@@ -17,7 +17,7 @@
 #include "messages/timestamp.hpp"
 
 #include "actors/container_exit.hpp"
-#include "actors/admission.hpp"
+#include "auth/credentials.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -35,6 +35,8 @@ struct agent_proxy_state {
   static inline const char* name = "agent";
   pb::Agent info;
   agent_actor remote;
+  agent_gate_actor gate;  // the agent's endpoint; everything this proxy sends the agent goes through it
+  std::string session_token;  // what the agent's messages must carry since it last registered
   master_handles handles;
   caf::actor_addr self_address;
   std::map<std::string, container> containers;  // by allocation id
@@ -61,8 +63,7 @@ struct agent_proxy_state {
   }
 };
 
-// Its agent reaches it over the network: only admitted nodes may.
-using self_ptr = caf::stateful_actor<agent_proxy_state, guarded<agent_proxy_actor::base>>*;
+using self_ptr = agent_proxy_actor::stateful_pointer<agent_proxy_state>;
 
 // A container's exit goes to its allocation; one no allocation has registered yet (it is being
 // reclaimed after a master restart) is kept for the allocation that will.
@@ -90,6 +91,21 @@ pb::Agent snapshot(self_ptr self) {
   return a;
 }
 
+// The agent (re)registered as `remote`: its gate sends to it from now on and expects a new
+// session token on every message from it.
+void renew_session(self_ptr self) {
+  auto& st = self->state;
+  st.session_token = auth::random_secret();
+  self->send(st.gate, st.remote, st.session_token);
+}
+
+// What the agent is told when it (re)registers: the session token and its gate as its endpoint.
+caf::result<pb::AgentWelcome, agent_endpoint> welcome(self_ptr self) {
+  auto w = agent_welcome(self->state.handles);
+  w.set_session_token(self->state.session_token);
+  return {std::move(w), caf::actor_cast<agent_endpoint>(self->state.gate)};
+}
+
 agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello hello, agent_actor remote,
                                                   master_handles handles) {
   auto& st = self->state;
@@ -100,6 +116,8 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
   st.remote = std::move(remote);
   st.handles = std::move(handles);
   st.self_address = self->address();
+  st.gate = spawn_agent_gate(self->system(), caf::actor_cast<agent_proxy_actor>(self));
+  renew_session(self);
   self->monitor(st.remote);
   self->send(st.handles.persistence, update_atom::value, st.info);
   std::vector<int32_t> slots;
@@ -133,6 +151,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           self->demonitor(st.remote.address());
         st.remote = std::move(remote);
         self->monitor(st.remote);
+        renew_session(self);
         ++st.disconnections;  // closes the pending window
         st.info.set_connected(true);
         self->send(st.handles.persistence, update_atom::value, st.info);
@@ -154,18 +173,19 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         // What the agent runs that nobody here knows of belongs to an allocation that is over.
         for (const auto& id : running)
           if (!st.containers.count(id)) {
-            self->send(st.remote, kill_container(id));
+            self->send(st.gate, kill_container(id));
           }
         caf::anon_send(st.handles.pool(st.info.resource_pool()), enable_atom::value, st.info.id(), int32_t{-1},
                        st.info.enabled() ? slot_switch::enable : slot_switch::drain);  // what det agent enable|disable last said
         for (auto& kill : st.unsent_kills)
           if (st.containers.count(kill.allocation_id()))
-            self->send(st.remote, std::move(kill));
+            self->send(st.gate, std::move(kill));
         st.unsent_kills.clear();
         std::cerr << "master: agent " << st.info.id() << " reconnected with " << st.containers.size()
                   << " running containers" << std::endl;
-        return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(self)};
+        return welcome(self);
       },
+      [=](welcome_atom) { return welcome(self); },
       [=](expire_atom, int64_t window) {
         auto& st = self->state;
         if (st.info.connected() || window != st.disconnections)
@@ -182,7 +202,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         auto& c = self->state.containers[start.allocation_id()];
         c.allocation = std::move(allocation);
         c.slots.assign(start.slot_ids().begin(), start.slot_ids().end());
-        self->send(self->state.remote, std::move(start));
+        self->send(self->state.gate, std::move(start));
       },
       [=](register_atom, const std::string& allocation_id, const std::vector<int32_t>& slots,
           container_listener allocation) {
@@ -199,7 +219,7 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
       [=](pb::KillContainer& kill) {
         auto& st = self->state;
         if (st.info.connected())
-          self->send(st.remote, std::move(kill));
+          self->send(st.gate, std::move(kill));
         else
           st.unsent_kills.push_back(std::move(kill));
       },

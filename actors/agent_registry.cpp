@@ -53,7 +53,7 @@ agent_registry_actor::behavior_type registry_impl(self_ptr self, master_handles 
         st.agents[id] = proxy;
         self->send(st.directory, register_atom::value, std::string{"agent"}, id,
                    caf::actor_cast<caf::actor>(proxy));
-        return {agent_welcome(st.handles), caf::actor_cast<agent_endpoint>(proxy)};
+        return self->delegate(proxy, welcome_atom::value);
       },
       [=](enable_atom a, const std::string& agent_id, int32_t slot, slot_switch change) -> caf::result<bool> {
         auto it = self->state.agents.find(agent_id);

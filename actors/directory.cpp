@@ -92,8 +92,7 @@ void forget(std::map<int64_t, Handle>& typed, const std::string& id, const caf::
 directory_actor::behavior_type directory_impl(self_ptr self) {
   // The directory exits last but one (before persistence) when the master stops: it takes every
   // experiment, trial, allocation and agent with it, or the actor system would wait for them
-  // forever. The exits carry the directory as their sender: trials and agent proxies drop
-  // messages that have none (actors/admission.hpp).
+  // forever.
   self->set_exit_handler([=](caf::exit_msg& msg) {
     // Trials and experiments first: an agent proxy that goes first tells its allocations their
     // containers are lost, and a trial that still lived would count that as a failure.

@@ -42,6 +42,7 @@ typename Inspector::result_type inspect(Inspector& f, token_holder& x) {
 using activate_atom = caf::atom_constant<caf::atom("activate")>;
 using authenticate_atom = caf::atom_constant<caf::atom("authn")>;
 using add_atom = caf::atom_constant<caf::atom("add")>;
+using archive_atom = caf::atom_constant<caf::atom("archive")>;
 using checkpoints_atom = caf::atom_constant<caf::atom("ckpts")>;
 using checkpointed_atom = caf::atom_constant<caf::atom("ckpted")>;
 using gc_atom = caf::atom_constant<caf::atom("gc")>;
@@ -74,6 +75,7 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using train_to_atom = caf::atom_constant<caf::atom("train_to")>;
 using update_atom = caf::atom_constant<caf::atom("update")>;
 using validated_atom = caf::atom_constant<caf::atom("validated")>;
+using welcome_atom = caf::atom_constant<caf::atom("welcome")>;
 
 /// What det agent|slot enable|disable [--drain] asks of an agent or one of its slots.
 enum class slot_switch : uint8_t {
@@ -142,6 +144,11 @@ using persistence_actor = caf::typed_actor<
     // their ids set, or errc::storage_failed.
     caf::replies_to<create_atom, pb::GetExperimentResponse, std::string>::with<pb::GetExperimentResponse>,
     caf::replies_to<create_atom, pb::Trial>::with<int64_t>,  // the new id, or errc::storage_failed
+    // What people write about an experiment: name, description, notes; labels; archived (false: it has not ended).
+    caf::replies_to<update_atom, experiment_id, pb::PatchExperimentRequest>::with<bool>,
+    caf::replies_to<add_atom, experiment_id, std::string>::with<bool>,
+    caf::replies_to<remove_atom, experiment_id, std::string>::with<bool>,
+    caf::replies_to<archive_atom, experiment_id, bool>::with<bool>,
     caf::reacts_to<update_atom, pb::Experiment>,
     caf::reacts_to<update_atom, pb::Trial>,
     caf::reacts_to<update_atom, pb::Agent>,
@@ -158,7 +165,7 @@ using persistence_actor = caf::typed_actor<
 /// handle). Metrics, logs and checkpoints are read after the writer has written what it buffered.
 /// Failures answer errc::storage_failed; a missing row answers an empty response.
 using persistence_reader_actor = caf::typed_actor<
-    caf::replies_to<list_atom, int64_t, int32_t, std::string>::with<pb::GetExperimentsResponse>,  // offset, limit, owner ("": all)
+    caf::replies_to<list_atom, int64_t, int32_t, pb::ExperimentFilter>::with<pb::GetExperimentsResponse>,  // offset, limit
     caf::replies_to<get_atom, experiment_id>::with<pb::GetExperimentResponse>,
     caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
     // group ("" for all), offset, limit
@@ -178,11 +185,19 @@ using container_listener = caf::typed_actor<
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>>;
 
-/// The master-side agent: relays container commands to its agent process and
-/// container events back to the allocations.
-using agent_proxy_actor = agent_endpoint::extend<
+/// What an agent process reports, once its gate checked the session token.
+using agent_events = caf::typed_actor<
+    caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<pb::LogBatch>>;
+
+/// The master-side agent: relays container commands to its agent process (through its gate)
+/// and container events back to the allocations.
+using agent_proxy_actor = agent_events::extend<
     // The agent registered again while this proxy waited for it: it takes its containers back.
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
+    // A new proxy's first welcome: a fresh session token and its gate.
+    caf::replies_to<welcome_atom>::with<pb::AgentWelcome, agent_endpoint>,
     caf::reacts_to<expire_atom, int64_t>,  // the reconnect window of that disconnection closed
     caf::reacts_to<launch_atom, pb::StartContainer, container_listener>,
     // An allocation takes back a container the agent kept running across a master restart.
@@ -267,8 +282,27 @@ using trial_listener = caf::typed_actor<
     caf::reacts_to<exited_atom, int64_t, pb::State, pb::WorkerOutcome>,  // request id, end, what its worker said
     caf::reacts_to<checkpointed_atom, int64_t, std::string, int64_t>>;  // request id, latest checkpoint, its length
 
-/// A trial: what its worker talks to, plus its allocation's events.
-using trial_actor = trial_endpoint::extend<
+/// What a worker reports, once its gate checked the run's token.
+using worker_reports = caf::typed_actor<
+    caf::replies_to<pb::MetricBatch>::with<int64_t>,
+    caf::replies_to<pb::Checkpoint>::with<bool>,
+    caf::replies_to<pb::WorkerExit>::with<bool>,
+    caf::replies_to<pb::Rendezvous>::with<pb::Rendezvous>>;
+
+/// A trial's gate: its workers' endpoint. It passes on what carries the current run's token,
+/// which only its trial sets ("" while no run may report).
+using run_gate_actor = trial_endpoint::extend<caf::reacts_to<update_atom, std::string>>;
+
+/// An agent's gate: its agent's endpoint, and the only actor that sends to the agent process.
+/// Container commands and a reconnected agent's handle with its new session token are taken
+/// from its proxy only.
+using agent_gate_actor = agent_endpoint::extend<
+    caf::reacts_to<pb::StartContainer>,
+    caf::reacts_to<pb::KillContainer>,
+    caf::reacts_to<agent_actor, std::string>>;
+
+/// A trial: what its worker reports, plus its allocation's events.
+using trial_actor = worker_reports::extend<
     caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
@@ -291,9 +325,10 @@ using experiment_actor = trial_listener::extend<
     caf::reacts_to<pb::JobSettings>,  // det experiment set, det job update
     caf::replies_to<inspect_atom>::with<std::string>>;
 
-/// The master's front door as the master process itself sees it: the
-/// published interface plus experiment creation and the actor directory.
-using master_front_actor = master_actor::extend<
+/// The master's front door for its own REST gateway: experiment creation, signals to live
+/// experiments and Core API calls. Never published: the network reaches the master only
+/// through the gates of actors/network_gates.cpp.
+using master_front_actor = caf::typed_actor<
     caf::replies_to<pb::CreateExperimentRequest, user_id>::with<pb::CreateExperimentResponse>,  // its owner
     caf::replies_to<kill_atom, experiment_id>::with<bool>,
     caf::replies_to<pause_atom, experiment_id>::with<bool>,

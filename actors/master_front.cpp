@@ -1,14 +1,10 @@
-// The master's front door: published on the actor port for agents, workers
-// and the admin REPL, and used by the HTTP gateway to create experiments.
+// The master's front door for its REST gateway: creates experiments, signals live ones and relays
+// Core API calls. The network reaches the master through actors/network_gates.cpp instead.
 
 #include "messages/timestamp.hpp"
 
-#include <iostream>
 
-#include "actors/admission.hpp"
 #include "actors/spawn.hpp"
-#include "actors/token_check.hpp"
-#include "auth/credentials.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
 #include "searcher/searcher.hpp"
@@ -25,17 +21,7 @@ struct front_state {
   directory_actor directory;
 };
 
-// What anyone who reaches the actor port may send: the hellos of agents and workers, which carry
-// their tokens, and the admin REPL's questions, each with an admin's token.
-struct hellos_and_repl_questions {
-  static bool allowed(const caf::type_erased_tuple& x) {
-    return x.match_elements<pb::AgentHello, agent_actor>() || x.match_elements<pb::WorkerHello>() ||
-           x.match_elements<actors_atom, std::string>() ||
-           x.match_elements<inspect_atom, std::string, std::string, std::string>();
-  }
-};
-
-using self_ptr = caf::stateful_actor<front_state, guarded<master_front_actor::base, hellos_and_repl_questions>>*;
+using self_ptr = master_front_actor::stateful_pointer<front_state>;
 
 /// The user's input is wrong.
 caf::error rejection(std::string sentence) {
@@ -59,32 +45,6 @@ caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal sign
             rp.deliver(static_cast<bool>(a));
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
-  return rp;
-}
-
-// Answers an admin REPL's question (asked of the directory) once `token` proves it an admin's.
-template <class... Question>
-caf::result<std::string> as_admin(self_ptr self, const std::string& token, Question... question) {
-  auto rp = self->make_response_promise<std::string>();
-  self->request(self->state.handles.accounts, lookup_timeout, authenticate_atom::value, auth::sha256(token))
-      .then(
-          [=](storage::token_holder& found) mutable {
-            if (auto refusal = token_refusal(found, std::chrono::system_clock::now())) {
-              rp.deliver(std::move(refusal));
-              return;
-            }
-            if (!found.user.admin()) {
-              rp.deliver(make_error(errc::forbidden, "the admin REPL needs an admin, and user " +
-                                                         found.user.username() + " is not one"));
-              return;
-            }
-            self->request(self->state.directory, lookup_timeout, question...)
-                .then([=](std::string& text) mutable { rp.deliver(std::move(text)); },
-                      [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
-          },
-          [=](caf::error&) mutable {
-            rp.deliver(make_error(errc::unauthenticated, "the admin REPL needs an admin's login: det user login"));
-          });
   return rp;
 }
 
@@ -118,40 +78,6 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
   self->state.handles = std::move(handles);
   self->state.directory = std::move(directory);
   return {
-      [=](pb::AgentHello& hello, agent_actor remote) -> caf::result<pb::AgentWelcome, agent_endpoint> {
-        const auto node = self->current_sender()->node();
-        if (hello.agent_token().empty() || !auth::same_secret(hello.agent_token(), self->state.handles.agent_token)) {
-          const auto why = hello.agent_token().empty() ? "presented no agent token" : "presented a wrong agent token";
-          std::cerr << "master: refused agent " << hello.agent().id() << " from node " << caf::to_string(node) << ": it "
-                    << why << std::endl;
-          return make_error(errc::refused, std::string{"the master refused agent "} + hello.agent().id() + ": it " + why +
-                                               " (give the master's with --agent-token-file or DET_AGENT_TOKEN)");
-        }
-        admit_node(node);
-        hello.clear_agent_token();
-        return self->delegate(self->state.handles.registry, std::move(hello), std::move(remote));
-      },
-      [=](pb::WorkerHello& hello) -> caf::result<pb::TrialSpec, trial_endpoint> {
-        const auto node = self->current_sender()->node();  // before the promise takes the sender
-        auto rp = self->make_response_promise<pb::TrialSpec, trial_endpoint>();
-        auto id = hello.trial_id();
-        self->request(self->state.directory, lookup_timeout, get_atom::value, trial_id{id})
-            .then(
-                [=](trial_actor a) mutable {
-                  if (!a) {
-                    rp.deliver(not_running(id));
-                    return;
-                  }
-                  self->request(a, lookup_timeout, hello)
-                      .then([=](pb::TrialSpec& spec, trial_endpoint ep) mutable {
-                              admit_node(node);  // the trial found the run's token in the hello
-                              rp.deliver(std::move(spec), ep);
-                            },
-                            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
-                },
-                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
-        return rp;
-      },
       [=](pb::CoreApiCall& call) -> caf::result<pb::CoreApiReply> {
         auto rp = self->make_response_promise<pb::CoreApiReply>();
         auto id = call.trial_id();
@@ -168,10 +94,6 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
                 },
                 [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
         return rp;
-      },
-      [=](actors_atom a, const std::string& token) { return as_admin(self, token, a); },
-      [=](inspect_atom a, const std::string& kind, const std::string& id, const std::string& token) {
-        return as_admin(self, token, a, kind, id);
       },
       [=](pb::CreateExperimentRequest& req, user_id owner) -> caf::result<pb::CreateExperimentResponse> {
         experiment_plan plan;

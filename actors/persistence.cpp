@@ -140,6 +140,28 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           return e;
         });
       },
+      [=](update_atom, experiment_id id, pb::PatchExperimentRequest& change) -> caf::result<bool> {
+        return self->state.answered("the change could not be stored", [&] {
+          self->state.db->annotate_experiment(id.value, change);
+          return true;
+        });
+      },
+      [=](add_atom, experiment_id id, const std::string& label) -> caf::result<bool> {
+        return self->state.answered("the label could not be stored", [&] {
+          self->state.db->add_experiment_label(id.value, label);
+          return true;
+        });
+      },
+      [=](remove_atom, experiment_id id, const std::string& label) -> caf::result<bool> {
+        return self->state.answered("the label could not be removed", [&] {
+          self->state.db->remove_experiment_label(id.value, label);
+          return true;
+        });
+      },
+      [=](archive_atom, experiment_id id, bool archived) -> caf::result<bool> {
+        return self->state.answered("the experiment could not be archived",
+                                    [&] { return self->state.db->set_experiment_archived(id.value, archived); });
+      },
       [=](create_atom, pb::Trial& t) -> caf::result<int64_t> {
         return self->state.answered("the trial could not be stored", [&] { return self->state.db->insert_trial(t); });
       },

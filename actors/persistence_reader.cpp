@@ -64,10 +64,10 @@ persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string c
   self->state.writer = std::move(writer);
   auto& db = *self->state.db;
   return {
-      [=, &db](list_atom, int64_t offset, int32_t limit, const std::string& owner) {
+      [=, &db](list_atom, int64_t offset, int32_t limit, const pb::ExperimentFilter& filter) {
         return answer("the experiments", [&] {
           pb::GetExperimentsResponse out;
-          for (auto& e : db.list_experiments(offset, limit, owner)) *out.add_experiments() = std::move(e);
+          for (auto& e : db.list_experiments(offset, limit, filter)) *out.add_experiments() = std::move(e);
           return out;
         });
       },

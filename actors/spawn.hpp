@@ -64,6 +64,13 @@ agent_registry_actor spawn_agent_registry(caf::actor_system& sys, const master_h
 agent_proxy_actor spawn_agent_proxy(caf::actor_system& sys, const pb::AgentHello& hello,
                                     const agent_actor& remote, const master_handles& handles);
 
+/// The front gate, published on the actor port (actors/network_gates.cpp).
+master_actor spawn_front_gate(caf::actor_system& sys, const master_handles& handles, const directory_actor& directory);
+/// The gate of an agent's proxy: its agent's endpoint. It goes when the proxy goes.
+agent_gate_actor spawn_agent_gate(caf::actor_system& sys, const agent_proxy_actor& proxy);
+/// The gate of a trial: its workers' endpoint. It goes when the trial goes.
+run_gate_actor spawn_run_gate(caf::actor_system& sys, const trial_actor& trial);
+
 master_front_actor spawn_master_front(caf::actor_system& sys, const master_handles& handles,
                                       const directory_actor& directory);
 

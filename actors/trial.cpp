@@ -10,7 +10,6 @@
 #include <random>
 #include <utility>
 
-#include "actors/admission.hpp"
 #include "auth/credentials.hpp"
 #include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
@@ -35,6 +34,7 @@ struct trial_state {
   int32_t runs = 0;
   int32_t hello_run = 0;  // the run whose worker said hello last
   std::string token;  // the current run's allocation token (Core API calls carry it)
+  run_gate_actor gate;  // its workers' endpoint, which passes on what carries `token`
   double reported_progress = 0;  // a Core API process's own progress through its operation
   // The highest step stored for "training" and "validation": a run that resumed from a
   // checkpoint reports the steps after it again, and those already stored are dropped.
@@ -46,8 +46,7 @@ struct trial_state {
   std::map<std::string, std::string> rendezvous;
 };
 
-// Its workers reach it over the network: only admitted nodes may.
-using self_ptr = caf::stateful_actor<trial_state, guarded<trial_actor::base>>*;
+using self_ptr = trial_actor::stateful_pointer<trial_state>;
 
 pb::Trial& trial(self_ptr self) {
   return self->state.setup.trial;
@@ -70,6 +69,13 @@ void set_state(self_ptr self, pb::State s) {
 
 std::string new_token() {
   return auth::random_secret();
+}
+
+// The current run's token, which its Core API calls and its workers' messages must carry: the
+// gate passes on only what carries it.
+void set_token(self_ptr self, std::string token) {
+  self->state.token = std::move(token);
+  self->send(self->state.gate, update_atom::value, self->state.token);
 }
 
 // "<trial>.<run>": the id of the trial's current (latest) run.
@@ -96,7 +102,7 @@ void start_run(self_ptr self) {
   if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
     log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
                        trial(self).latest_checkpoint_uuid());
-  st.token = new_token();
+  set_token(self, new_token());
   trial(self).set_allocation_token(st.token);
   spawn_run(self, false);
   set_state(self, pb::STATE_QUEUED);
@@ -109,7 +115,7 @@ void reclaim_run(self_ptr self) {
   auto& st = self->state;
   log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
                      " s for run " + run_id(self) + " to come back");
-  st.token = trial(self).allocation_token();
+  set_token(self, trial(self).allocation_token());
   spawn_run(self, true);
 }
 
@@ -179,7 +185,7 @@ void ask(self_ptr self, stop_intent wanted) {
 void on_container_exit(self_ptr self, const pb::ContainerExited& e) {
   auto& st = self->state;
   st.allocation = nullptr;
-  st.token.clear();  // calls from the run that ended are refused
+  set_token(self, "");  // calls from the run that ended are refused
   auto d = decide(facts(self), e);
   for (const auto& note : d.notes)
     log_line(self, note);
@@ -325,7 +331,7 @@ std::optional<worker_report> early_exit(const std::string& reason) {
 caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   auto& st = self->state;
   auto id = std::to_string(trial(self).id());
-  if (call.token().empty() || call.token() != st.token)
+  if (call.token().empty() || !auth::same_secret(call.token(), st.token))
     return make_error(errc::forbidden, "the allocation token does not belong to the current run of trial " + id);
   pb::CoreApiReply reply;
   switch (call.call_case()) {
@@ -398,6 +404,7 @@ caf::error stale(self_ptr self, const std::string& allocation_id, const std::str
 
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
+  self->state.gate = spawn_run_gate(self->system(), caf::actor_cast<trial_actor>(self));
   self->state.runs = trial(self).runs();  // a restored trial numbers its runs on from the stored ones
   if (trial(self).stored_training_step() >= 0 && trial(self).runs() > 0)
     self->state.stored_steps["training"] = trial(self).stored_training_step();
@@ -473,7 +480,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           spec.set_allocation_id(run_id(self));
         if (trial(self).state() == pb::STATE_QUEUED || trial(self).state() == pb::STATE_STARTING)
           set_state(self, pb::STATE_RUNNING);
-        return {spec, caf::actor_cast<trial_endpoint>(self)};
+        return {spec, caf::actor_cast<trial_endpoint>(st.gate)};
       },
       [=](pb::MetricBatch& batch) -> caf::result<int64_t> {
         if (from_stale_run(self, batch.allocation_id()))

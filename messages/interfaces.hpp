@@ -30,22 +30,25 @@ using agent_actor = caf::typed_actor<
     caf::reacts_to<pb::KillContainer>,
     caf::replies_to<inspect_atom>::with<std::string>>;
 
-/// The master-side agent as its agent process sees it.
+/// The master-side agent as its agent process sees it. Every message carries the session token
+/// of the agent's welcome: CAF lets any peer address an actor whose handle crossed the network,
+/// so the token, not the handle, says who sent it.
 using agent_endpoint = caf::typed_actor<
-    caf::reacts_to<pb::ContainerStarted>,
-    caf::reacts_to<pb::ContainerExited>,
-    caf::reacts_to<pb::LogBatch>>;
+    caf::reacts_to<pb::ContainerStarted, std::string>,
+    caf::reacts_to<pb::ContainerExited, std::string>,
+    caf::reacts_to<pb::LogBatch, std::string>>;
 
-/// The master-side trial as its worker process sees it. A MetricBatch is
-/// answered with the number of reports accepted; the exit report is answered
-/// so that the worker knows it arrived before it closes its connection.
+/// The master-side trial as its worker process sees it; every message carries the run's
+/// allocation token. A MetricBatch is answered with the number of reports accepted; the exit
+/// report is answered so that the worker knows it arrived before it closes its connection.
 using trial_endpoint = caf::typed_actor<
-    caf::replies_to<pb::MetricBatch>::with<int64_t>,
-    caf::replies_to<pb::Checkpoint>::with<bool>,  // recorded once it is committed
-    caf::replies_to<pb::WorkerExit>::with<bool>,
-    caf::replies_to<pb::Rendezvous>::with<pb::Rendezvous>>;
+    caf::replies_to<pb::MetricBatch, std::string>::with<int64_t>,
+    caf::replies_to<pb::Checkpoint, std::string>::with<bool>,  // recorded once it is committed
+    caf::replies_to<pb::WorkerExit, std::string>::with<bool>,
+    caf::replies_to<pb::Rendezvous, std::string>::with<pb::Rendezvous>>;
 
-/// The master's front door, published on its actor port.
+/// The master's front door, published on its actor port: every message carries its proof (the
+/// agent token, the run's allocation token, an admin's bearer token).
 using master_actor = caf::typed_actor<
     caf::replies_to<pb::AgentHello, agent_actor>::with<pb::AgentWelcome, agent_endpoint>,
     caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,

@@ -51,7 +51,7 @@ void account_routes::add_to(httplib::Server& server) {
     const auto sha = auth::sha256(token);
     ask(res,
         [&](pb::AccessToken& info) {
-          auth.remember(principal{user.id(), user.username(), user.admin(), info.id(), sha}, time_of(info.expires_at()));
+          auth.remember(principal{user.id(), user.username(), user.admin(), info.id(), sha, kind}, time_of(info.expires_at()));
           reply(token, std::move(info));
         },
         create_atom::value, user_id{user.id()}, sha, kind, description, lifespan_s);
@@ -98,6 +98,10 @@ void account_routes::add_to(httplib::Server& server) {
     });
   });
   server.Post("/api/v1/auth/logout", signed_in([this, ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+    if (who.kind != pb::TOKEN_KIND_SESSION)
+      return reply_error(res, 400, "this is an access token, not a login session: revoke it with det token revoke " +
+                                       std::to_string(who.token_id) + " (DELETE /api/v1/tokens/" +
+                                       std::to_string(who.token_id) + ")");
     ask(res, [&](bool) {
       auth.forget_token(who.token_id);
       res.set_content("{}", "application/json");
@@ -138,9 +142,14 @@ void account_routes::add_to(httplib::Server& server) {
                 auto user = user_named(req.matches[1].str(), failure);
                 if (failure)
                   return reply_error(res, sys, failure);
-                if (user.user.id() != who.user_id)
+                if (user.user.id() != who.user_id) {
                   if (auto e = require_admin(who, "changing another user's password"))
                     return reply_error(res, sys, e);
+                } else if (!auth::verify_password(body->old_password(), user.password_hash)) {
+                  // A stolen session alone must not be enough to take the account over.
+                  return reply_error(res, 403, "changing your own password needs your current one in old_password, "
+                                               "and that is not it");
+                }
                 if (auto why = auth::weak_password_reason(body->password()); !why.empty())
                   return reply_error(res, 400, why);
                 ask(res, [&](bool) {

@@ -71,6 +71,7 @@ struct agent_process_state {
   uint16_t master_port = 0;
   std::string worker_binary;
   std::string agent_token;  // the cluster's: the master admits no agent without it
+  std::string session_token;  // from the latest welcome: every message to the endpoint carries it
   master_actor master;
   agent_endpoint endpoint;
   std::map<std::string, container> containers;
@@ -98,7 +99,7 @@ void flush_logs(self_ptr self) {
   st.flush_scheduled = false;
   if (st.pending_logs.entries_size() == 0 || !st.endpoint)
     return;
-  self->send(st.endpoint, std::move(st.pending_logs));
+  self->send(st.endpoint, std::move(st.pending_logs), st.session_token);
   st.pending_logs.Clear();
 }
 
@@ -133,6 +134,7 @@ void connect(self_ptr self) {
           [=](const pb::AgentWelcome& welcome, agent_endpoint endpoint) {
             auto& st = self->state;
             st.endpoint = endpoint;
+            st.session_token = welcome.session_token();
             st.http_port = welcome.http_port();
             st.reconnect_wait_s = welcome.reconnect_wait_s() > 0 ? welcome.reconnect_wait_s() : st.reconnect_wait_s;
             ++st.disconnections;  // a pending give-up is void
@@ -205,7 +207,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     started.set_allocation_id(alloc);
     started.set_pid(proc->pid());
     if (st.endpoint)
-      self->send(st.endpoint, std::move(started));
+      self->send(st.endpoint, std::move(started), st.session_token);
   } catch (const std::exception& e) {
     pb::ContainerExited exited;
     exited.set_allocation_id(alloc);
@@ -213,7 +215,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     exited.set_exit_code(-1);
     exited.set_message(std::string("the agent could not start the worker: ") + e.what());
     if (st.endpoint)
-      self->send(st.endpoint, std::move(exited));
+      self->send(st.endpoint, std::move(exited), st.session_token);
   }
 }
 
@@ -292,7 +294,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         exited.set_exit_code(code);
         exited.set_signal(sig);
         if (st.endpoint)
-          self->send(st.endpoint, std::move(exited));
+          self->send(st.endpoint, std::move(exited), st.session_token);
         else
           st.unsent_exits.push_back(std::move(exited));
       },

@@ -21,6 +21,16 @@ caf::error unauthenticated(const std::string& sentence) {
 
 } // namespace
 
+std::string bearer_token(const std::string& authorization) {
+  const std::string scheme = "Bearer ";
+  if (authorization.size() <= scheme.size() ||
+      !std::equal(scheme.begin(), scheme.end(), authorization.begin(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+      }))
+    return "";
+  return authorization.substr(scheme.size());
+}
+
 authenticator::authenticator(caf::actor_system& sys, accounts_actor accounts)
     : sys_(sys), accounts_(std::move(accounts)) {}
 
@@ -28,14 +38,15 @@ caf::expected<principal> authenticator::authenticate(const std::string& authoriz
   if (authorization.empty())
     return unauthenticated("this route needs a login: send the header \"Authorization: Bearer TOKEN\" with a "
                            "token from det user login, POST /api/v1/auth/login or det token create");
-  const std::string scheme = "Bearer ";
-  if (authorization.size() <= scheme.size() || !std::equal(scheme.begin(), scheme.end(), authorization.begin(),
-                                                           [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+  const auto token = bearer_token(authorization);
+  if (token.empty())
     return unauthenticated("the Authorization header must be \"Bearer TOKEN\"");
-  const auto sha = auth::sha256(authorization.substr(scheme.size()));
+  const auto sha = auth::sha256(token);
   const auto now = std::chrono::system_clock::now();
+  uint64_t forgets = 0;
   {
     std::lock_guard<std::mutex> lock{mutex_};
+    forgets = forgets_;
     auto it = by_sha256_.find(sha);
     if (it != by_sha256_.end() && std::chrono::steady_clock::now() - it->second.looked_up < cache_for) {
       if (now < it->second.expires)
@@ -52,8 +63,9 @@ caf::expected<principal> authenticator::authenticate(const std::string& authoriz
               result = std::move(refusal);
               return;
             }
-            principal who{found.user.id(), found.user.username(), found.user.admin(), found.token.id(), sha};
-            remember(who, time_of(found.token.expires_at()));
+            principal who{found.user.id(), found.user.username(), found.user.admin(), found.token.id(), sha,
+                          found.token.kind()};
+            remember_unless_forgotten(who, time_of(found.token.expires_at()), forgets);
             result = std::move(who);
           },
           [&](caf::error& e) {
@@ -67,19 +79,32 @@ caf::expected<principal> authenticator::authenticate(const std::string& authoriz
 
 void authenticator::remember(const principal& who, std::chrono::system_clock::time_point expires) {
   std::lock_guard<std::mutex> lock{mutex_};
+  store_locked(who, expires);
+}
+
+void authenticator::store_locked(const principal& who, std::chrono::system_clock::time_point expires) {
   if (by_sha256_.size() >= max_cached)
     by_sha256_.clear();  // bounded; what is dropped is looked up again
   by_sha256_[who.token_sha256] = cached{who, expires, std::chrono::steady_clock::now()};
 }
 
+void authenticator::remember_unless_forgotten(const principal& who, std::chrono::system_clock::time_point expires,
+                                              uint64_t forgets) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  if (forgets == forgets_)  // else the token (or its user) may have been revoked while it was looked up
+    store_locked(who, expires);
+}
+
 void authenticator::forget_token(int64_t token_id) {
   std::lock_guard<std::mutex> lock{mutex_};
+  ++forgets_;
   for (auto it = by_sha256_.begin(); it != by_sha256_.end();)
     it = it->second.who.token_id == token_id ? by_sha256_.erase(it) : std::next(it);
 }
 
 void authenticator::forget_user(int64_t user_id) {
   std::lock_guard<std::mutex> lock{mutex_};
+  ++forgets_;
   for (auto it = by_sha256_.begin(); it != by_sha256_.end();)
     it = it->second.who.user_id == user_id ? by_sha256_.erase(it) : std::next(it);
 }

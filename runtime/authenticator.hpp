@@ -26,6 +26,7 @@ struct principal {
   bool admin = false;
   int64_t token_id = 0;   // the session or access token it came with
   std::string token_sha256;
+  pb::TokenKind kind = pb::TOKEN_KIND_UNSPECIFIED;
 };
 
 class authenticator {
@@ -37,6 +38,8 @@ public:
 
   /// A token just issued: its first use needs no lookup.
   void remember(const principal& who, std::chrono::system_clock::time_point expires);
+  /// As remember(), unless a forget happened since `forgets` was read.
+  void remember_unless_forgotten(const principal& who, std::chrono::system_clock::time_point expires, uint64_t forgets);
   void forget_token(int64_t token_id);
   void forget_user(int64_t user_id);
 
@@ -46,11 +49,18 @@ private:
     std::chrono::system_clock::time_point expires;
     std::chrono::steady_clock::time_point looked_up;
   };
+  void store_locked(const principal& who, std::chrono::system_clock::time_point expires);
+
   caf::actor_system& sys_;
   accounts_actor accounts_;
   std::mutex mutex_;
   std::unordered_map<std::string, cached> by_sha256_;
+  // Counts forgets: a lookup that a forget overtook does not cache what it found.
+  uint64_t forgets_ = 0;
 };
+
+/// The TOKEN of "Bearer TOKEN" (the scheme in any case), or "".
+std::string bearer_token(const std::string& authorization);
 
 /// forbidden unless `who` is an admin: "<action> needs an admin".
 caf::error require_admin(const principal& who, const std::string& action);

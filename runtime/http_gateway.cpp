@@ -5,6 +5,7 @@
 #include <sstream>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -118,6 +119,71 @@ struct http_gateway::impl {
                 reply_error(res, 404, missing);
             },
             [&](caf::error& e) { reply_error(res, sys, e); });
+  }
+
+  /// Asks the writer to store a change; false (with the error answered) when it could not.
+  template <class... Ts>
+  bool store(httplib::Response& res, Ts&&... xs) {
+    caf::scoped_actor self{sys};
+    bool stored = false;
+    self->request(handles.persistence, actor_timeout, std::forward<Ts>(xs)...)
+        .receive([&](bool) { stored = true; }, [&](caf::error& e) { reply_error(res, sys, e); });
+    return stored;
+  }
+
+  /// The filter of GET /api/v1/experiments from its query; nullopt with a 400 naming the bad parameter.
+  std::optional<pb::ExperimentFilter> experiment_filter(const httplib::Request& req, httplib::Response& res) {
+    pb::ExperimentFilter filter;
+    filter.set_user(req.get_param_value("user"));
+    filter.set_label(req.get_param_value("label"));
+    for (size_t i = 0; i < req.get_param_value_count("state"); ++i) {
+      auto text = req.get_param_value("state", i);
+      pb::State state = pb::STATE_UNSPECIFIED;
+      if (!pb::State_Parse(text.rfind("STATE_", 0) == 0 ? text : "STATE_" + text, &state) || state == pb::STATE_UNSPECIFIED) {
+        reply_error(res, 400, "query parameter state: \"" + text + "\" is not a state (ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR, ...)");
+        return std::nullopt;
+      }
+      filter.add_states(state);
+    }
+    if (req.has_param("archived")) {
+      const auto text = req.get_param_value("archived");
+      if (text == "false") filter.set_archived(pb::ARCHIVED_FILTER_HIDDEN);
+      else if (text == "true") filter.set_archived(pb::ARCHIVED_FILTER_ONLY);
+      else if (text == "any") filter.set_archived(pb::ARCHIVED_FILTER_INCLUDED);
+      else {
+        reply_error(res, 400, "query parameter archived: expected false, true or any, not \"" + text + "\"");
+        return std::nullopt;
+      }
+    }
+    filter.set_sort_by(req.has_param("sort_by") ? req.get_param_value("sort_by") : "id");
+    static const std::set<std::string> sortable{"id", "name", "state", "start_time", "end_time", "owner"};
+    if (!sortable.count(filter.sort_by())) {
+      reply_error(res, 400, "query parameter sort_by: expected id, name, state, start_time, end_time or owner, not \"" +
+                                filter.sort_by() + "\"");
+      return std::nullopt;
+    }
+    const auto order = req.has_param("order_by") ? req.get_param_value("order_by") : "asc";
+    if (order != "asc" && order != "desc") {
+      reply_error(res, 400, "query parameter order_by: expected asc or desc, not \"" + order + "\"");
+      return std::nullopt;
+    }
+    filter.set_descending(order == "desc");
+    return filter;
+  }
+
+  /// archive or unarchive, for an ended experiment only.
+  void archive(int64_t id, bool archived, httplib::Response& res) {
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    bool done = false;
+    self->request(handles.persistence, actor_timeout, archive_atom::value, experiment_id{id}, archived)
+        .receive([&](bool b) { done = b; }, [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      return reply_error(res, sys, failure);
+    if (done)
+      return res.set_content("{}", "application/json");
+    reply_error(res, 400, "experiment " + std::to_string(id) + " has not ended: kill it or let it finish before " +
+                              (archived ? "archiving" : "unarchiving") + " it");
   }
 
   /// Deletes a checkpoint's files for its experiment's owner or an admin.
@@ -273,6 +339,28 @@ struct http_gateway::impl {
             [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
+  /// archive, unarchive and labels: the owner's or an admin's.
+  void annotation_routes() {
+    for (bool archived : {true, false})
+      server.Post(archived ? R"(/api/v1/experiments/(\d+)/archive)" : R"(/api/v1/experiments/(\d+)/unarchive)",
+                  experiment_owner(archived ? "archive" : "unarchive", [this, archived](const httplib::Request& req, httplib::Response& res) {
+                    archive(*parse_id(req.matches[1]), archived, res);
+                  }));
+    server.Post(R"(/api/v1/experiments/(\d+)/labels)", experiment_owner("label", [this](const httplib::Request& req, httplib::Response& res) {
+      pb::LabelRequest body;
+      std::string error;
+      if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      if (body.label().empty() || body.label().size() > 255 || body.label().find(',') != std::string::npos)
+        return reply_error(res, 400, "a label has 1 to 255 characters and no comma, not \"" + body.label() + "\"");
+      if (store(res, add_atom::value, experiment_id{*parse_id(req.matches[1])}, body.label()))
+        res.set_content("{}", "application/json");
+    }));
+    server.Delete(R"(/api/v1/experiments/(\d+)/labels/(.+))", experiment_owner("remove a label of", [this](const httplib::Request& req, httplib::Response& res) {
+      if (store(res, remove_atom::value, experiment_id{*parse_id(req.matches[1])}, req.matches[2].str()))
+        res.set_content("{}", "application/json");
+    }));
+  }
+
   void scheduling_routes() {
     server.Get("/api/v1/resource-pools", reader([this](const httplib::Request&, httplib::Response& res) {
       caf::error failure;
@@ -291,7 +379,7 @@ struct http_gateway::impl {
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
     }));
-    server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change the scheduling settings of", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change", [this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]);
       if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
       pb::PatchExperimentRequest body;
@@ -306,9 +394,23 @@ struct http_gateway::impl {
       if (change.has_max_slots() && change.max_slots() < 0)
         return reply_error(res, 400, "resources.max_slots must be 0 (no limit) or positive, not " +
                                          std::to_string(change.max_slots()));
-      if (!change.has_priority() && !change.has_weight() && !change.has_max_slots())
-        return reply_error(res, 400, "the request changes nothing: set resources.priority, weight or max_slots");
-      signal_experiment(*id, "changed", res, experiment_id{*id}, change);
+      const bool annotates = body.has_name() || body.has_description() || body.has_notes();
+      const bool reschedules = change.has_priority() || change.has_weight() || change.has_max_slots();
+      if (!annotates && !reschedules)
+        return reply_error(res, 400, "the request changes nothing: set resources.priority, weight or max_slots, "
+                                     "name, description or notes");
+      if (body.has_name() && body.name().empty())
+        return reply_error(res, 400, "an experiment's name may not be empty");
+      if (annotates) {
+        pb::PatchExperimentRequest annotation = body;
+        annotation.clear_resources();
+        if (!store(res, update_atom::value, experiment_id{*id}, std::move(annotation)))
+          return;
+      }
+      if (reschedules)
+        signal_experiment(*id, "changed", res, experiment_id{*id}, change);
+      else
+        res.set_content("{}", "application/json");
     }));
     server.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
                 admin_only("enabling or disabling an agent", [this](const httplib::Request& req, httplib::Response& res) { enable_agent(req, res, -1); }));
@@ -322,10 +424,8 @@ struct http_gateway::impl {
 
   /// A Core API call: `call` with the trial id and the bearer token of the request filled in.
   void core_api(const httplib::Request& req, httplib::Response& res, int64_t trial, pb::CoreApiCall call) {
-    auto header = req.get_header_value("Authorization");
-    const std::string bearer = "Bearer ";
     call.set_trial_id(trial);
-    call.set_token(header.rfind(bearer, 0) == 0 ? header.substr(bearer.size()) : "");
+    call.set_token(bearer_token(req.get_header_value("Authorization")));
     caf::scoped_actor self{sys};
     self->request(front, actor_timeout, std::move(call))
         .receive(
@@ -429,9 +529,11 @@ struct http_gateway::impl {
     server.Post("/api/v1/preview-hp-search",
                 reader([this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); }));
     server.Get("/api/v1/experiments", reader([this](const httplib::Request& req, httplib::Response& res) {
-      if (auto p = page_of(req, res, "offset", default_experiment_page))
-        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit,
-                                        req.get_param_value("user"));
+      auto p = page_of(req, res, "offset", default_experiment_page);
+      if (!p)
+        return;
+      if (auto filter = experiment_filter(req, res))
+        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit, std::move(*filter));
     }));
     server.Get(R"(/api/v1/experiments/(\d+))",
                reader([this](const httplib::Request& req, httplib::Response& res) {
@@ -454,6 +556,7 @@ struct http_gateway::impl {
       signal_experiment(id, "activated", res, activate_atom::value, experiment_id{id});
     }));
     scheduling_routes();
+    annotation_routes();
     accounts.add_to(server);
     server.Get(R"(/api/v1/trials/(\d+))", reader([this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);

@@ -82,21 +82,29 @@ void restore_warm_start(storage::database& db, const std::vector<pb::Trial>& tri
 // Writes `text` to `path` readable by its owner only (0600), creating or replacing it.
 void write_secret_file(const std::string& path, const std::string& text) {
   auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::close(fd) != 0)
+  ::unlink(tmp.c_str());  // O_EXCL: a leftover (or planted) file cannot lend its mode or owner
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0)
     throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
     throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  }
 }
 
 // On the first start admin gets a random password, kept in DATA_DIR/admin-password (0600) and
 // printed once; no cluster ever has a blank or well-known one.
 void set_first_admin_password(storage::database& db, const std::string& data_dir) {
+  auto admin = db.find_user("admin");
+  if (!admin || !admin->password_hash.empty())
+    return;
   auto password = auth::random_secret().substr(0, 24);
   auto path = data_dir + "/admin-password";
+  // The file first: a crash before the hash is stored makes the next start write a new one.
+  write_secret_file(path, password + "\n");
   if (!db.set_admin_password_if_unset(auth::hash_password(password)))
     return;
-  write_secret_file(path, password + "\n");
   std::cout << "master: created user admin with password " << password << " (also in " << path
             << "; change it with det user change-password)" << std::endl;
 }
@@ -194,7 +202,9 @@ int run_master(const master_options& opts) {
     caf::anon_send(directory, register_atom::value, experiment_id{exp.id()}, actor);
   }
 
-  auto bound = sys.middleman().publish(caf::actor_cast<master_actor>(front),
+  // The network reaches the master only through gates (actors/network_gates.cpp).
+  auto gate = spawn_front_gate(sys, handles, directory);
+  auto bound = sys.middleman().publish(gate,
                                        static_cast<uint16_t>(port), opts.listen.c_str(), true);
   if (!bound)
     throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
@@ -209,7 +219,8 @@ int run_master(const master_options& opts) {
   auto sig = wait_for_stop_signal();
   std::cout << "master: stopping on signal " << sig << std::endl;
   gateway.stop();
-  caf::scoped_actor self{sys};  // the front door drops messages without a sender
+  caf::scoped_actor self{sys};
+  self->send_exit(gate, caf::exit_reason::user_shutdown);
   self->send_exit(front, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(handles.registry, caf::exit_reason::user_shutdown);
   for (auto& [name, pool] : handles.pools)

@@ -44,7 +44,7 @@ struct worker_system_config : caf::actor_system_config {
 };
 
 using pending_metrics = decltype(std::declval<caf::scoped_actor&>()->request(
-    std::declval<const trial_endpoint&>(), metrics_ack_timeout, std::declval<pb::MetricBatch>()));
+    std::declval<const trial_endpoint&>(), metrics_ack_timeout, std::declval<pb::MetricBatch>(), std::declval<std::string>()));
 
 } // namespace
 
@@ -132,7 +132,8 @@ void worker_connection::ask(const Msg& msg, const std::string& what, OnReply on_
     reconnect(what);
   for (;;) {
     std::optional<caf::error> error;
-    s.self->request(s.trial, report_timeout, msg).receive(on_reply, [&](caf::error& e) { error = std::move(e); });
+    s.self->request(s.trial, report_timeout, msg, s.hello.allocation_token())
+        .receive(on_reply, [&](caf::error& e) { error = std::move(e); });
     if (!error) return;
     if (!lost_master(*error))
       throw std::runtime_error("the master refused " + what + ": " + error_sentence(s.self->system(), *error));
@@ -163,7 +164,7 @@ void worker_connection::send_metrics(pb::MetricBatch batch, std::string group) {
   assert(!s.pending && "await_metrics() first: at most one metric batch is in flight");
   s.pending_group = std::move(group);
   s.pending_batch = batch;
-  s.pending.emplace(s.self->request(s.trial, metrics_ack_timeout, std::move(batch)));
+  s.pending.emplace(s.self->request(s.trial, metrics_ack_timeout, std::move(batch), s.hello.allocation_token()));
 }
 
 void worker_connection::await_metrics() {

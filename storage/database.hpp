@@ -75,9 +75,17 @@ class database {
   /// Rows that are not to be paged: every one.
   static constexpr int32_t all_rows = INT32_MAX;
 
-  /// Ordered by id, with num_trials; the page of at most `limit` after the first `offset`; only
-  /// `owner`'s unless it is empty.
-  std::vector<pb::Experiment> list_experiments(int64_t offset = 0, int32_t limit = all_rows, const std::string& owner = "");
+  /// With num_trials, those `filter` lets through in its order (by id unless it says otherwise);
+  /// the page of at most `limit` after the first `offset`.
+  std::vector<pb::Experiment> list_experiments(int64_t offset = 0, int32_t limit = all_rows,
+                                               const pb::ExperimentFilter& filter = {});
+  /// What people write about an experiment: each field `change` sets. Throws if there is no such experiment.
+  void annotate_experiment(int64_t id, const pb::PatchExperimentRequest& change);
+  /// Adds `label` unless it has it; removes it if it has it.
+  void add_experiment_label(int64_t id, const std::string& label);
+  void remove_experiment_label(int64_t id, const std::string& label);
+  /// False, changing nothing, while the experiment has not ended.
+  bool set_experiment_archived(int64_t id, bool archived);
   std::optional<pb::Experiment> get_experiment(int64_t id);
   /// Ordered by id.
   std::vector<pb::Trial> trials_of(int64_t experiment_id);

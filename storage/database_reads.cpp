@@ -12,7 +12,7 @@ const std::string experiment_select =
     "SELECT e.id, e.name, e.description, e.state, e.config, " + micros_of("e.start_time") + ", " +
     micros_of("e.end_time") +
     ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
-    "e.max_slots, e.owner_id, u.username FROM experiments e JOIN users u ON u.id = e.owner_id ";
+    "e.max_slots, e.owner_id, u.username, e.labels, e.notes, e.archived FROM experiments e JOIN users u ON u.id = e.owner_id ";
 
 pb::Experiment experiment_from(const pqxx::row& row) {
   pb::Experiment experiment;
@@ -32,6 +32,11 @@ pb::Experiment experiment_from(const pqxx::row& row) {
   if (!row[12].is_null()) scheduling.set_max_slots(row[12].as<int32_t>());
   experiment.set_owner_id(row[13].as<int64_t>());
   experiment.set_owner(row[14].as<std::string>());
+  auto labels = row[15].as_array();
+  for (auto [kind, text] = labels.get_next(); kind != pqxx::array_parser::juncture::done; std::tie(kind, text) = labels.get_next())
+    if (kind == pqxx::array_parser::juncture::string_value) experiment.add_labels(text);
+  experiment.set_notes(row[16].as<std::string>());
+  experiment.set_archived(row[17].as<bool>());
   return experiment;
 }
 
@@ -73,12 +78,38 @@ pb::Trial trial_from(const pqxx::row& row) {
 
 }  // namespace
 
-std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t limit, const std::string& owner) {
+namespace {
+
+// The ORDER BY of a filter's sort_by (validated by the gateway; anything else sorts by id).
+std::string order_of(const pb::ExperimentFilter& filter) {
+  static const std::map<std::string, std::string> columns{{"name", "e.name"},        {"state", "e.state"},
+                                                          {"start_time", "e.start_time"}, {"end_time", "e.end_time"},
+                                                          {"owner", "u.username"}};
+  auto it = columns.find(filter.sort_by());
+  const std::string direction = filter.descending() ? " DESC" : " ASC";
+  return "ORDER BY " + (it == columns.end() ? std::string{} : it->second + direction + ", ") + "e.id" + direction;
+}
+
+// The filter's states as "STATE_A,STATE_B" ("" for any).
+std::string states_text(const pb::ExperimentFilter& filter) {
+  std::string text;
+  for (int s : filter.states()) text += (text.empty() ? "" : ",") + state_name(static_cast<pb::State>(s));
+  return text;
+}
+
+}  // namespace
+
+std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t limit, const pb::ExperimentFilter& filter) {
   return describing_failure("list the experiments", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::Experiment> experiments;
-    for (const auto& row : tx.exec_params(experiment_select + "WHERE ($3 = '' OR u.username = $3) ORDER BY e.id OFFSET $1 LIMIT $2",
-                                          offset, limit, owner))
+    for (const auto& row : tx.exec_params(experiment_select +
+                                              "WHERE ($3 = '' OR u.username = $3) AND ($4 = '' OR $4 = ANY(e.labels)) "
+                                              "AND ($5 = '' OR e.state = ANY(string_to_array($5, ','))) "
+                                              "AND ($6 = 2 OR e.archived = ($6 = 1)) " + order_of(filter) +
+                                              " OFFSET $1 LIMIT $2",
+                                          offset, limit, filter.user(), filter.label(), states_text(filter),
+                                          static_cast<int>(filter.archived())))
       experiments.push_back(experiment_from(row));
     return experiments;
   });

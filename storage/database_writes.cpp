@@ -229,3 +229,53 @@ void database::copy_raw_metrics(int64_t trial_id, int64_t rows) {
 }
 
 }  // namespace det::storage
+
+namespace det::storage {
+
+void database::annotate_experiment(int64_t id, const pb::PatchExperimentRequest& change) {
+  describing_failure("record what was written about experiment " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    // NULL keeps a field: only what the change sets is written.
+    auto text_or_null = [](bool has, const std::string& value) { return has ? std::optional<std::string>{value} : std::nullopt; };
+    expect_one_row(tx.exec_params("UPDATE experiments SET name = COALESCE($2, name), description = COALESCE($3, description), "
+                                  "notes = COALESCE($4, notes) WHERE id = $1",
+                                  id, text_or_null(change.has_name(), change.name()),
+                                  text_or_null(change.has_description(), change.description()),
+                                  text_or_null(change.has_notes(), change.notes())),
+                   "experiment " + std::to_string(id));
+    tx.commit();
+  });
+}
+
+void database::add_experiment_label(int64_t id, const std::string& label) {
+  describing_failure("label experiment " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE experiments SET labels = CASE WHEN $2 = ANY(labels) THEN labels "
+                                  "ELSE array_append(labels, $2) END WHERE id = $1",
+                                  id, label),
+                   "experiment " + std::to_string(id));
+    tx.commit();
+  });
+}
+
+void database::remove_experiment_label(int64_t id, const std::string& label) {
+  describing_failure("remove a label of experiment " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE experiments SET labels = array_remove(labels, $2) WHERE id = $1", id, label),
+                   "experiment " + std::to_string(id));
+    tx.commit();
+  });
+}
+
+bool database::set_experiment_archived(int64_t id, bool archived) {
+  return describing_failure("archive experiment " + std::to_string(id), [&] {
+    pqxx::work tx{impl_->connection};
+    const std::string ended = "('" + state_name(pb::STATE_CANCELED) + "', '" + state_name(pb::STATE_COMPLETED) + "', '" +
+                              state_name(pb::STATE_ERROR) + "')";
+    auto result = tx.exec_params("UPDATE experiments SET archived = $2 WHERE id = $1 AND state IN " + ended, id, archived);
+    tx.commit();
+    return result.affected_rows() == 1;
+  });
+}
+
+}  // namespace det::storage

@@ -38,11 +38,16 @@ void write_store(const nlohmann::json& store) {
   const auto path = store_path();
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   const auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  const auto text = store.dump(2) + "\n";
-  if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::close(fd) != 0 ||
-      std::rename(tmp.c_str(), path.c_str()) != 0)
+  ::unlink(tmp.c_str());  // O_EXCL: a leftover file cannot lend its mode
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0)
     throw std::runtime_error("cannot write the login to " + path);
+  const auto text = store.dump(2) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write the login to " + path);
+  }
 }
 
 } // namespace

@@ -156,17 +156,28 @@ int create_experiment(rest_client& master, const std::string& config_path, const
   return follow ? follow_experiment(master, created.experiment().id()) : 0;
 }
 
-int list_experiments(rest_client& master, const std::string& user, bool json) {
-  auto list = master.get_every_page<pb::GetExperimentsResponse>(
-      user.empty() ? "/api/v1/experiments" : "/api/v1/experiments?user=" + user, list_page, [](const pb::GetExperimentsResponse& r) { return r.experiments_size(); });
+int list_experiments(rest_client& master, const experiment_query& query, bool json) {
+  std::string path = "/api/v1/experiments?sort_by=" + url_encoded(query.sort_by) + "&order_by=" + (query.descending ? "desc" : "asc");
+  if (!query.user.empty()) path += "&user=" + url_encoded(query.user);
+  if (!query.label.empty()) path += "&label=" + url_encoded(query.label);
+  for (const auto& s : query.states) path += "&state=" + url_encoded(s);
+  if (query.all) path += "&archived=any";
+  auto rows = [](const pb::GetExperimentsResponse& r) { return r.experiments_size(); };
+  auto list = query.limit > 0 ? master.get<pb::GetExperimentsResponse>(path + "&offset=" + std::to_string(query.offset) +
+                                                                      "&limit=" + std::to_string(query.limit))
+                              : master.get_every_page<pb::GetExperimentsResponse>(path, list_page, rows);
   if (json) {
     std::cout << det::to_json(list, true) << '\n';
     return 0;
   }
-  table out({"ID", "Owner", "Name", "State", "Trials", "Searcher", "Start Time"});
-  for (const auto& exp : list.experiments())
+  table out({"ID", "Owner", "Name", "State", "Trials", "Searcher", "Labels", "Archived", "Start Time"});
+  for (const auto& exp : list.experiments()) {
+    std::string labels;
+    for (const auto& l : exp.labels()) labels += (labels.empty() ? "" : ",") + l;
     out.add_row({std::to_string(exp.id()), exp.owner(), exp.name(), state_name(exp.state()),
-                 std::to_string(exp.num_trials()), exp.searcher(), format_time(exp.start_time())});
+                 std::to_string(exp.num_trials()), exp.searcher(), labels, exp.archived() ? "yes" : "no",
+                 format_time(exp.start_time())});
+  }
   out.print(std::cout);
   return 0;
 }
@@ -185,6 +196,12 @@ int describe_experiment(rest_client& master, std::int64_t id, bool json) {
   fields.print(std::cout);
   if (!e.description().empty())
     std::cout << "\nDescription: " << e.description() << '\n';
+  std::cout << "Owner: " << e.owner() << (e.archived() ? " (archived)" : "") << '\n';
+  if (e.labels_size() > 0) {
+    std::cout << "Labels:";
+    for (const auto& l : e.labels()) std::cout << ' ' << l;
+    std::cout << '\n';
+  }
 
   // One column per validation metric any trial reported, in name order.
   std::set<std::string> metric_names;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace det::tools {
 
@@ -15,8 +16,18 @@ class rest_client;
 int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir, bool follow);
 
 /// Prints the experiments as a table, or with `json` the GetExperimentsResponse.
-/// `user` non-empty: only that user's.
-int list_experiments(rest_client& master, const std::string& user, bool json);
+/// Which experiments `det experiment list` shows, and in which order.
+struct experiment_query {
+  std::string user;                 // only this user's
+  std::vector<std::string> states;  // only in these states (ACTIVE, COMPLETED, ...)
+  std::string label;                // only with this label
+  bool all = false;                 // archived ones too
+  std::string sort_by = "id";
+  bool descending = false;
+  std::int32_t limit = 0;           // 0: every page
+  std::int64_t offset = 0;
+};
+int list_experiments(rest_client& master, const experiment_query& query, bool json);
 
 /// Prints one experiment and its trials, or with `json` the GetExperimentResponse.
 int describe_experiment(rest_client& master, std::int64_t id, bool json);

@@ -68,6 +68,8 @@ int login(rest_client& master, std::string username) {
 }
 
 int logout(rest_client& master) {
+  if (std::getenv("DET_USER_TOKEN") != nullptr)
+    throw std::runtime_error("DET_USER_TOKEN is set: it is an access token, not a login; revoke it with det token revoke ID");
   pb::LoginResponse ignored;
   try {
     master.post("/api/v1/auth/logout", pb::LoginRequest{}, ignored);
@@ -115,13 +117,25 @@ int create_user(rest_client& master, const std::string& username, bool admin) {
 }
 
 int change_password(rest_client& master, std::string username) {
+  const auto me = master.get<pb::GetMeResponse>("/api/v1/me").user().username();
   if (username.empty())
-    username = master.get<pb::GetMeResponse>("/api/v1/me").user().username();
+    username = me;
   pb::SetUserPasswordRequest request;
+  if (username == me)
+    request.set_old_password(read_secret("Current password for " + me + ": "));
   request.set_password(new_password(username));
   pb::GetMeResponse ignored;
   master.post("/api/v1/users/" + username + "/password", request, ignored);
   std::cout << "Changed the password of user " << username << "; its sessions were logged out.\n";
+  if (username == me && std::getenv("DET_USER_TOKEN") == nullptr) {
+    // This session was one of them: log in again with the new password.
+    pb::LoginRequest login;
+    login.set_username(me);
+    login.set_password(request.password());
+    pb::LoginResponse reply;
+    master.post("/api/v1/auth/login", login, reply);
+    save_login(master.master_url(), {me, reply.token()});
+  }
   return 0;
 }
 

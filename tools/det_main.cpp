@@ -19,6 +19,7 @@
 #include "tools/cli_trial.hpp"
 #include "tools/cli_checkpoint.hpp"
 #include "tools/cli_user.hpp"
+#include "tools/cli_annotations.hpp"
 #include "tools/rest_client.hpp"
 #include "messages/common.pb.h"
 
@@ -56,6 +57,9 @@ struct command_line {
   bool admin = false;
   std::string lifespan;
   std::string description;
+  std::string label;
+  det::tools::experiment_query query;
+  double interval = 1.0;
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -147,7 +151,7 @@ void add_experiment(CLI::App& app, command_line& cl) {
                         cl);
 
   auto* list = add_list(e, "experiments", cl);
-  list->add_option("--user", cl.username, "Only this user's experiments.")
+  list->add_option("--user", cl.query.user, "Only this user's experiments.")
       ->check(CLI::Validator(
           [](std::string& name) {
             return name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
@@ -156,7 +160,39 @@ void add_experiment(CLI::App& app, command_line& cl) {
                        : "'" + name + "' is not a user name";
           },
           "USER"));
-  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_experiments(m, cl.username, cl.json); });
+  list->add_option("--state", cl.query.states, "Only experiments in this state (ACTIVE, PAUSED, COMPLETED, ...); repeatable.");
+  list->add_option("--label", cl.query.label, "Only experiments with this label.");
+  list->add_flag("--all", cl.query.all, "Archived experiments too.");
+  list->add_option("--sort-by", cl.query.sort_by, "id, name, state, start_time, end_time or owner.")->capture_default_str();
+  list->add_flag("--desc", cl.query.descending, "Sort in descending order.");
+  list->add_option("--limit", cl.query.limit, "At most this many (one page; default: every one).")->check(CLI::PositiveNumber);
+  list->add_option("--offset", cl.query.offset, "Skip this many first.")->check(CLI::NonNegativeNumber);
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_experiments(m, cl.query, cl.json); });
+
+  auto* label = e->add_subcommand("label", "Add or remove an experiment's labels.");
+  label->require_subcommand(1);
+  for (bool add : {true, false}) {
+    auto* cmd = label->add_subcommand(add ? "add" : "remove", add ? "Add a label." : "Remove a label.");
+    add_id(cmd, "experiment_id", cl);
+    cmd->add_option("label", cl.label)->required();
+    cl.on_master(cmd, [&cl, add](rest_client& m) {
+      return add ? det::tools::add_label(m, cl.id, cl.label) : det::tools::remove_label(m, cl.id, cl.label);
+    });
+  }
+  auto* notes = e->add_subcommand("notes", "Print an experiment's notes (markdown), or replace them with --set FILE.");
+  add_id(notes, "experiment_id", cl);
+  notes->add_option("--set", cl.config_path, "File with the new notes ('-': stdin).");
+  cl.on_master(notes, [&cl](rest_client& m) { return det::tools::notes(m, cl.id, cl.config_path); });
+  for (bool archived : {true, false}) {
+    auto* cmd = e->add_subcommand(archived ? "archive" : "unarchive",
+                                  archived ? "Archive an ended experiment (hidden from lists but --all)." : "Unarchive an experiment.");
+    add_id(cmd, "experiment_id", cl);
+    cl.on_master(cmd, [&cl, archived](rest_client& m) { return det::tools::archive(m, cl.id, archived); });
+  }
+  auto* wait = e->add_subcommand("wait", "Wait until an experiment ends; exits 0 if it COMPLETED.");
+  add_id(wait, "experiment_id", cl);
+  wait->add_option("--interval", cl.interval, "Seconds between checks.")->check(CLI::PositiveNumber);
+  cl.on_master(wait, [&cl](rest_client& m) { return det::tools::wait_experiment(m, cl.id, cl.interval); });
 
   auto* describe = e->add_subcommand("describe", "Describe an experiment and its trials.");
   add_id(describe, "experiment_id", cl);
@@ -191,7 +227,7 @@ void add_experiment(CLI::App& app, command_line& cl) {
     });
   }
 
-  auto* set = e->add_subcommand("set", "Change an experiment's scheduling settings.");
+  auto* set = e->add_subcommand("set", "Change an experiment's scheduling settings, name or description.");
   set->require_subcommand(1);
   auto* priority = set->add_subcommand("priority", "Set the priority (1-99, lower runs first).");
   auto* weight = set->add_subcommand("weight", "Set the fair-share weight.");
@@ -202,6 +238,12 @@ void add_experiment(CLI::App& app, command_line& cl) {
   add_max_slots(max_slots->add_option("value", cl.max_slots)->required());
   for (auto* cmd : {priority, weight, max_slots})
     cl.on_master(cmd, [&cl](rest_client& m) { return send_job_settings(m, cl); });
+  for (const char* field : {"description", "name"}) {
+    auto* cmd = set->add_subcommand(field, std::string{"Set the experiment's "} + field + ".");
+    add_id(cmd, "experiment_id", cl);
+    cmd->add_option("text", cl.description)->required();
+    cl.on_master(cmd, [&cl, field](rest_client& m) { return det::tools::set_text(m, cl.id, field, cl.description); });
+  }
 }
 
 void add_job(CLI::App& app, command_line& cl) {

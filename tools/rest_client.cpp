@@ -52,6 +52,10 @@ std::string checked_url(std::string url) {
 
 } // namespace
 
+std::string url_encoded(const std::string& text) {
+  return httplib::detail::encode_query_param(text);
+}
+
 rest_error::rest_error(kind which, int status, const std::string& what)
     : std::runtime_error(what), which_(which), status_(status) {}
 

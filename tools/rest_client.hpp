@@ -33,6 +33,9 @@ private:
   int status_;
 };
 
+/// `text` percent-encoded for a query string.
+std::string url_encoded(const std::string& text);
+
 /// One keep-alive connection to the master at a URL like http://127.0.0.1:8080.
 class rest_client {
 public:

@@ -139,9 +139,15 @@ class AuthTest(unittest.TestCase):
         # A new password logs out bob's sessions (not his access tokens).
         session = c.login("bob", PASSWORD)
         lasting = c.post("/api/v1/tokens", {"description": "ci"}, token=session)["token"]
-        c.post("/api/v1/users/bob/password", {"password": PASSWORD + "!"}, token=session)
+        code, error = self.status("POST", "/api/v1/users/bob/password", {"password": PASSWORD + "!"}, token=session)
+        self.assertEqual(code, 403)  # one's own password needs the current one
+        self.assertIn("needs your current one", error)
+        c.post("/api/v1/users/bob/password", {"password": PASSWORD + "!", "old_password": PASSWORD}, token=session)
         self.assertEqual(self.status("GET", "/api/v1/me", token=session)[0], 401)
         self.assertEqual(self.status("GET", "/api/v1/me", token=lasting)[0], 200)
+        code, error = self.status("POST", "/api/v1/auth/logout", {}, token=lasting)
+        self.assertEqual(code, 400)  # an access token is revoked, not logged out
+        self.assertIn("det token revoke", error)
         c.post("/api/v1/users/bob/password", {"password": PASSWORD})
         # A deactivated user's tokens stop working at once and it cannot log in.
         c.request("PATCH", "/api/v1/users/bob", {"active": False})

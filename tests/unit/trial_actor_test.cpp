@@ -208,7 +208,7 @@ struct fixture : neighbours {
     run();
   }
 
-  /// Sent as its experiment: a trial drops messages without a sender (actors/admission.hpp).
+  /// Sent as its experiment, as the trial would hear it.
   template <class... Ts>
   void tell_trial(Ts... xs) {
     caf::send_as(experiment, trial, xs...);
@@ -231,16 +231,37 @@ TEST_CASE("a trial asks for slots, launches its worker and completes on a clean 
   CHECK(f.r->released == std::vector<std::string>{"7.1"});
 }
 
-TEST_CASE("a message without a sender never reaches a trial: a peer on the network could send it") {
+TEST_CASE("a trial's gate passes on only what carries the current run's token") {
   fixture f;
   f.started();
-  caf::anon_send(f.trial, kill_atom::value);
+  const auto token = f.r->launches.back().allocation_token();
+  REQUIRE(token.size() == 64);
+  caf::scoped_actor self{*f.sys};
+  pb::WorkerHello hello;
+  hello.set_trial_id(7);
+  hello.set_allocation_id(f.run_id());
+  hello.set_allocation_token("forged");
+  caf::error refusal;
+  self->send(f.trial, hello);  // a hello without the token gets no endpoint
   f.run();
-  CHECK(f.r->kills.empty());
-  CHECK(f.state() == pb::STATE_STARTING);
-  f.tell_trial(kill_atom::value);  // the same message from its experiment
-  CHECK(f.r->kills.size() == 1);
-  CHECK(f.state() == pb::STATE_STOPPING_KILLED);
+  hello.set_allocation_token(token);
+  trial_endpoint gate;
+  auto hello_request = self->request(f.trial, caf::infinite, hello);
+  f.run();
+  hello_request.receive([&](pb::TrialSpec&, trial_endpoint& g) { gate = g; }, [&](caf::error& e) { refusal = e; });
+  REQUIRE(gate);
+  pb::WorkerExit exit;
+  exit.set_trial_id(7);
+  exit.set_allocation_id(f.run_id());
+  exit.set_outcome(pb::WORKER_OUTCOME_ERRORED);
+  exit.set_message("forged");
+  auto forged = self->request(gate, caf::infinite, exit, std::string(64, '0'));
+  f.run();
+  forged.receive([](bool) { FAIL("a forged token was accepted"); }, [&](caf::error& e) { refusal = e; });
+  CHECK(refusal.category() == errc_category);
+  CHECK(static_cast<errc>(refusal.code()) == errc::stale_run);
+  f.container_exits(0);
+  CHECK(f.state() == pb::STATE_COMPLETED);  // the forged failure report did not count
 }
 
 TEST_CASE("a kill during a preemption cancels the trial instead of queueing it again") {

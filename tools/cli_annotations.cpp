@@ -1,0 +1,82 @@
+#include "tools/cli_annotations.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <iterator>
+#include <thread>
+
+#include <google/protobuf/empty.pb.h>
+
+#include "messages/api.pb.h"
+#include "messages/states.hpp"
+#include "tools/cli_format.hpp"
+#include "tools/rest_client.hpp"
+
+namespace det::tools {
+namespace {
+
+std::string path_of(std::int64_t id) {
+  return "/api/v1/experiments/" + std::to_string(id);
+}
+
+} // namespace
+
+int add_label(rest_client& master, std::int64_t id, const std::string& label) {
+  pb::LabelRequest body;
+  body.set_label(label);
+  google::protobuf::Empty reply;
+  master.post(path_of(id) + "/labels", body, reply);
+  std::cout << "Experiment " << id << " has the label " << label << ".\n";
+  return 0;
+}
+
+int remove_label(rest_client& master, std::int64_t id, const std::string& label) {
+  google::protobuf::Empty reply;
+  master.del(path_of(id) + "/labels/" + url_encoded(label), reply);
+  std::cout << "Experiment " << id << " no longer has the label " << label << ".\n";
+  return 0;
+}
+
+int set_text(rest_client& master, std::int64_t id, const std::string& field, const std::string& text) {
+  pb::PatchExperimentRequest body;
+  if (field == "name")
+    body.set_name(text);
+  else
+    body.set_description(text);
+  google::protobuf::Empty reply;
+  master.patch(path_of(id), body, reply);
+  std::cout << "Experiment " << id << "'s " << field << " is now: " << text << "\n";
+  return 0;
+}
+
+int notes(rest_client& master, std::int64_t id, const std::string& from_file) {
+  if (!from_file.empty()) {
+    pb::PatchExperimentRequest body;
+    body.set_notes(from_file == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_file(from_file));
+    google::protobuf::Empty reply;
+    master.patch(path_of(id), body, reply);
+  }
+  std::cout << master.get<pb::GetExperimentResponse>(path_of(id)).experiment().notes();
+  return 0;
+}
+
+int archive(rest_client& master, std::int64_t id, bool archived) {
+  google::protobuf::Empty body, reply;
+  master.post(path_of(id) + (archived ? "/archive" : "/unarchive"), body, reply);
+  std::cout << "Experiment " << id << (archived ? " is archived" : " is no longer archived") << ".\n";
+  return 0;
+}
+
+int wait_experiment(rest_client& master, std::int64_t id, double interval_s) {
+  master.retry_unreachable_for(std::chrono::seconds(60));  // rides out a master restart
+  for (;;) {
+    auto exp = master.get<pb::GetExperimentResponse>(path_of(id)).experiment();
+    if (is_terminal(exp.state())) {
+      std::cout << "Experiment " << id << " ended: " << state_name(exp.state()) << "\n";
+      return exp.state() == pb::STATE_COMPLETED ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
+  }
+}
+
+} // namespace det::tools
