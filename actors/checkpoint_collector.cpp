@@ -12,6 +12,7 @@
 #include "config/experiment_config.hpp"
 #include "storage/checkpoint_storage.hpp"
 #include "storage/database.hpp"
+#include "messages/states.hpp"
 
 namespace det {
 namespace {
@@ -42,14 +43,63 @@ void collect(self_ptr self, experiment_id id, const std::string& config_toml) {
   }
 }
 
+// A refusal because a model version points at a checkpoint.
+caf::error registered(const pb::ModelVersion& v, const std::string& to_do) {
+  return make_error(errc::invalid_input, "checkpoint " + v.checkpoint_uuid() + " is version " + std::to_string(v.version()) +
+                                             " of model " + v.model_name() + ": delete the model (det model delete " +
+                                             v.model_name() + ") before you " + to_do);
+}
+
+// Deletes an ended experiment: its checkpoint files, then every row of it in one transaction.
+// Answers why not (an error) when it runs, or something still points at its checkpoints.
+caf::error delete_experiment(storage::database& db, int64_t id) {
+  const auto text = std::to_string(id);
+  auto exp = db.get_experiment(id);
+  if (!exp)
+    return make_error(errc::not_found, "experiment " + text + " not found");
+  if (!is_terminal(exp->state()))
+    return make_error(errc::invalid_input, "experiment " + text + " is " + pb::State_Name(exp->state()) +
+                                               ": only an ended experiment can be deleted (kill it first)");
+  auto versions = db.versions_of_checkpoints_of(id);
+  if (!versions.empty())
+    return registered(versions.front(), "delete experiment " + text);
+  auto dependents = db.trials_started_from_checkpoints_of(id);
+  if (!dependents.empty())
+    return make_error(errc::invalid_input, "trial " + std::to_string(dependents.front().id()) + " of experiment " +
+                                               std::to_string(dependents.front().experiment_id()) +
+                                               " started from checkpoint " + dependents.front().warm_start_checkpoint_uuid() +
+                                               " of experiment " + text + ": delete that experiment first");
+  for (const auto& c : db.experiment_checkpoints(id))
+    if (c.state() == pb::CHECKPOINT_STATE_COMPLETED)
+      storage::delete_checkpoint(db, c.uuid());  // files first: rows without files are worse than the reverse
+  db.delete_experiment_rows(id);
+  std::cout << "master: deleted experiment " << text << std::endl;
+  return {};
+}
+
 checkpoint_collector_actor::behavior_type collector_impl(self_ptr self, std::string conninfo,
                                                          persistence_actor writer) {
   self->state.db = std::make_unique<storage::database>(conninfo);
   self->state.writer = std::move(writer);
   return {
       [=](remove_atom, const std::string& uuid) -> caf::result<bool> {
+        auto& db = *self->state.db;
+        auto versions = attempt_storage("cannot delete checkpoint " + uuid, [&] { return db.versions_of_checkpoint(uuid); });
+        if (!versions)
+          return std::move(versions.error());
+        if (!versions->empty())
+          return registered(versions->front(), "delete it");
         return answer_with(attempt_storage("cannot delete checkpoint " + uuid,
-                                           [&] { return storage::delete_checkpoint(*self->state.db, uuid); }));
+                                           [&] { return storage::delete_checkpoint(db, uuid); }));
+      },
+      [=](remove_atom, experiment_id id) -> caf::result<bool> {
+        try {
+          if (auto refusal = delete_experiment(*self->state.db, id.value))
+            return refusal;
+          return true;
+        } catch (const std::exception& e) {
+          return make_error(errc::storage_failed, "cannot delete experiment " + std::to_string(id.value) + ": " + e.what());
+        }
       },
       [=](gc_atom, experiment_id id, const std::string& config_toml) {
         // GC ranks checkpoints by their validations: the writer writes those it buffers first.

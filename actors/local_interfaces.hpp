@@ -58,6 +58,7 @@ using launch_atom = caf::atom_constant<caf::atom("launch")>;
 using list_atom = caf::atom_constant<caf::atom("list")>;
 using logs_atom = caf::atom_constant<caf::atom("logs")>;
 using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
+using model_atom = caf::atom_constant<caf::atom("model")>;
 using owner_atom = caf::atom_constant<caf::atom("owner")>;
 using password_atom = caf::atom_constant<caf::atom("password")>;
 using pause_atom = caf::atom_constant<caf::atom("pause")>;
@@ -98,6 +99,20 @@ struct trial_id {
 struct user_id {
   int64_t value = 0;
 };
+struct workspace_id {
+  int64_t value = 0;
+};
+struct project_id {
+  int64_t value = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, workspace_id& x) {
+  return f(caf::meta::type_name("workspace_id"), x.value);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, project_id& x) {
+  return f(caf::meta::type_name("project_id"), x.value);
+}
 struct token_id {
   int64_t value = 0;
 };
@@ -137,6 +152,29 @@ using accounts_actor = caf::typed_actor<
     caf::replies_to<remove_atom, token_id>::with<bool>,                            // revokes it
     caf::replies_to<owner_atom, experiment_id>::with<pb::User>>;                   // errc::not_found
 
+/// The model registry's storage, on a PostgreSQL connection of its own. Who may change a model is
+/// the gateway's to decide.
+using model_registry_actor = caf::typed_actor<
+    caf::replies_to<create_atom, pb::PostModelRequest, user_id>::with<pb::Model>,  // invalid_input when taken
+    caf::replies_to<list_atom>::with<pb::GetModelsResponse>,
+    caf::replies_to<get_atom, std::string>::with<pb::GetModelResponse>,  // with its versions; not_found
+    // a new version of the named model: invalid_input unless the checkpoint is COMPLETED
+    caf::replies_to<add_atom, std::string, pb::PostModelVersionRequest, user_id>::with<pb::ModelVersion>,
+    caf::replies_to<remove_atom, std::string>::with<bool>>;  // the model and its versions; not_found
+
+/// Workspaces and projects, on a PostgreSQL connection of its own. Deleting is refused (invalid_input)
+/// for anything that holds experiments and for the Uncategorized workspace and project.
+using projects_actor = caf::typed_actor<
+    caf::replies_to<create_atom, pb::PostWorkspaceRequest, user_id>::with<pb::Workspace>,
+    caf::replies_to<list_atom>::with<pb::GetWorkspacesResponse>,
+    caf::replies_to<get_atom, workspace_id>::with<pb::GetWorkspaceResponse>,  // with its projects
+    caf::replies_to<remove_atom, workspace_id>::with<bool>,
+    caf::replies_to<create_atom, workspace_id, pb::PostProjectRequest, user_id>::with<pb::Project>,
+    caf::replies_to<get_atom, project_id>::with<pb::Project>,
+    caf::replies_to<update_atom, project_id, pb::PatchProjectRequest>::with<pb::Project>,
+    caf::replies_to<remove_atom, project_id>::with<bool>,
+    caf::replies_to<update_atom, experiment_id, project_id>::with<bool>>;  // moves it
+
 /// The writer: the only actor that writes to PostgreSQL but for checkpoint deletion. Metric and
 /// log rows are buffered and written with COPY; a metric batch is answered once committed.
 using persistence_actor = caf::typed_actor<
@@ -173,11 +211,15 @@ using persistence_reader_actor = caf::typed_actor<
     caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,  // after id, limit
     caf::replies_to<checkpoints_atom, experiment_id>::with<pb::GetCheckpointsResponse>,
     caf::replies_to<checkpoints_atom, trial_id>::with<pb::GetCheckpointsResponse>,
-    caf::replies_to<get_atom, std::string>::with<pb::GetCheckpointResponse>>;  // by uuid
+    caf::replies_to<get_atom, std::string>::with<pb::GetCheckpointResponse>,  // by uuid
+    caf::replies_to<model_atom, experiment_id>::with<std::string>>;  // its model definition (tar); "" for none
 
 /// Deletes checkpoint files on its own connection: an ended experiment's garbage, or one on request.
 using checkpoint_collector_actor = caf::typed_actor<
-    caf::replies_to<remove_atom, std::string>::with<bool>,  // by uuid; false: no such checkpoint
+    caf::replies_to<remove_atom, std::string>::with<bool>,  // by uuid; false: no such checkpoint; invalid_input if registered
+    // An ended experiment with its files and rows; invalid_input while it runs or a model version or
+    // another experiment's trial points at one of its checkpoints.
+    caf::replies_to<remove_atom, experiment_id>::with<bool>,
     caf::reacts_to<gc_atom, experiment_id, std::string>>;   // the experiment's config TOML
 
 /// Hears how the containers it launched on an agent are doing: an allocation.
@@ -343,6 +385,8 @@ struct master_handles {
   persistence_reader_actor reader;
   checkpoint_collector_actor collector;
   accounts_actor accounts;
+  model_registry_actor models;
+  projects_actor projects;
   std::map<std::string, resource_pool_actor> pools;  // by pool name
   std::string default_pool;
   std::string default_aux_pool;

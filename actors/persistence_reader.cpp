@@ -112,6 +112,9 @@ persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string c
           return checkpoints_response<pb::GetCheckpointsResponse>(db.trial_checkpoints(id.value));
         });
       },
+      [=, &db](model_atom, experiment_id id) {
+        return answer("a model definition", [&] { return db.model_definition(id.value); });
+      },
       [=, &db](get_atom, const std::string& uuid) {
         return after_flush<pb::GetCheckpointResponse>(self, "a checkpoint", [=, &db] {
           pb::GetCheckpointResponse out;

@@ -46,6 +46,12 @@ persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const
                                                    const persistence_actor& writer, size_t count);
 
 /// Detached, on a connection of its own to `conninfo`.
+projects_actor spawn_projects(caf::actor_system& sys, const std::string& conninfo);
+
+/// Detached, on a connection of its own to `conninfo`.
+model_registry_actor spawn_model_registry(caf::actor_system& sys, const std::string& conninfo);
+
+/// Detached, on a connection of its own to `conninfo`.
 accounts_actor spawn_accounts(caf::actor_system& sys, const std::string& conninfo);
 
 /// Detached, on a connection of its own to `conninfo`.

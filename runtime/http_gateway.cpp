@@ -23,6 +23,8 @@
 #include "messages/version.hpp"
 #include "runtime/account_routes.hpp"
 #include "runtime/authenticator.hpp"
+#include "runtime/model_routes.hpp"
+#include "runtime/project_routes.hpp"
 #include "runtime/http_replies.hpp"
 
 namespace det::runtime {
@@ -46,13 +48,17 @@ struct http_gateway::impl {
   int64_t session_lifespan_s;
   authenticator auth;
   account_routes accounts;  // its routes refer to it: it lives as long as the server
+  model_routes models;
+  project_routes projects;
   httplib::Server server;
   std::thread thread;
 
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p), session_lifespan_s(lifespan),
         auth(s, handles.accounts),
-        accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }} {}
+        accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }} {}
 
   /// `handler`, run only for a caller whose bearer token is valid; 401 with the reason otherwise.
   httplib::Server::Handler signed_in(signed_in_handler handler) {
@@ -141,6 +147,14 @@ struct http_gateway::impl {
     pb::ExperimentFilter filter;
     filter.set_user(req.get_param_value("user"));
     filter.set_label(req.get_param_value("label"));
+    if (req.has_param("project_id")) {
+      auto project = parse_id(req.get_param_value("project_id"));
+      if (!project || *project < 0) {
+        reply_error(res, 400, "query parameter project_id must be a project's id, not \"" + req.get_param_value("project_id") + "\"");
+        return std::nullopt;
+      }
+      filter.set_project_id(*project);
+    }
     for (size_t i = 0; i < req.get_param_value_count("state"); ++i) {
       auto text = req.get_param_value("state", i);
       pb::State state = pb::STATE_UNSPECIFIED;
@@ -217,11 +231,53 @@ struct http_gateway::impl {
             [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
+  /// A fork: what the request leaves empty (config, model definition) comes from its parent.
+  /// False, with the error answered, when the parent cannot be read.
+  bool inherit_from_parent(pb::CreateExperimentRequest& body, httplib::Response& res) {
+    const auto parent = body.parent_id();
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    pb::GetExperimentResponse found;
+    self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{parent})
+        .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
+    if (!failure && found.experiment().id() == 0) {
+      reply_error(res, 404, "parent_id: experiment " + std::to_string(parent) + " not found");
+      return false;
+    }
+    if (!failure && body.model_definition().empty())
+      self->request(handles.reader, actor_timeout, model_atom::value, experiment_id{parent})
+          .receive([&](std::string& archive) { body.set_model_definition(std::move(archive)); },
+                   [&](caf::error& e) { failure = std::move(e); });
+    if (failure) {
+      reply_error(res, sys, failure);
+      return false;
+    }
+    if (body.config().empty()) {
+      body.set_config(found.experiment().config());
+      body.set_config_path("experiment " + std::to_string(parent) + "'s config");
+    }
+    return true;
+  }
+
   void create_experiment(const httplib::Request& req, httplib::Response& res, const principal& who) {
     pb::CreateExperimentRequest body;
     std::string error;
     if (!from_json(req.body, body, error))
       return reply_error(res, 400, error);
+    if (body.parent_id() < 0)
+      return reply_error(res, 400, "parent_id must be an experiment's id");
+    if (body.parent_id() > 0 && !inherit_from_parent(body, res))
+      return;
+    if (body.project_id() != 0) {
+      caf::scoped_actor self{sys};
+      caf::error failure;
+      self->request(handles.projects, actor_timeout, get_atom::value, project_id{body.project_id()})
+          .receive([](pb::Project&) {}, [&](caf::error& e) { failure = std::move(e); });
+      if (failure && status_of(failure) == 404)
+        return reply_error(res, 400, "project_id: there is no project " + std::to_string(body.project_id()));
+      if (failure)
+        return reply_error(res, sys, failure);
+    }
     auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
     if (body.model_definition().size() > max_model_definition_bytes)
       return reply_error(res, 400,
@@ -563,6 +619,22 @@ struct http_gateway::impl {
     scheduling_routes();
     annotation_routes();
     accounts.add_to(server);
+    models.add_to(server);
+    projects.add_to(server);
+    server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const httplib::Request& req, httplib::Response& res) {
+      pb::MoveExperimentRequest body;
+      std::string error;
+      if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      caf::scoped_actor self{sys};
+      self->request(handles.projects, actor_timeout, update_atom::value, experiment_id{*parse_id(req.matches[1])},
+                    project_id{body.project_id()})
+          .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
+    }));
+    server.Delete(R"(/api/v1/experiments/(\d+))", experiment_owner("delete", [this](const httplib::Request& req, httplib::Response& res) {
+      caf::scoped_actor self{sys};
+      self->request(handles.collector, actor_timeout, remove_atom::value, experiment_id{*parse_id(req.matches[1])})
+          .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
+    }));
     server.Get(R"(/api/v1/trials/(\d+))", reader([this](const httplib::Request& req, httplib::Response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(

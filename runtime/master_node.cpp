@@ -182,6 +182,8 @@ int run_master(const master_options& opts) {
   handles.reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
   handles.collector = spawn_checkpoint_collector(sys, db_url, handles.persistence);
   handles.accounts = spawn_accounts(sys, db_url);
+  handles.models = spawn_model_registry(sys, db_url);
+  handles.projects = spawn_projects(sys, db_url);
   handles.agent_token = agent_token(mc, data_dir);
   handles.default_pool = mc.default_resource_pool;
   handles.default_aux_pool = mc.default_aux_resource_pool;

@@ -28,7 +28,7 @@ int64_t collect_checkpoint_garbage(database& db, int64_t experiment_id, const gc
     if (auto it = c.validation_metrics().find(metric); it != c.validation_metrics().end()) candidate.metric = it->second;
     candidates.push_back(std::move(candidate));
   }
-  auto doomed = checkpoints_to_delete(candidates, policy, smaller_is_better, db.warm_start_checkpoints());
+  auto doomed = checkpoints_to_delete(candidates, policy, smaller_is_better, db.checkpoints_gc_keeps());
   for (const auto& c : checkpoints) {
     if (!doomed.count(c.uuid())) continue;
     remove_files(c);

@@ -118,8 +118,8 @@ class database {
   std::vector<pb::Checkpoint> experiment_checkpoints(int64_t experiment_id);
   std::vector<pb::Checkpoint> trial_checkpoints(int64_t trial_id);
   std::optional<pb::Checkpoint> get_checkpoint(const std::string& uuid);
-  /// The checkpoints some trial started from, which GC keeps.
-  std::set<std::string> warm_start_checkpoints();
+  /// The checkpoints some trial started from or a model version points at, which GC keeps.
+  std::set<std::string> checkpoints_gc_keeps();
   void mark_checkpoint_deleted(const std::string& uuid);
 
   /// Users and tokens (storage/database_accounts.cpp). Passwords arrive hashed, tokens as their SHA-256.
@@ -142,6 +142,45 @@ class database {
   std::vector<pb::AccessToken> list_access_tokens(int64_t user_id);
   void revoke_token(int64_t id);
   std::optional<pb::User> experiment_owner(int64_t experiment_id);
+
+  /// The model registry and deleting experiments (storage/database_models.cpp).
+  /// nullopt when the name is taken.
+  std::optional<pb::Model> insert_model(const std::string& name, const std::string& description,
+                                        const std::vector<std::string>& labels, int64_t owner_id);
+  std::vector<pb::Model> list_models();
+  std::optional<pb::Model> get_model(const std::string& name);
+  std::vector<pb::ModelVersion> model_versions(int64_t model_id);
+  /// Version max + 1 of the model; the caller checked that the checkpoint is COMPLETED.
+  pb::ModelVersion insert_model_version(int64_t model_id, const std::string& checkpoint_uuid, const std::string& name,
+                                        const std::string& metadata_json, int64_t owner_id);
+  void delete_model(int64_t model_id);
+  /// The model versions that point at a checkpoint of the experiment, or at the checkpoint.
+  std::vector<pb::ModelVersion> versions_of_checkpoints_of(int64_t experiment_id);
+  std::vector<pb::ModelVersion> versions_of_checkpoint(const std::string& uuid);
+  /// Trials of other experiments that started from one of this experiment's checkpoints (id,
+  /// experiment_id and warm_start_checkpoint_uuid set).
+  std::vector<pb::Trial> trials_started_from_checkpoints_of(int64_t experiment_id);
+  /// Every row of the experiment, its trials, metrics, logs, checkpoints (the files are the
+  /// caller's), snapshot and model definition, in one transaction.
+  void delete_experiment_rows(int64_t experiment_id);
+  /// The tar archive submitted with the experiment; "" for none.
+  std::string model_definition(int64_t experiment_id);
+
+  /// Workspaces and projects (storage/database_projects.cpp). The first of each (Uncategorized)
+  /// holds what names none. nullopt when the name is taken.
+  static constexpr int64_t default_project_id = 1;
+  std::optional<pb::Workspace> insert_workspace(const std::string& name, int64_t owner_id);
+  std::vector<pb::Workspace> list_workspaces();
+  std::optional<pb::Workspace> get_workspace(int64_t id);
+  std::vector<pb::Project> projects_of(int64_t workspace_id);
+  std::optional<pb::Project> insert_project(int64_t workspace_id, const std::string& name, const std::string& description,
+                                            int64_t owner_id);
+  std::optional<pb::Project> get_project(int64_t id);
+  void annotate_project(int64_t id, const pb::PatchProjectRequest& change);
+  /// The caller checked that no experiment is in it (or in its projects).
+  void delete_project(int64_t id);
+  void delete_workspace(int64_t id);
+  void move_experiment(int64_t experiment_id, int64_t project_id);
 
   /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
   /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.

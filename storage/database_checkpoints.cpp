@@ -107,12 +107,12 @@ std::optional<pb::Checkpoint> database::get_checkpoint(const std::string& uuid) 
   });
 }
 
-std::set<std::string> database::warm_start_checkpoints() {
-  return describing_failure("list the checkpoints trials started from", [&] {
+std::set<std::string> database::checkpoints_gc_keeps() {
+  return describing_failure("list the checkpoints trials started from or models registered", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::set<std::string> uuids;
-    for (const auto& row : tx.exec("SELECT DISTINCT warm_start_checkpoint::text FROM trials "
-                                   "WHERE warm_start_checkpoint IS NOT NULL"))
+    for (const auto& row : tx.exec("SELECT warm_start_checkpoint::text FROM trials WHERE warm_start_checkpoint IS NOT NULL "
+                                   "UNION SELECT checkpoint_uuid::text FROM model_versions"))
       uuids.insert(row[0].as<std::string>());
     return uuids;
   });

@@ -12,7 +12,9 @@ const std::string experiment_select =
     "SELECT e.id, e.name, e.description, e.state, e.config, " + micros_of("e.start_time") + ", " +
     micros_of("e.end_time") +
     ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
-    "e.max_slots, e.owner_id, u.username, e.labels, e.notes, e.archived FROM experiments e JOIN users u ON u.id = e.owner_id ";
+    "e.max_slots, e.owner_id, u.username, e.labels, e.notes, e.archived, COALESCE(e.parent_id, 0), e.project_id, "
+    "w.name || '/' || p.name FROM experiments e JOIN users u ON u.id = e.owner_id JOIN projects p ON p.id = e.project_id "
+    "JOIN workspaces w ON w.id = p.workspace_id ";
 
 pb::Experiment experiment_from(const pqxx::row& row) {
   pb::Experiment experiment;
@@ -37,6 +39,9 @@ pb::Experiment experiment_from(const pqxx::row& row) {
     if (kind == pqxx::array_parser::juncture::string_value) experiment.add_labels(text);
   experiment.set_notes(row[16].as<std::string>());
   experiment.set_archived(row[17].as<bool>());
+  experiment.set_parent_id(row[18].as<int64_t>());
+  experiment.set_project_id(row[19].as<int64_t>());
+  experiment.set_project(row[20].as<std::string>());
   return experiment;
 }
 
@@ -106,10 +111,10 @@ std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t l
     for (const auto& row : tx.exec_params(experiment_select +
                                               "WHERE ($3 = '' OR u.username = $3) AND ($4 = '' OR $4 = ANY(e.labels)) "
                                               "AND ($5 = '' OR e.state = ANY(string_to_array($5, ','))) "
-                                              "AND ($6 = 2 OR e.archived = ($6 = 1)) " + order_of(filter) +
+                                              "AND ($6 = 2 OR e.archived = ($6 = 1)) AND ($7 = 0 OR e.project_id = $7) " + order_of(filter) +
                                               " OFFSET $1 LIMIT $2",
                                           offset, limit, filter.user(), filter.label(), states_text(filter),
-                                          static_cast<int>(filter.archived())))
+                                          static_cast<int>(filter.archived()), filter.project_id()))
       experiments.push_back(experiment_from(row));
     return experiments;
   });

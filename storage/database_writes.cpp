@@ -40,10 +40,12 @@ int64_t database::insert_experiment(const pb::Experiment& experiment, const std:
   return describing_failure("store experiment " + experiment.name(), [&] {
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
-                          "INSERT INTO experiments (name, description, state, config, searcher, metric, owner_id) "
-                          "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                          "INSERT INTO experiments (name, description, state, config, searcher, metric, owner_id, parent_id, "
+                          "project_id) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), $9) RETURNING id",
                           experiment.name(), experiment.description(), state_name(experiment.state()),
-                          experiment.config(), experiment.searcher(), experiment.metric(), experiment.owner_id())[0]
+                          experiment.config(), experiment.searcher(), experiment.metric(), experiment.owner_id(),
+                          experiment.parent_id(),
+                          experiment.project_id() == 0 ? default_project_id : experiment.project_id())[0]
                         .as<int64_t>();
     // In the same transaction: an experiment a restart restores always has its model and the
     // trials its search began with.

@@ -1,4 +1,5 @@
 #include "tools/cli_experiment.hpp"
+#include "tools/cli_projects.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -132,7 +133,7 @@ int follow_experiment(rest_client& master, std::int64_t id) {
 } // namespace
 
 int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir,
-                      bool follow) {
+                      const std::string& project, bool follow) {
   try {
     config::load_experiment_config(config_path);
   } catch (const config::config_error& e) {
@@ -142,6 +143,8 @@ int create_experiment(rest_client& master, const std::string& config_path, const
   pb::CreateExperimentRequest request;
   request.set_config(read_file(config_path));
   request.set_config_path(config_path);
+  if (!project.empty())
+    request.set_project_id(project_id_of(master, project));
   if (!model_dir.empty()) {
     try {
       request.set_model_definition(runtime::pack_directory(model_dir, std::size_t{96} << 20));
@@ -160,6 +163,7 @@ int list_experiments(rest_client& master, const experiment_query& query, bool js
   std::string path = "/api/v1/experiments?sort_by=" + url_encoded(query.sort_by) + "&order_by=" + (query.descending ? "desc" : "asc");
   if (!query.user.empty()) path += "&user=" + url_encoded(query.user);
   if (!query.label.empty()) path += "&label=" + url_encoded(query.label);
+  if (!query.project.empty()) path += "&project_id=" + std::to_string(project_id_of(master, query.project));
   for (const auto& s : query.states) path += "&state=" + url_encoded(s);
   if (query.all) path += "&archived=any";
   auto rows = [](const pb::GetExperimentsResponse& r) { return r.experiments_size(); };
@@ -170,11 +174,11 @@ int list_experiments(rest_client& master, const experiment_query& query, bool js
     std::cout << det::to_json(list, true) << '\n';
     return 0;
   }
-  table out({"ID", "Owner", "Name", "State", "Trials", "Searcher", "Labels", "Archived", "Start Time"});
+  table out({"ID", "Owner", "Project", "Name", "State", "Trials", "Searcher", "Labels", "Archived", "Start Time"});
   for (const auto& exp : list.experiments()) {
     std::string labels;
     for (const auto& l : exp.labels()) labels += (labels.empty() ? "" : ",") + l;
-    out.add_row({std::to_string(exp.id()), exp.owner(), exp.name(), state_name(exp.state()),
+    out.add_row({std::to_string(exp.id()), exp.owner(), exp.project(), exp.name(), state_name(exp.state()),
                  std::to_string(exp.num_trials()), exp.searcher(), labels, exp.archived() ? "yes" : "no",
                  format_time(exp.start_time())});
   }
@@ -196,7 +200,7 @@ int describe_experiment(rest_client& master, std::int64_t id, bool json) {
   fields.print(std::cout);
   if (!e.description().empty())
     std::cout << "\nDescription: " << e.description() << '\n';
-  std::cout << "Owner: " << e.owner() << (e.archived() ? " (archived)" : "") << '\n';
+  std::cout << "Owner: " << e.owner() << (e.archived() ? " (archived)" : "") << "; project: " << e.project() << '\n';
   if (e.labels_size() > 0) {
     std::cout << "Labels:";
     for (const auto& l : e.labels()) std::cout << ' ' << l;

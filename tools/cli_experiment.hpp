@@ -13,7 +13,9 @@ class rest_client;
 /// submits it, and with `follow` shows live progress until the experiment ends.
 /// Returns the exit status: 0 when submitted, or with `follow` when it COMPLETED.
 /// Submits the config, with `model_dir` (if not empty) packed as its model definition.
-int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir, bool follow);
+/// `project`: a project id or WORKSPACE/PROJECT; "" for Uncategorized.
+int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir,
+                      const std::string& project, bool follow);
 
 /// Prints the experiments as a table, or with `json` the GetExperimentsResponse.
 /// Which experiments `det experiment list` shows, and in which order.
@@ -21,6 +23,7 @@ struct experiment_query {
   std::string user;                 // only this user's
   std::vector<std::string> states;  // only in these states (ACTIVE, COMPLETED, ...)
   std::string label;                // only with this label
+  std::string project;              // only in this project (id or WORKSPACE/PROJECT)
   bool all = false;                 // archived ones too
   std::string sort_by = "id";
   bool descending = false;

@@ -20,6 +20,8 @@
 #include "tools/cli_checkpoint.hpp"
 #include "tools/cli_user.hpp"
 #include "tools/cli_annotations.hpp"
+#include "tools/cli_model.hpp"
+#include "tools/cli_projects.hpp"
 #include "tools/rest_client.hpp"
 #include "messages/common.pb.h"
 
@@ -60,6 +62,11 @@ struct command_line {
   std::string label;
   det::tools::experiment_query query;
   double interval = 1.0;
+  std::vector<std::string> labels;
+  std::string metadata;
+  int version = 0;
+  std::string project;
+  std::string workspace;
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -102,8 +109,9 @@ void add_experiment_create(CLI::App* cmd, command_line& cl) {
       ->check(CLI::ExistingDirectory);
   cmd->add_flag("-f,--follow,--follow-first-trial", cl.follow,
                 "Show live progress until the experiment ends; exit 0 only if it COMPLETED.");
+  cmd->add_option("--project", cl.project, "Project to put it in: an id or WORKSPACE/PROJECT (default: Uncategorized).");
   cl.on_master(cmd, [&cl](rest_client& m) {
-    return det::tools::create_experiment(m, cl.config_path, cl.model_dir, cl.follow);
+    return det::tools::create_experiment(m, cl.config_path, cl.model_dir, cl.project, cl.follow);
   });
 }
 
@@ -162,6 +170,7 @@ void add_experiment(CLI::App& app, command_line& cl) {
           "USER"));
   list->add_option("--state", cl.query.states, "Only experiments in this state (ACTIVE, PAUSED, COMPLETED, ...); repeatable.");
   list->add_option("--label", cl.query.label, "Only experiments with this label.");
+  list->add_option("--project", cl.query.project, "Only experiments in this project (an id or WORKSPACE/PROJECT).");
   list->add_flag("--all", cl.query.all, "Archived experiments too.");
   list->add_option("--sort-by", cl.query.sort_by, "id, name, state, start_time, end_time or owner.")->capture_default_str();
   list->add_flag("--desc", cl.query.descending, "Sort in descending order.");
@@ -189,6 +198,18 @@ void add_experiment(CLI::App& app, command_line& cl) {
     add_id(cmd, "experiment_id", cl);
     cl.on_master(cmd, [&cl, archived](rest_client& m) { return det::tools::archive(m, cl.id, archived); });
   }
+  auto* remove = e->add_subcommand("delete", "Delete an ended experiment: its trials, metrics, logs and checkpoint files.");
+  add_id(remove, "experiment_id", cl);
+  cl.on_master(remove, [&cl](rest_client& m) { return det::tools::delete_experiment(m, cl.id); });
+  auto* fork = e->add_subcommand("fork", "Start a new experiment from an experiment's config and model definition.");
+  add_id(fork, "experiment_id", cl);
+  fork->add_option("--config", cl.config_path, "Use this config file instead of the experiment's.")->check(CLI::ExistingFile);
+  cl.on_master(fork, [&cl](rest_client& m) { return det::tools::fork_experiment(m, cl.id, cl.config_path); });
+  auto* move = e->add_subcommand("move", "Move an experiment to another project.");
+  add_id(move, "experiment_id", cl);
+  move->add_option("workspace", cl.workspace)->required();
+  move->add_option("project", cl.project)->required();
+  cl.on_master(move, [&cl](rest_client& m) { return det::tools::move_experiment(m, cl.id, cl.workspace, cl.project); });
   auto* wait = e->add_subcommand("wait", "Wait until an experiment ends; exits 0 if it COMPLETED.");
   add_id(wait, "experiment_id", cl);
   wait->add_option("--interval", cl.interval, "Seconds between checks.")->check(CLI::PositiveNumber);
@@ -399,6 +420,87 @@ void add_user(CLI::App& app, command_line& cl) {
   }
 }
 
+void add_model(CLI::App& app, command_line& cl) {
+  auto* mo = app.add_subcommand("model", "The model registry: named models and versions of checkpoints.")->alias("m");
+  mo->require_subcommand(1);
+  auto* create = mo->add_subcommand("create", "Create a model.");
+  create->add_option("name", cl.username)->required();
+  create->add_option("--description", cl.description, "What it is.");
+  create->add_option("--labels", cl.labels, "Labels, comma-separated.")->delimiter(',');
+  add_json_flag(create, cl);
+  cl.on_master(create, [&cl](rest_client& m) { return det::tools::create_model(m, cl.username, cl.description, cl.labels, cl.json); });
+  auto* list = mo->add_subcommand("list", "List models.")->alias("ls");
+  add_json_flag(list, cl);
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_models(m, cl.json); });
+  for (const char* verb : {"describe", "list-versions"}) {
+    auto* cmd = mo->add_subcommand(verb, "Describe a model and its versions.");
+    cmd->add_option("name", cl.username)->required();
+    add_json_flag(cmd, cl);
+    cl.on_master(cmd, [&cl](rest_client& m) { return det::tools::describe_model(m, cl.username, cl.json); });
+  }
+  auto* reg = mo->add_subcommand("register-version", "Register a COMPLETED checkpoint as the model's next version.");
+  reg->add_option("name", cl.username)->required();
+  reg->add_option("checkpoint_uuid", cl.uuid)->required();
+  reg->add_option("--name", cl.description, "The version's name.");
+  reg->add_option("--metadata", cl.metadata, "A JSON object.");
+  add_json_flag(reg, cl);
+  cl.on_master(reg, [&cl](rest_client& m) {
+    return det::tools::register_version(m, cl.username, cl.uuid, cl.description, cl.metadata, cl.json);
+  });
+  auto* download = mo->add_subcommand("download", "Download a version's checkpoint (default: the latest).");
+  download->add_option("name", cl.username)->required();
+  download->add_option("version", cl.version, "Version number.")->check(CLI::PositiveNumber);
+  download->add_option("-o,--output", cl.output, "Directory to write (default: the checkpoint's uuid).");
+  cl.on_master(download, [&cl](rest_client& m) { return det::tools::download_model(m, cl.username, cl.version, cl.output); });
+  auto* remove = mo->add_subcommand("delete", "Delete a model and its versions.");
+  remove->add_option("name", cl.username)->required();
+  cl.on_master(remove, [&cl](rest_client& m) { return det::tools::delete_model(m, cl.username); });
+}
+
+void add_workspaces(CLI::App& app, command_line& cl) {
+  auto* w = app.add_subcommand("workspace", "Workspaces, which hold projects.")->alias("w");
+  w->require_subcommand(1);
+  auto* create = w->add_subcommand("create", "Create a workspace.");
+  create->add_option("name", cl.workspace)->required();
+  cl.on_master(create, [&cl](rest_client& m) { return det::tools::create_workspace(m, cl.workspace); });
+  auto* list = w->add_subcommand("list", "List workspaces.")->alias("ls");
+  add_json_flag(list, cl);
+  cl.on_master(list, [&cl](rest_client& m) { return det::tools::list_workspaces(m, cl.json); });
+  auto* describe = w->add_subcommand("describe", "Describe a workspace and its projects.");
+  describe->add_option("name", cl.workspace)->required();
+  add_json_flag(describe, cl);
+  cl.on_master(describe, [&cl](rest_client& m) { return det::tools::describe_workspace(m, cl.workspace, cl.json); });
+  auto* remove = w->add_subcommand("delete", "Delete a workspace whose projects hold no experiments.");
+  remove->add_option("name", cl.workspace)->required();
+  cl.on_master(remove, [&cl](rest_client& m) { return det::tools::delete_workspace(m, cl.workspace); });
+
+  auto* p = app.add_subcommand("project", "Projects, which hold experiments.")->alias("p");
+  p->require_subcommand(1);
+  auto* pcreate = p->add_subcommand("create", "Create a project in a workspace.");
+  pcreate->add_option("workspace", cl.workspace)->required();
+  pcreate->add_option("name", cl.project)->required();
+  pcreate->add_option("--description", cl.description, "What it is for.");
+  cl.on_master(pcreate, [&cl](rest_client& m) { return det::tools::create_project(m, cl.workspace, cl.project, cl.description); });
+  auto* plist = p->add_subcommand("list", "List a workspace's projects.")->alias("ls");
+  plist->add_option("workspace", cl.workspace)->required();
+  add_json_flag(plist, cl);
+  cl.on_master(plist, [&cl](rest_client& m) { return det::tools::describe_workspace(m, cl.workspace, cl.json); });
+  auto* pdescribe = p->add_subcommand("describe", "Describe a project.");
+  pdescribe->add_option("workspace", cl.workspace)->required();
+  pdescribe->add_option("name", cl.project)->required();
+  add_json_flag(pdescribe, cl);
+  cl.on_master(pdescribe, [&cl](rest_client& m) { return det::tools::describe_project(m, cl.workspace, cl.project, cl.json); });
+  auto* pdelete = p->add_subcommand("delete", "Delete a project that holds no experiments.");
+  pdelete->add_option("workspace", cl.workspace)->required();
+  pdelete->add_option("name", cl.project)->required();
+  cl.on_master(pdelete, [&cl](rest_client& m) { return det::tools::delete_project(m, cl.workspace, cl.project); });
+  auto* notes = p->add_subcommand("notes", "Print a project's notes (markdown), or replace them with --set FILE.");
+  notes->add_option("workspace", cl.workspace)->required();
+  notes->add_option("name", cl.project)->required();
+  notes->add_option("--set", cl.config_path, "File with the new notes ('-': stdin).");
+  cl.on_master(notes, [&cl](rest_client& m) { return det::tools::project_notes(m, cl.workspace, cl.project, cl.config_path); });
+}
+
 void add_token(CLI::App& app, command_line& cl) {
   auto* t = app.add_subcommand("token", "Manage long-lived access tokens for automation.");
   t->require_subcommand(1);
@@ -459,6 +561,8 @@ int main(int argc, char** argv) {
   add_job(app, cl);
   add_user(app, cl);
   add_token(app, cl);
+  add_model(app, cl);
+  add_workspaces(app, cl);
   add_repl(app, cl);
 
   try {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What people write about experiments and how they find them: labels, name, description and
 notes; archive and unarchive (ended experiments only); det experiment list's filters, sorting
-and pages, with bad query parameters named; det experiment wait."""
+and pages, with bad query parameters named; det experiment wait; workspaces and projects."""
 
 import json
 import os
@@ -19,6 +19,8 @@ class CollaborationTest(unittest.TestCase):
         c = cls.cluster = Cluster(agents=1, slots="cpu:1").start()
         c.post("/api/v1/users", {"username": "bob", "password": "bobs password"})
         cls.bob = c.login("bob", "bobs password")
+        c.post("/api/v1/users", {"username": "carol", "password": "carols password"})
+        cls.carol = c.login("carol", "carols password")
         cls.short = c.submit(simulated_config("short", 20, seconds_per_batch=0.01))
         cls.long = c.submit(simulated_config("long", 1000000, seconds_per_batch=0.01))
         cls.bobs = int(c.post("/api/v1/experiments", {"config": simulated_config("bobs", 1000000)},
@@ -101,6 +103,47 @@ class CollaborationTest(unittest.TestCase):
         self.assertEqual(self.ids("--all", "--user", "bob"), [e])
         self.assertEqual(c.det("experiment", "unarchive", str(e)).returncode, 0)  # an admin may too
         self.assertIn(e, self.ids())
+
+    def test_5_workspaces_hold_projects_hold_experiments(self):
+        c = self.cluster
+        # Everything starts in Uncategorized/Uncategorized.
+        self.assertEqual(c.experiment(self.short)["experiment"]["project"], "Uncategorized/Uncategorized")
+        for args in (["workspace", "create", "vision"], ["project", "create", "vision", "mnist", "--description", "digits"]):
+            out = c.det(*args, token=self.bob)
+            self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("already has a project mnist", c.det("project", "create", "vision", "mnist").stderr)
+        self.assertIn("is taken", c.det("workspace", "create", "vision").stderr)
+        path = os.path.join(c.root, "in-project.toml")
+        with open(path, "w") as f:
+            f.write(simulated_config("in-project", 5))
+        out = c.det("experiment", "create", path, "--project", "vision/mnist", token=self.bob)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        in_project = int(out.stdout.split()[2])
+        self.assertEqual(c.experiment(in_project)["experiment"]["project"], "vision/mnist")
+        self.assertEqual(self.ids("--project", "vision/mnist"), [in_project])
+        # Only the experiment's owner (or an admin) moves it; anyone may read the project.
+        refused = c.det("experiment", "move", str(self.long), "vision", "mnist", token=self.bob)
+        self.assertIn("owner (admin) or an admin", refused.stderr)
+        self.assertEqual(c.det("experiment", "move", str(self.long), "vision", "mnist").returncode, 0)
+        self.assertEqual(set(self.ids("--project", "vision/mnist")), {in_project, self.long})
+        notes = "Baselines first.\n"
+        out = c.det("project", "notes", "vision", "mnist", "--set", "-", input=notes, token=self.bob)
+        self.assertEqual(out.stdout, notes)
+        self.assertIn("owner (bob) or an admin", c.det("project", "notes", "vision", "mnist", "--set", "-",
+                                                           input="x", token=self.carol).stderr)
+        # A project holding experiments, the default ones, and bad names are refused with nothing changed.
+        self.assertIn("holds 2 experiments", c.det("project", "delete", "vision", "mnist", token=self.bob).stderr)
+        self.assertIn("cannot be deleted", c.det("project", "delete", "Uncategorized", "Uncategorized").stderr)
+        self.assertIn("cannot be deleted", c.det("workspace", "delete", "Uncategorized").stderr)
+        self.assertIn("may not contain '/'", c.det("workspace", "create", "a/b").stderr)
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            c.post("/api/v1/experiments", {"config": simulated_config("nowhere", 5), "project_id": 999})
+        self.assertIn("project_id: there is no project 999", json.loads(caught.exception.read())["error"])
+        for exp in (in_project, self.long):
+            self.assertEqual(c.det("experiment", "move", str(exp), "Uncategorized", "Uncategorized").returncode, 0)
+        self.assertEqual(c.det("project", "delete", "vision", "mnist", token=self.bob).returncode, 0)
+        self.assertEqual(c.det("workspace", "delete", "vision", token=self.bob).returncode, 0)
+        self.assertNotIn("vision", [w["name"] for w in c.get("/api/v1/workspaces")["workspaces"]])
 
 
 if __name__ == "__main__":

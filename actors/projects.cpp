@@ -1,0 +1,141 @@
+// Workspaces and projects in PostgreSQL, on a connection of its own. Who may change them is the
+// gateway's to decide; what may be deleted (nothing that holds experiments, never the
+// Uncategorized workspace and project) is decided here.
+
+#include <memory>
+#include <variant>
+
+#include "actors/spawn.hpp"
+#include "actors/storage_answer.hpp"
+#include "caf/all.hpp"
+#include "storage/database.hpp"
+
+namespace det {
+namespace {
+
+struct projects_state {
+  static inline const char* name = "projects";
+  std::unique_ptr<storage::database> db;
+};
+
+using self_ptr = projects_actor::stateful_pointer<projects_state>;
+
+caf::error refused(const std::string& sentence) {
+  return make_error(errc::invalid_input, sentence);
+}
+
+/// `f()`'s answer, where f returns a value or an error; storage failures as storage_failed.
+template <class T, class F>
+caf::result<T> answer(const std::string& what, F f) {
+  auto out = attempt_storage("cannot " + what, [&] { return f(); });
+  if (!out)
+    return std::move(out.error());
+  if (auto* e = std::get_if<caf::error>(&*out))
+    return std::move(*e);
+  return std::move(std::get<T>(*out));
+}
+
+projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo) {
+  self->state.db = std::make_unique<storage::database>(conninfo);
+  auto& db = *self->state.db;
+  using workspace_or_error = std::variant<pb::Workspace, caf::error>;
+  using project_or_error = std::variant<pb::Project, caf::error>;
+  using done_or_error = std::variant<bool, caf::error>;
+  return {
+      [&db](create_atom, pb::PostWorkspaceRequest& req, user_id owner) {
+        return answer<pb::Workspace>("store workspace " + req.name(), [&]() -> workspace_or_error {
+          if (auto w = db.insert_workspace(req.name(), owner.value))
+            return *w;
+          return refused("the workspace name " + req.name() + " is taken");
+        });
+      },
+      [&db](list_atom) {
+        return answer_with(attempt_storage("cannot list the workspaces", [&] {
+          pb::GetWorkspacesResponse out;
+          for (auto& w : db.list_workspaces()) *out.add_workspaces() = std::move(w);
+          return out;
+        }));
+      },
+      [&db](get_atom, workspace_id id) {
+        return answer<pb::GetWorkspaceResponse>("read workspace " + std::to_string(id.value),
+                                                [&]() -> std::variant<pb::GetWorkspaceResponse, caf::error> {
+                                                  auto w = db.get_workspace(id.value);
+                                                  if (!w)
+                                                    return make_error(errc::not_found, "there is no workspace " + std::to_string(id.value));
+                                                  pb::GetWorkspaceResponse out;
+                                                  *out.mutable_workspace() = std::move(*w);
+                                                  for (auto& p : db.projects_of(id.value)) *out.add_projects() = std::move(p);
+                                                  return out;
+                                                });
+      },
+      [&db](remove_atom, workspace_id id) {
+        return answer<bool>("delete workspace " + std::to_string(id.value), [&]() -> done_or_error {
+          auto projects = db.projects_of(id.value);
+          for (const auto& p : projects)
+            if (p.id() == storage::database::default_project_id)
+              return refused("workspace " + p.workspace() + " holds the Uncategorized project and cannot be deleted");
+          for (const auto& p : projects)
+            if (p.num_experiments() > 0)
+              return refused("project " + p.workspace() + "/" + p.name() + " holds " + std::to_string(p.num_experiments()) +
+                             " experiments: move or delete them first");
+          if (!db.get_workspace(id.value))
+            return make_error(errc::not_found, "there is no workspace " + std::to_string(id.value));
+          db.delete_workspace(id.value);
+          return true;
+        });
+      },
+      [&db](create_atom, workspace_id ws, pb::PostProjectRequest& req, user_id owner) {
+        return answer<pb::Project>("store project " + req.name(), [&]() -> project_or_error {
+          auto w = db.get_workspace(ws.value);
+          if (!w)
+            return make_error(errc::not_found, "there is no workspace " + std::to_string(ws.value));
+          if (auto p = db.insert_project(ws.value, req.name(), req.description(), owner.value))
+            return *p;
+          return refused("workspace " + w->name() + " already has a project " + req.name());
+        });
+      },
+      [&db](get_atom, project_id id) {
+        return answer<pb::Project>("read project " + std::to_string(id.value), [&]() -> project_or_error {
+          if (auto p = db.get_project(id.value))
+            return *p;
+          return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
+        });
+      },
+      [&db](update_atom, project_id id, pb::PatchProjectRequest& change) {
+        return answer<pb::Project>("change project " + std::to_string(id.value), [&]() -> project_or_error {
+          db.annotate_project(id.value, change);
+          return *db.get_project(id.value);
+        });
+      },
+      [&db](remove_atom, project_id id) {
+        return answer<bool>("delete project " + std::to_string(id.value), [&]() -> done_or_error {
+          auto p = db.get_project(id.value);
+          if (!p)
+            return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
+          if (p->id() == storage::database::default_project_id)
+            return refused("the Uncategorized project cannot be deleted");
+          if (p->num_experiments() > 0)
+            return refused("project " + p->workspace() + "/" + p->name() + " holds " + std::to_string(p->num_experiments()) +
+                           " experiments: move or delete them first");
+          db.delete_project(id.value);
+          return true;
+        });
+      },
+      [&db](update_atom, experiment_id exp, project_id id) {
+        return answer<bool>("move experiment " + std::to_string(exp.value), [&]() -> done_or_error {
+          if (!db.get_project(id.value))
+            return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
+          db.move_experiment(exp.value, id.value);
+          return true;
+        });
+      },
+  };
+}
+
+} // namespace
+
+projects_actor spawn_projects(caf::actor_system& sys, const std::string& conninfo) {
+  return sys.spawn<caf::detached>(projects_impl, conninfo);
+}
+
+} // namespace det

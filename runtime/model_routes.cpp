@@ -1,0 +1,102 @@
+#include "runtime/model_routes.hpp"
+
+#include <optional>
+
+#include "caf/all.hpp"
+#include "messages/json.hpp"
+#include "runtime/http_replies.hpp"
+
+namespace det::runtime {
+namespace {
+
+constexpr auto storage_timeout = std::chrono::seconds(30);
+
+template <class Body>
+std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
+  Body body;
+  std::string error;
+  if (from_json(req.body.empty() ? "{}" : req.body, body, error))
+    return body;
+  reply_error(res, 400, error);
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string bad_model_name_reason(const std::string& name) {
+  if (name.empty() || name.size() > 255)
+    return "a model name has 1 to 255 characters";
+  if (name.find_first_not_of("0123456789") == std::string::npos)
+    return "a model name may not be all digits (\"" + name + "\" would read as an id)";
+  if (name.find('/') != std::string::npos)
+    return "a model name may not contain '/', as \"" + name + "\" does";
+  return "";
+}
+
+void model_routes::add_to(httplib::Server& server) {
+  auto ask = [this](httplib::Response& res, auto done, auto... xs) {
+    caf::scoped_actor self{sys};
+    self->request(models, storage_timeout, xs...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
+  };
+  // The model the path names, for its owner or an admin; nullopt with the error answered.
+  auto owned_model = [this](const std::string& name, const principal& who, const std::string& verb,
+                            httplib::Response& res) -> std::optional<pb::GetModelResponse> {
+    std::optional<pb::GetModelResponse> found;
+    caf::scoped_actor self{sys};
+    self->request(models, storage_timeout, get_atom::value, name)
+        .receive([&](pb::GetModelResponse& m) { found = std::move(m); }, [&](caf::error& e) { reply_error(res, sys, e); });
+    if (!found)
+      return std::nullopt;
+    pb::User owner;
+    owner.set_id(found->model().owner_id());
+    owner.set_username(found->model().owner());
+    if (auto e = require_owner(who, owner, "model " + name, verb)) {
+      reply_error(res, sys, e);
+      return std::nullopt;
+    }
+    return found;
+  };
+
+  server.Post("/api/v1/models", signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+    auto body = body_of<pb::PostModelRequest>(req, res);
+    if (!body)
+      return;
+    if (auto why = bad_model_name_reason(body->name()); !why.empty())
+      return reply_error(res, 400, why);
+    ask(res, [&](pb::Model& m) {
+      pb::PostModelResponse out;
+      *out.mutable_model() = std::move(m);
+      reply_json(res, out);
+    }, create_atom::value, std::move(*body), user_id{who.user_id});
+  }));
+  server.Get("/api/v1/models", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+    ask(res, [&](pb::GetModelsResponse& out) { reply_json(res, out); }, list_atom::value);
+  }));
+  for (const char* pattern : {R"(/api/v1/models/([^/]+))", R"(/api/v1/models/([^/]+)/versions)"})
+    server.Get(pattern, signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal&) {
+      ask(res, [&](pb::GetModelResponse& out) { reply_json(res, out); }, get_atom::value, req.matches[1].str());
+    }));
+  server.Post(R"(/api/v1/models/([^/]+)/versions)",
+              signed_in([ask, owned_model](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                auto body = body_of<pb::PostModelVersionRequest>(req, res);
+                if (!body)
+                  return;
+                const auto name = req.matches[1].str();
+                if (!owned_model(name, who, "register a version of", res))
+                  return;
+                ask(res, [&](pb::ModelVersion& v) {
+                  pb::PostModelVersionResponse out;
+                  *out.mutable_version() = std::move(v);
+                  reply_json(res, out);
+                }, add_atom::value, name, std::move(*body), user_id{who.user_id});
+              }));
+  server.Delete(R"(/api/v1/models/([^/]+))",
+                signed_in([ask, owned_model](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                  const auto name = req.matches[1].str();
+                  if (!owned_model(name, who, "delete", res))
+                    return;
+                  ask(res, [&](bool) { res.set_content("{}", "application/json"); }, remove_atom::value, name);
+                }));
+}
+
+} // namespace det::runtime

@@ -1,0 +1,24 @@
+#pragma once
+// The REST routes of the model registry, after Determined's /api/v1/models: models and their
+// versions; changing a model needs its owner or an admin.
+
+#include <functional>
+
+#include <httplib.h>
+
+#include "runtime/account_routes.hpp"
+
+namespace det::runtime {
+
+struct model_routes {
+  caf::actor_system& sys;
+  model_registry_actor models;
+  std::function<httplib::Server::Handler(signed_in_handler)> signed_in;
+
+  void add_to(httplib::Server& server);
+};
+
+/// Why `name` cannot be a model's name, as a sentence, or "".
+std::string bad_model_name_reason(const std::string& name);
+
+} // namespace det::runtime
