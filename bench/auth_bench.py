@@ -8,6 +8,8 @@ stored experiment, and runs `wrk` against GET /api/v1/experiments/1 on each in t
 the same machine. Reported: requests/s of each, their ratio, and the time of a
 login (POST /api/v1/auth/login, which checks an Argon2id hash), median of 20.
 
+Needs wrk (Debian package wrk).
+
 Usage: bench/auth_bench.py [--seconds 5] [--rounds 5] [--connections 8]
 """
 

@@ -6,25 +6,13 @@
 #include "auth/credentials.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
-#include "messages/json.hpp"
-#include "runtime/http_replies.hpp"
+#include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
 namespace {
 
-constexpr auto storage_timeout = std::chrono::seconds(30);
 constexpr int64_t default_access_token_lifespan_s = 30 * 24 * 3600;
 constexpr int64_t max_token_lifespan_s = int64_t{10} * 365 * 24 * 3600;
-
-template <class Body>
-std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
-  Body body;
-  std::string error;
-  if (from_json(req.body.empty() ? "{}" : req.body, body, error))
-    return body;
-  reply_error(res, 400, error);
-  return std::nullopt;
-}
 
 } // namespace
 
@@ -40,10 +28,7 @@ std::string bad_user_name_reason(const std::string& name) {
 
 void account_routes::add_to(httplib::Server& server) {
   // Asks the accounts actor; `done` gets the reply, errors go to the client with their status.
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) {
-    caf::scoped_actor self{sys};
-    self->request(accounts, storage_timeout, xs...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
-  };
+  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, accounts, done, xs...); };
   // Issues a token for `user` and answers with it.
   auto issue = [this, ask](httplib::Response& res, const pb::User& user, pb::TokenKind kind, const std::string& description,
                            int64_t lifespan_s, auto reply) {

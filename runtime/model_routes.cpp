@@ -3,26 +3,9 @@
 #include <optional>
 
 #include "caf/all.hpp"
-#include "messages/json.hpp"
-#include "runtime/http_replies.hpp"
+#include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
-namespace {
-
-constexpr auto storage_timeout = std::chrono::seconds(30);
-
-template <class Body>
-std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
-  Body body;
-  std::string error;
-  if (from_json(req.body.empty() ? "{}" : req.body, body, error))
-    return body;
-  reply_error(res, 400, error);
-  return std::nullopt;
-}
-
-} // namespace
-
 std::string bad_model_name_reason(const std::string& name) {
   if (name.empty() || name.size() > 255)
     return "a model name has 1 to 255 characters";
@@ -34,10 +17,7 @@ std::string bad_model_name_reason(const std::string& name) {
 }
 
 void model_routes::add_to(httplib::Server& server) {
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) {
-    caf::scoped_actor self{sys};
-    self->request(models, storage_timeout, xs...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
-  };
+  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, models, done, xs...); };
   // The model the path names, for its owner or an admin; nullopt with the error answered.
   auto owned_model = [this](const std::string& name, const principal& who, const std::string& verb,
                             httplib::Response& res) -> std::optional<pb::GetModelResponse> {

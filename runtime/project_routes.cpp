@@ -3,23 +3,10 @@
 #include <optional>
 
 #include "caf/all.hpp"
-#include "messages/json.hpp"
-#include "runtime/http_replies.hpp"
+#include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
 namespace {
-
-constexpr auto storage_timeout = std::chrono::seconds(30);
-
-template <class Body>
-std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
-  Body body;
-  std::string error;
-  if (from_json(req.body.empty() ? "{}" : req.body, body, error))
-    return body;
-  reply_error(res, 400, error);
-  return std::nullopt;
-}
 
 std::string bad_name_reason(const std::string& what, const std::string& name) {
   if (name.empty() || name.size() > 255)
@@ -39,10 +26,7 @@ pb::User owner_of(int64_t id, const std::string& name) {
 } // namespace
 
 void project_routes::add_to(httplib::Server& server) {
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) {
-    caf::scoped_actor self{sys};
-    self->request(projects, storage_timeout, xs...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
-  };
+  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, projects, done, xs...); };
   auto id_of = [](const httplib::Request& req) { return parse_id(req.matches[1]).value_or(0); };
 
   server.Post("/api/v1/workspaces", signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal& who) {

@@ -23,10 +23,8 @@ class AuthTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         c = cls.cluster = Cluster(agents=1, slots="cpu:1").start()
-        for name in ("alice", "bob"):
-            c.post("/api/v1/users", {"username": name, "password": PASSWORD})
-        cls.alice = c.login("alice", PASSWORD)
-        cls.bob = c.login("bob", PASSWORD)
+        cls.alice = c.add_user("alice", PASSWORD)
+        cls.bob = c.add_user("bob", PASSWORD)
         # alice's experiment trains for minutes, checkpointing often; admin's is queued behind it.
         config = simulated_config("alices", 100000, seconds_per_batch=0.01, checkpoint_period=20)
         cls.alices = int(c.post("/api/v1/experiments", {"config": config}, token=cls.alice)["experiment"]["id"])
@@ -38,13 +36,6 @@ class AuthTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.cluster.stop()
-
-    def status(self, method, path, body=None, token="admin"):
-        """(HTTP status, error sentence or reply) of a call."""
-        try:
-            return 200, self.cluster.request(method, path, body, token=token)
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"{}").get("error", "")
 
     def routes(self):
         """Every user route of the REST API, with a body where it takes one."""
@@ -73,7 +64,7 @@ class AuthTest(unittest.TestCase):
     def test_1_every_route_needs_a_login(self):
         for method, path, body in self.routes():
             for token, sentence in ((None, "needs a login"), ("f" * 64, "not one this master issued")):
-                code, error = self.status(method, path, body, token=token)
+                code, error = self.cluster.status(method, path, body, token=token)
                 self.assertEqual(code, 401, f"{method} {path} with token {token!r}: {error}")
                 self.assertIn(sentence, error, f"{method} {path}")
         # A malformed header is named as such.
@@ -83,8 +74,8 @@ class AuthTest(unittest.TestCase):
         self.assertEqual(caught.exception.code, 401)
         self.assertIn('must be \\"Bearer TOKEN\\"', caught.exception.read().decode())
         # The version alone is open; a user's token is no run token on Core API routes.
-        self.assertEqual(self.status("GET", "/api/v1/master", token=None)[0], 200)
-        self.assertEqual(self.status("POST", f"/api/v1/trials/{self.trial}/progress", {"progress": 0.5},
+        self.assertEqual(self.cluster.status("GET", "/api/v1/master", token=None)[0], 200)
+        self.assertEqual(self.cluster.status("POST", f"/api/v1/trials/{self.trial}/progress", {"progress": 0.5},
                                      token=self.alice)[0], 403)
         # Nothing the refused calls asked for happened.
         c = self.cluster
@@ -98,7 +89,7 @@ class AuthTest(unittest.TestCase):
                                    ("POST", f"/api/v1/experiments/{e}/pause", {}),
                                    ("POST", f"/api/v1/experiments/{e}/kill", {}),
                                    ("DELETE", f"/api/v1/checkpoints/{self.checkpoint}", None)]:
-            code, error = self.status(method, path, body, token=self.bob)
+            code, error = self.cluster.status(method, path, body, token=self.bob)
             self.assertEqual(code, 403, f"{method} {path}: {error}")
             self.assertIn("owner (alice) or an admin", error)
             self.assertIn("user bob is neither", error)
@@ -107,54 +98,54 @@ class AuthTest(unittest.TestCase):
                                    ("POST", "/api/v1/users", {"username": "mallory", "password": PASSWORD}),
                                    ("PATCH", "/api/v1/users/alice", {"active": False}),
                                    ("POST", "/api/v1/users/alice/password", {"password": "x" * 12})]:
-            code, error = self.status(method, path, body, token=self.bob)
+            code, error = self.cluster.status(method, path, body, token=self.bob)
             self.assertEqual(code, 403, f"{method} {path}: {error}")
             self.assertIn("needs an admin, and user bob is not one", error)
         self.assertEqual(c.get(f"/api/v1/experiments/{e}")["experiment"]["state"], "STATE_ACTIVE")
         self.assertTrue(all(s["enabled"] for a in c.get("/api/v1/agents")["agents"] for s in a["slots"]))
         # The owner may; so may an admin. Everyone logged in reads everything.
-        self.assertEqual(self.status("PATCH", f"/api/v1/experiments/{e}", {"resources": {"priority": 10}}, token=self.alice)[0], 200)
+        self.assertEqual(self.cluster.status("PATCH", f"/api/v1/experiments/{e}", {"resources": {"priority": 10}}, token=self.alice)[0], 200)
         self.assertEqual(c.get(f"/api/v1/experiments/{e}", token=self.bob)["experiment"]["owner"], "alice")
-        self.assertEqual(self.status("POST", f"/api/v1/experiments/{e}/pause", {})[0], 200)
+        self.assertEqual(self.cluster.status("POST", f"/api/v1/experiments/{e}/pause", {})[0], 200)
         wait_for(lambda: c.get(f"/api/v1/experiments/{e}")["experiment"]["state"] == "STATE_PAUSED", 60, "the pause")
-        self.assertEqual(self.status("POST", f"/api/v1/experiments/{e}/activate", {}, token=self.alice)[0], 200)
+        self.assertEqual(self.cluster.status("POST", f"/api/v1/experiments/{e}/activate", {}, token=self.alice)[0], 200)
         self.assertEqual(c.get(f"/api/v1/trials/{self.trial}", token=self.bob)["trial"]["owner"], "alice")
 
     def test_3_sessions_end_by_logout_expiry_password_change_and_deactivation(self):
         c = self.cluster
-        code, error = self.status("POST", "/api/v1/auth/login", {"username": "alice", "password": "wrong password"}, token=None)
+        code, error = self.cluster.status("POST", "/api/v1/auth/login", {"username": "alice", "password": "wrong password"}, token=None)
         self.assertEqual((code, error), (401, 'unknown user or wrong password for "alice"'))
-        self.assertEqual(self.status("POST", "/api/v1/auth/login", {"username": "nobody", "password": PASSWORD}, token=None)[0], 401)
+        self.assertEqual(self.cluster.status("POST", "/api/v1/auth/login", {"username": "nobody", "password": PASSWORD}, token=None)[0], 401)
         session = c.login("bob", PASSWORD)
-        self.assertEqual(self.status("POST", "/api/v1/auth/logout", {}, token=session)[0], 200)
-        code, error = self.status("GET", "/api/v1/me", token=session)
+        self.assertEqual(self.cluster.status("POST", "/api/v1/auth/logout", {}, token=session)[0], 200)
+        code, error = self.cluster.status("GET", "/api/v1/me", token=session)
         self.assertEqual(code, 401)
         self.assertIn("revoked", error)
         short = c.post("/api/v1/tokens", {"lifespan_s": 1, "description": "short"}, token=self.bob)["token"]
         self.assertEqual(c.get("/api/v1/me", token=short)["user"]["username"], "bob")
         time.sleep(1.5)
-        code, error = self.status("GET", "/api/v1/me", token=short)
+        code, error = self.cluster.status("GET", "/api/v1/me", token=short)
         self.assertEqual(code, 401)
         self.assertIn("expired", error)
         # A new password logs out bob's sessions (not his access tokens).
         session = c.login("bob", PASSWORD)
         lasting = c.post("/api/v1/tokens", {"description": "ci"}, token=session)["token"]
-        code, error = self.status("POST", "/api/v1/users/bob/password", {"password": PASSWORD + "!"}, token=session)
+        code, error = self.cluster.status("POST", "/api/v1/users/bob/password", {"password": PASSWORD + "!"}, token=session)
         self.assertEqual(code, 403)  # one's own password needs the current one
         self.assertIn("needs your current one", error)
         c.post("/api/v1/users/bob/password", {"password": PASSWORD + "!", "old_password": PASSWORD}, token=session)
-        self.assertEqual(self.status("GET", "/api/v1/me", token=session)[0], 401)
-        self.assertEqual(self.status("GET", "/api/v1/me", token=lasting)[0], 200)
-        code, error = self.status("POST", "/api/v1/auth/logout", {}, token=lasting)
+        self.assertEqual(self.cluster.status("GET", "/api/v1/me", token=session)[0], 401)
+        self.assertEqual(self.cluster.status("GET", "/api/v1/me", token=lasting)[0], 200)
+        code, error = self.cluster.status("POST", "/api/v1/auth/logout", {}, token=lasting)
         self.assertEqual(code, 400)  # an access token is revoked, not logged out
         self.assertIn("det token revoke", error)
         c.post("/api/v1/users/bob/password", {"password": PASSWORD})
         # A deactivated user's tokens stop working at once and it cannot log in.
         c.request("PATCH", "/api/v1/users/bob", {"active": False})
-        code, error = self.status("GET", "/api/v1/me", token=lasting)
+        code, error = self.cluster.status("GET", "/api/v1/me", token=lasting)
         self.assertEqual(code, 401)
         self.assertIn("deactivated", error)
-        self.assertEqual(self.status("POST", "/api/v1/auth/login", {"username": "bob", "password": PASSWORD}, token=None)[0], 401)
+        self.assertEqual(self.cluster.status("POST", "/api/v1/auth/login", {"username": "bob", "password": PASSWORD}, token=None)[0], 401)
         c.request("PATCH", "/api/v1/users/bob", {"active": True})
         self.assertEqual(c.get("/api/v1/me", token=lasting)["user"]["username"], "bob")
         # The stored token is its hash only: the table never holds it in clear.
@@ -168,7 +159,7 @@ class AuthTest(unittest.TestCase):
                                ({"username": "alice", "password": PASSWORD}, "the user name alice is taken"),
                                ({"username": "carol", "password": "short"}, "at least 8 characters"),
                                ({"username": "ca rol", "password": PASSWORD}, "only letters, digits")]:
-            code, error = self.status("POST", "/api/v1/users", body)
+            code, error = self.cluster.status("POST", "/api/v1/users", body)
             self.assertEqual(code, 400, error)
             self.assertIn(sentence, error)
         self.assertEqual(c.get("/api/v1/users")["users"], before)
@@ -194,7 +185,7 @@ class AuthTest(unittest.TestCase):
         self.assertEqual(c.get("/api/v1/me", token=token)["user"]["username"], "alice")
         token_id = next(t["id"] for t in c.get("/api/v1/tokens", token=token)["tokens"] if t["description"] == "nightly")
         self.assertEqual(det("token", "revoke", str(token_id)).returncode, 0)
-        self.assertEqual(self.status("GET", "/api/v1/me", token=token)[0], 401)
+        self.assertEqual(self.cluster.status("GET", "/api/v1/me", token=token)[0], 401)
         users = det("user", "list")
         self.assertIn("bob", users.stdout)
         refused = det("user", "create", "mallory")

@@ -183,6 +183,18 @@ class Cluster:
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.load(r)
 
+    def status(self, method, path, body=None, token="admin"):
+        """(HTTP status, the error's sentence or the reply) of a REST call."""
+        try:
+            return 200, self.request(method, path, body, token=token)
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}").get("error", "")
+
+    def add_user(self, username, password):
+        """Creates a user (as admin) and returns a session token of it."""
+        self.post("/api/v1/users", {"username": username, "password": password})
+        return self.login(username, password)
+
     def get(self, path, token="admin"):
         return self.request("GET", path, token=token)
 

@@ -17,10 +17,8 @@ class CollaborationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         c = cls.cluster = Cluster(agents=1, slots="cpu:1").start()
-        c.post("/api/v1/users", {"username": "bob", "password": "bobs password"})
-        cls.bob = c.login("bob", "bobs password")
-        c.post("/api/v1/users", {"username": "carol", "password": "carols password"})
-        cls.carol = c.login("carol", "carols password")
+        cls.bob = c.add_user("bob", "bobs password")
+        cls.carol = c.add_user("carol", "carols password")
         cls.short = c.submit(simulated_config("short", 20, seconds_per_batch=0.01))
         cls.long = c.submit(simulated_config("long", 1000000, seconds_per_batch=0.01))
         cls.bobs = int(c.post("/api/v1/experiments", {"config": simulated_config("bobs", 1000000)},

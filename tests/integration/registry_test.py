@@ -21,8 +21,7 @@ class RegistryTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         c = cls.cluster = Cluster(agents=1, slots="cpu:1").start()
-        c.post("/api/v1/users", {"username": "bob", "password": "bobs password"})
-        cls.bob = c.login("bob", "bobs password")
+        cls.bob = c.add_user("bob", "bobs password")
         # Trains slowly enough that a checkpoint is registered before it ends.
         cls.exp = c.submit(simulated_config("registered", 200, seconds_per_batch=0.02, checkpoint_period=20) + KEEP_NOTHING)
         trial = c.first_trial(cls.exp)
@@ -35,18 +34,12 @@ class RegistryTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.cluster.stop()
 
-    def status(self, method, path, body=None, token="admin"):
-        try:
-            return 200, self.cluster.request(method, path, body, token=token)
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"{}").get("error", "")
-
     def test_1_versions_point_at_completed_checkpoints_and_survive_gc(self):
         c = self.cluster
         out = c.det("model", "create", "mnist-mlp", "--description", "the MLP", "--labels", "prod,mlp")
         self.assertEqual(out.returncode, 0, out.stderr)
         for name, sentence in (("1234", "may not be all digits"), ("mnist-mlp", "is taken")):
-            code, error = self.status("POST", "/api/v1/models", {"name": name})
+            code, error = self.cluster.status("POST", "/api/v1/models", {"name": name})
             self.assertEqual(code, 400)
             self.assertIn(sentence, error)
         out = c.det("model", "register-version", "mnist-mlp", self.first, "--metadata", '{"accuracy": 0.9}')
@@ -54,11 +47,11 @@ class RegistryTest(unittest.TestCase):
         self.assertIn("as version 1", out.stdout)
         out = c.det("model", "register-version", "mnist-mlp", self.second, "--name", "better")
         self.assertIn("as version 2", out.stdout)
-        code, error = self.status("POST", "/api/v1/models/mnist-mlp/versions", {"checkpoint_uuid": self.first},
+        code, error = self.cluster.status("POST", "/api/v1/models/mnist-mlp/versions", {"checkpoint_uuid": self.first},
                                   token=self.bob)
         self.assertEqual(code, 403)
         self.assertIn("owner (admin) or an admin", error)
-        code, error = self.status("POST", "/api/v1/models/mnist-mlp/versions",
+        code, error = self.cluster.status("POST", "/api/v1/models/mnist-mlp/versions",
                                   {"checkpoint_uuid": self.first, "metadata": "[1]"})
         self.assertEqual(code, 400)
         self.assertIn("JSON object", error)
@@ -71,7 +64,7 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(states[self.first], "CHECKPOINT_STATE_COMPLETED")
         self.assertEqual(states[self.second], "CHECKPOINT_STATE_COMPLETED")
         deleted = next(u for u, s in states.items() if s == "CHECKPOINT_STATE_DELETED")
-        code, error = self.status("POST", "/api/v1/models/mnist-mlp/versions", {"checkpoint_uuid": deleted})
+        code, error = self.cluster.status("POST", "/api/v1/models/mnist-mlp/versions", {"checkpoint_uuid": deleted})
         self.assertEqual(code, 400)
         self.assertIn("only a COMPLETED checkpoint can be registered", error)
         model = c.get("/api/v1/models/mnist-mlp")
@@ -79,7 +72,7 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(model["model"]["labels"], ["prod", "mlp"])
         self.assertEqual(json.loads(model["versions"][0]["metadata"]), {"accuracy": 0.9})
         # A registered checkpoint cannot be deleted by hand either.
-        code, error = self.status("DELETE", f"/api/v1/checkpoints/{self.first}")
+        code, error = self.cluster.status("DELETE", f"/api/v1/checkpoints/{self.first}")
         self.assertEqual(code, 400)
         self.assertIn("is version 1 of model mnist-mlp", error)
         # Download the latest version's files.
@@ -91,9 +84,9 @@ class RegistryTest(unittest.TestCase):
     def test_2_delete_is_refused_while_registered_then_removes_everything(self):
         c = self.cluster
         c.wait_experiment(self.exp, {"STATE_COMPLETED"}, timeout=180)
-        code, error = self.status("DELETE", f"/api/v1/experiments/{self.exp}", token=self.bob)
+        code, error = self.cluster.status("DELETE", f"/api/v1/experiments/{self.exp}", token=self.bob)
         self.assertEqual(code, 403)
-        code, error = self.status("DELETE", f"/api/v1/experiments/{self.exp}")
+        code, error = self.cluster.status("DELETE", f"/api/v1/experiments/{self.exp}")
         self.assertEqual(code, 400)
         self.assertIn("of model mnist-mlp: delete the model", error)
         self.assertEqual(c.experiment(self.exp)["experiment"]["state"], "STATE_COMPLETED")
@@ -102,12 +95,12 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(c.det("model", "delete", "mnist-mlp").returncode, 0)
         out = c.det("experiment", "delete", str(self.exp))
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(self.status("GET", f"/api/v1/experiments/{self.exp}")[0], 404)
+        self.assertEqual(self.cluster.status("GET", f"/api/v1/experiments/{self.exp}")[0], 404)
         self.assertEqual(c.get(f"/api/v1/experiments/{self.exp}/checkpoints").get("checkpoints", []), [])
         self.assertFalse(any(os.path.exists(p) for p in paths))
         # A running experiment is refused.
         running = c.submit(simulated_config("running", 1000000))
-        code, error = self.status("DELETE", f"/api/v1/experiments/{running}")
+        code, error = self.cluster.status("DELETE", f"/api/v1/experiments/{running}")
         self.assertEqual(code, 400)
         self.assertIn("only an ended experiment can be deleted", error)
         c.post(f"/api/v1/experiments/{running}/kill", {})
@@ -130,7 +123,7 @@ class RegistryTest(unittest.TestCase):
         forked = c.experiment(int(out.stdout.split()[2]))["experiment"]
         self.assertEqual(forked["name"], "overridden")
         c.wait_experiment(int(forked["id"]), {"STATE_COMPLETED"}, timeout=120)
-        code, error = self.status("POST", "/api/v1/experiments", {"parent_id": 999999})
+        code, error = self.cluster.status("POST", "/api/v1/experiments", {"parent_id": 999999})
         self.assertEqual(code, 404)
         self.assertIn("parent_id: experiment 999999 not found", error)
 

@@ -1,0 +1,38 @@
+#pragma once
+// What the route files of the gateway share: a request's JSON body as a message, and asking an
+// actor with the reply answered by the caller and an error answered with its status.
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <httplib.h>
+
+#include "caf/scoped_actor.hpp"
+#include "messages/json.hpp"
+#include "runtime/http_replies.hpp"
+
+namespace det::runtime {
+
+/// How long a route waits for a storage actor.
+constexpr auto storage_timeout = std::chrono::seconds(30);
+
+/// The request's body as a `Body` ("" reads as {}); nullopt with a 400 naming the problem.
+template <class Body>
+std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
+  Body body;
+  std::string error;
+  if (from_json(req.body.empty() ? "{}" : req.body, body, error))
+    return body;
+  reply_error(res, 400, error);
+  return std::nullopt;
+}
+
+/// Asks `dest` with `xs...`: `done` gets the reply; an error is answered with its status.
+template <class Handle, class Done, class... Ts>
+void ask_actor(caf::actor_system& sys, httplib::Response& res, const Handle& dest, Done done, Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  self->request(dest, storage_timeout, std::forward<Ts>(xs)...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
+}
+
+} // namespace det::runtime
