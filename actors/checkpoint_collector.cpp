@@ -93,13 +93,23 @@ checkpoint_collector_actor::behavior_type collector_impl(self_ptr self, std::str
                                            [&] { return storage::delete_checkpoint(db, uuid); }));
       },
       [=](remove_atom, experiment_id id) -> caf::result<bool> {
-        try {
-          if (auto refusal = delete_experiment(*self->state.db, id.value))
-            return refusal;
-          return true;
-        } catch (const std::exception& e) {
-          return make_error(errc::storage_failed, "cannot delete experiment " + std::to_string(id.value) + ": " + e.what());
-        }
+        // Metrics and logs the writer still buffers would land after the rows are gone: written first.
+        auto rp = self->make_response_promise<bool>();
+        self->request(self->state.writer, flush_timeout, flush_atom::value)
+            .then(
+                [=](int64_t) mutable {
+                  try {
+                    if (auto refusal = delete_experiment(*self->state.db, id.value))
+                      rp.deliver(std::move(refusal));
+                    else
+                      rp.deliver(true);
+                  } catch (const std::exception& e) {
+                    rp.deliver(make_error(errc::storage_failed,
+                                          "cannot delete experiment " + std::to_string(id.value) + ": " + e.what()));
+                  }
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
       },
       [=](gc_atom, experiment_id id, const std::string& config_toml) {
         // GC ranks checkpoints by their validations: the writer writes those it buffers first.

@@ -158,8 +158,9 @@ using model_registry_actor = caf::typed_actor<
     caf::replies_to<create_atom, pb::PostModelRequest, user_id>::with<pb::Model>,  // invalid_input when taken
     caf::replies_to<list_atom>::with<pb::GetModelsResponse>,
     caf::replies_to<get_atom, std::string>::with<pb::GetModelResponse>,  // with its versions; not_found
-    // a new version of the named model: invalid_input unless the checkpoint is COMPLETED
-    caf::replies_to<add_atom, std::string, pb::PostModelVersionRequest, user_id>::with<pb::ModelVersion>,
+    // a new version of the named model by the user (an admin: true): invalid_input unless the
+    // checkpoint is COMPLETED, forbidden unless the user owns its experiment or is an admin
+    caf::replies_to<add_atom, std::string, pb::PostModelVersionRequest, user_id, bool>::with<pb::ModelVersion>,
     caf::replies_to<remove_atom, std::string>::with<bool>>;  // the model and its versions; not_found
 
 /// Workspaces and projects, on a PostgreSQL connection of its own. Deleting is refused (invalid_input)

@@ -66,8 +66,8 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
           return no_model(name);
         return std::move(*found);
       },
-      [&db](add_atom, const std::string& name, pb::PostModelVersionRequest& req,
-            user_id owner) -> caf::result<pb::ModelVersion> {
+      [&db](add_atom, const std::string& name, pb::PostModelVersionRequest& req, user_id owner,
+            bool admin) -> caf::result<pb::ModelVersion> {
         if (!req.metadata().empty()) {
           auto parsed = nlohmann::json::parse(req.metadata(), nullptr, false);
           if (parsed.is_discarded() || !parsed.is_object())
@@ -82,6 +82,15 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
                                          if (!c)
                                            return make_error(errc::invalid_input,
                                                              "there is no checkpoint " + req.checkpoint_uuid());
+                                         // A version keeps its checkpoint (and so its experiment) for good:
+                                         // only whoever may delete them may pin them.
+                                         auto experiment_owner = db.experiment_owner(c->experiment_id());
+                                         if (!admin && experiment_owner && experiment_owner->id() != owner.value)
+                                           return make_error(errc::forbidden,
+                                                             "checkpoint " + c->uuid() + " belongs to experiment " +
+                                                                 std::to_string(c->experiment_id()) + " of user " +
+                                                                 experiment_owner->username() +
+                                                                 ": only its owner or an admin may register it");
                                          if (c->state() != pb::CHECKPOINT_STATE_COMPLETED)
                                            return make_error(errc::invalid_input,
                                                              "checkpoint " + req.checkpoint_uuid() +

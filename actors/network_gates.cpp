@@ -20,6 +20,52 @@
 namespace det {
 namespace {
 
+// What a gate's mailbox takes. A peer can send any actor in the registry anything, system messages
+// included (an exit or down message, an error), and can even name an actor of this node as the
+// sender, but only one in the registry, which is to say a gate. So: a message whose sender is an
+// actor of this node that is not a gate is genuine (the gate's own actor, its replies, its exit);
+// anything else must be one of the gate's network messages, whose tokens the handlers check.
+template <class Base, class NetworkMessages>
+class gate : public Base {
+public:
+  using Base::Base;
+
+  void enqueue(caf::mailbox_element_ptr what, caf::execution_unit* host) override {
+    const auto& sender = what->sender;
+    const bool genuine_local = sender != nullptr && sender->node() == this->home_system().node() &&
+                               !is_gate(sender->get());
+    if (genuine_local || NetworkMessages::match(what->content()))
+      Base::enqueue(std::move(what), host);
+  }
+
+private:
+  static bool is_gate(caf::abstract_actor* actor) {
+    auto* named = dynamic_cast<caf::monitorable_actor*>(actor);
+    const std::string text = named && named->name() ? named->name() : "";
+    return text.size() >= 5 && text.compare(text.size() - 5, 5, "-gate") == 0;
+  }
+};
+
+struct front_gate_messages {
+  static bool match(const caf::type_erased_tuple& x) {
+    return x.match_elements<pb::AgentHello, agent_actor>() || x.match_elements<pb::WorkerHello>() ||
+           x.match_elements<actors_atom, std::string>() ||
+           x.match_elements<inspect_atom, std::string, std::string, std::string>();
+  }
+};
+struct agent_gate_messages {
+  static bool match(const caf::type_erased_tuple& x) {
+    return x.match_elements<pb::ContainerStarted, std::string>() || x.match_elements<pb::ContainerExited, std::string>() ||
+           x.match_elements<pb::LogBatch, std::string>();
+  }
+};
+struct run_gate_messages {
+  static bool match(const caf::type_erased_tuple& x) {
+    return x.match_elements<pb::MetricBatch, std::string>() || x.match_elements<pb::Checkpoint, std::string>() ||
+           x.match_elements<pb::WorkerExit, std::string>() || x.match_elements<pb::Rendezvous, std::string>();
+  }
+};
+
 constexpr auto lookup_timeout = std::chrono::seconds(5);
 // A worker's report waits on a commit; the worker has its own, longer, timeout.
 constexpr auto relay_timeout = std::chrono::seconds(120);
@@ -36,7 +82,7 @@ struct front_gate_state {
   directory_actor directory;
 };
 
-using front_self = master_actor::stateful_pointer<front_gate_state>;
+using front_self = caf::stateful_actor<front_gate_state, gate<master_actor::base, front_gate_messages>>*;
 
 // Answers an admin REPL's question (asked of the directory) once `token` proves it an admin's.
 template <class... Question>
@@ -119,7 +165,7 @@ struct agent_gate_state {
   std::string session_token;
 };
 
-using agent_gate_self = agent_gate_actor::stateful_pointer<agent_gate_state>;
+using agent_gate_self = caf::stateful_actor<agent_gate_state, gate<agent_gate_actor::base, agent_gate_messages>>*;
 
 bool from_proxy(agent_gate_self self) {
   return self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.proxy);
@@ -135,7 +181,10 @@ void pass_event(agent_gate_self self, Event& event, const std::string& token) {
 agent_gate_actor::behavior_type agent_gate_impl(agent_gate_self self, agent_proxy_actor proxy) {
   self->state.proxy = std::move(proxy);
   self->monitor(self->state.proxy);  // it goes with its proxy
-  self->set_down_handler([=](const caf::down_msg&) { self->quit(); });
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    if (dm.source == self->state.proxy.address())
+      self->quit();
+  });
   return {
       [=](pb::ContainerStarted& e, const std::string& token) { pass_event(self, e, token); },
       [=](pb::ContainerExited& e, const std::string& token) { pass_event(self, e, token); },
@@ -165,7 +214,7 @@ struct run_gate_state {
   std::string token;  // the current run's; "" while none may report
 };
 
-using run_gate_self = run_gate_actor::stateful_pointer<run_gate_state>;
+using run_gate_self = caf::stateful_actor<run_gate_state, gate<run_gate_actor::base, run_gate_messages>>*;
 
 /// Asks the trial with `msg` once `token` is the current run's, and answers with its reply.
 template <class Reply, class Msg>
@@ -183,11 +232,19 @@ caf::result<Reply> relay(run_gate_self self, Msg& msg, const std::string& token)
 run_gate_actor::behavior_type run_gate_impl(run_gate_self self, trial_actor trial) {
   self->state.trial = std::move(trial);
   self->monitor(self->state.trial);  // it goes with its trial
-  self->set_down_handler([=](const caf::down_msg&) { self->quit(); });
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    if (dm.source == self->state.trial.address())
+      self->quit();
+  });
   return {
       [=](pb::MetricBatch& b, const std::string& token) { return relay<int64_t>(self, b, token); },
       [=](pb::Checkpoint& c, const std::string& token) { return relay<bool>(self, c, token); },
-      [=](pb::WorkerExit& e, const std::string& token) { return relay<bool>(self, e, token); },
+      [=](pb::WorkerExit& e, const std::string& token) -> caf::result<bool> {
+        // A worker of a run that is over says goodbye as it always did: heard, and not counted.
+        if (self->state.token.empty() || !auth::same_secret(token, self->state.token))
+          return true;
+        return relay<bool>(self, e, token);
+      },
       [=](pb::Rendezvous& r, const std::string& token) { return relay<pb::Rendezvous>(self, r, token); },
       [=](update_atom, const std::string& token) {
         if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.trial))

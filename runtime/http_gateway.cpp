@@ -205,6 +205,28 @@ struct http_gateway::impl {
                               (archived ? "archiving" : "unarchiving") + " it");
   }
 
+  /// Whether `who` may put experiments into the project: Uncategorized is everyone's, another
+  /// project takes them from its owner or an admin. False with the error answered.
+  bool may_add_to_project(int64_t id, const principal& who, httplib::Response& res) {
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    self->request(handles.projects, actor_timeout, get_atom::value, project_id{id})
+        .receive(
+            [&](pb::Project& p) {
+              pb::User owner;
+              owner.set_id(p.owner_id());
+              owner.set_username(p.owner());
+              if (p.id() != storage::database::default_project_id)
+                failure = require_owner(who, owner, "project " + p.workspace() + "/" + p.name(), "add experiments to");
+            },
+            [&](caf::error& e) { failure = std::move(e); });
+    if (failure && status_of(failure) == 404)
+      reply_error(res, 400, "project_id: there is no project " + std::to_string(id));
+    else if (failure)
+      reply_error(res, sys, failure);
+    return !failure;
+  }
+
   /// Deletes a checkpoint's files for its experiment's owner or an admin.
   void delete_checkpoint(const std::string& uuid, httplib::Response& res, const principal& who) {
     caf::scoped_actor self{sys};
@@ -268,16 +290,8 @@ struct http_gateway::impl {
       return reply_error(res, 400, "parent_id must be an experiment's id");
     if (body.parent_id() > 0 && !inherit_from_parent(body, res))
       return;
-    if (body.project_id() != 0) {
-      caf::scoped_actor self{sys};
-      caf::error failure;
-      self->request(handles.projects, actor_timeout, get_atom::value, project_id{body.project_id()})
-          .receive([](pb::Project&) {}, [&](caf::error& e) { failure = std::move(e); });
-      if (failure && status_of(failure) == 404)
-        return reply_error(res, 400, "project_id: there is no project " + std::to_string(body.project_id()));
-      if (failure)
-        return reply_error(res, sys, failure);
-    }
+    if (body.project_id() != 0 && !may_add_to_project(body.project_id(), who, res))
+      return;
     auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
     if (body.model_definition().size() > max_model_definition_bytes)
       return reply_error(res, 400,
@@ -621,11 +635,21 @@ struct http_gateway::impl {
     accounts.add_to(server);
     models.add_to(server);
     projects.add_to(server);
-    server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Post(R"(/api/v1/experiments/(\d+)/move)", signed_in([this](const httplib::Request& req, httplib::Response& res,
+                                                                         const principal& who) {
       pb::MoveExperimentRequest body;
       std::string error;
       if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      const auto id = *parse_id(req.matches[1]);
+      caf::error failure;
       caf::scoped_actor self{sys};
+      self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{id})
+          .receive([&](pb::User& owner) { failure = require_owner(who, owner, "experiment " + std::to_string(id), "move"); },
+                   [&](caf::error& e) { failure = std::move(e); });
+      if (failure)
+        return reply_error(res, sys, failure);
+      if (!may_add_to_project(body.project_id(), who, res))
+        return;
       self->request(handles.projects, actor_timeout, update_atom::value, experiment_id{*parse_id(req.matches[1])},
                     project_id{body.project_id()})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });

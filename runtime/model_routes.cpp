@@ -68,7 +68,7 @@ void model_routes::add_to(httplib::Server& server) {
                   pb::PostModelVersionResponse out;
                   *out.mutable_version() = std::move(v);
                   reply_json(res, out);
-                }, add_atom::value, name, std::move(*body), user_id{who.user_id});
+                }, add_atom::value, name, std::move(*body), user_id{who.user_id}, who.admin);
               }));
   server.Delete(R"(/api/v1/models/([^/]+))",
                 signed_in([ask, owned_model](const httplib::Request& req, httplib::Response& res, const principal& who) {

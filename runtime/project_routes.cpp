@@ -62,14 +62,22 @@ void project_routes::add_to(httplib::Server& server) {
                   }, get_atom::value, workspace_id{id});
                 }));
   server.Post(R"(/api/v1/workspaces/(\d+)/projects)",
-              signed_in([ask, id_of](const httplib::Request& req, httplib::Response& res, const principal& who) {
+              signed_in([this, ask, id_of](const httplib::Request& req, httplib::Response& res, const principal& who) {
                 auto body = body_of<pb::PostProjectRequest>(req, res);
                 if (!body)
                   return;
                 if (auto why = bad_name_reason("project", body->name()); !why.empty())
                   return reply_error(res, 400, why);
-                ask(res, [&](pb::Project& p) { reply_json(res, p); }, create_atom::value, workspace_id{id_of(req)},
-                    std::move(*body), user_id{who.user_id});
+                const auto id = id_of(req);
+                ask(res, [&](pb::GetWorkspaceResponse& w) {
+                  // Uncategorized is everyone's; another workspace takes projects from its owner or an admin.
+                  const auto& ws = w.workspace();
+                  if (ws.id() != storage::database::default_workspace_id)
+                    if (auto e = require_owner(who, owner_of(ws.owner_id(), ws.owner()), "workspace " + ws.name(), "add projects to"))
+                      return reply_error(res, sys, e);
+                  ask(res, [&](pb::Project& p) { reply_json(res, p); }, create_atom::value, workspace_id{id}, std::move(*body),
+                      user_id{who.user_id});
+                }, get_atom::value, workspace_id{id});
               }));
   server.Get(R"(/api/v1/projects/(\d+))", signed_in([ask, id_of](const httplib::Request& req, httplib::Response& res, const principal&) {
     ask(res, [&](pb::Project& p) {

@@ -168,6 +168,7 @@ class database {
 
   /// Workspaces and projects (storage/database_projects.cpp). The first of each (Uncategorized)
   /// holds what names none. nullopt when the name is taken.
+  static constexpr int64_t default_workspace_id = 1;
   static constexpr int64_t default_project_id = 1;
   std::optional<pb::Workspace> insert_workspace(const std::string& name, int64_t owner_id);
   std::vector<pb::Workspace> list_workspaces();

@@ -111,7 +111,7 @@ std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t l
     for (const auto& row : tx.exec_params(experiment_select +
                                               "WHERE ($3 = '' OR u.username = $3) AND ($4 = '' OR $4 = ANY(e.labels)) "
                                               "AND ($5 = '' OR e.state = ANY(string_to_array($5, ','))) "
-                                              "AND ($6 = 2 OR e.archived = ($6 = 1)) AND ($7 = 0 OR e.project_id = $7) " + order_of(filter) +
+                                              "AND ($6 = 2 OR e.archived = ($6 = 1)) AND ($7::bigint = 0 OR e.project_id = $7::bigint) " + order_of(filter) +
                                               " OFFSET $1 LIMIT $2",
                                           offset, limit, filter.user(), filter.label(), states_text(filter),
                                           static_cast<int>(filter.archived()), filter.project_id()))

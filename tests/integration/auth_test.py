@@ -230,11 +230,12 @@ class AuthTest(unittest.TestCase):
         self.assertIn("allocation token is not the one of run", lines["forged worker hello"])
         self.assertIn("refused", lines["REPL question with a made-up token"])
         self.assertEqual(lines["directory registration"], "sent")
+        self.assertEqual(lines["exit"], "sent")
         # The master is as it was: one agent, the trial's run unchanged, no "rogue" actor.
         self.assertEqual([a["id"] for a in c.get("/api/v1/agents")["agents"]], ["agent-0"])
         after = c.get(f"/api/v1/trials/{self.trial}")["trial"]
         self.assertEqual((after["state"], after.get("runs")), (trial["state"], trial.get("runs")))
-        actors = c.det("repl", "-c", "actors")
+        actors = c.det("repl", "-c", "actors")  # through the front gate: it took no exit
         self.assertEqual(actors.returncode, 0, actors.stderr)
         self.assertIn("agent", actors.stdout)
         self.assertNotIn("rogue", actors.stdout)

@@ -110,6 +110,15 @@ class CollaborationTest(unittest.TestCase):
             out = c.det(*args, token=self.bob)
             self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("already has a project mnist", c.det("project", "create", "vision", "mnist").stderr)
+        # bob's workspace and project take projects and experiments from bob (or an admin) only.
+        refused = c.det("project", "create", "vision", "carols", token=self.carol)
+        self.assertIn("workspace vision's owner (bob) or an admin", refused.stderr)
+        vision = next(w["id"] for w in c.get("/api/v1/workspaces")["workspaces"] if w["name"] == "vision")
+        mnist = c.get(f"/api/v1/workspaces/{vision}/projects")["projects"][0]["id"]
+        code, error = c.status("POST", "/api/v1/experiments", {"config": simulated_config("carols", 5), "project_id": mnist},
+                               token=self.carol)
+        self.assertEqual(code, 403, error)
+        self.assertIn("project vision/mnist's owner (bob)", error)
         self.assertIn("is taken", c.det("workspace", "create", "vision").stderr)
         path = os.path.join(c.root, "in-project.toml")
         with open(path, "w") as f:

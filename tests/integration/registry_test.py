@@ -51,6 +51,12 @@ class RegistryTest(unittest.TestCase):
                                   token=self.bob)
         self.assertEqual(code, 403)
         self.assertIn("owner (admin) or an admin", error)
+        # bob's own model cannot pin admin's checkpoint: that would keep it (and its experiment) for good.
+        self.assertEqual(self.cluster.status("POST", "/api/v1/models", {"name": "bobs"}, token=self.bob)[0], 200)
+        code, error = self.cluster.status("POST", "/api/v1/models/bobs/versions", {"checkpoint_uuid": self.first},
+                                          token=self.bob)
+        self.assertEqual(code, 403)
+        self.assertIn("only its owner or an admin may register it", error)
         code, error = self.cluster.status("POST", "/api/v1/models/mnist-mlp/versions",
                                   {"checkpoint_uuid": self.first, "metadata": "[1]"})
         self.assertEqual(code, 400)

@@ -1,8 +1,8 @@
 // det-rogue-peer: a CAF peer that was never admitted, for tests/integration/auth_test.py. It joins
 // the master's actor port and tries what an attacker on the network could: register as an agent
 // with no token and with a wrong one, say a worker's hello for a running run without its token,
-// ask the admin REPL's question with a made-up token, and send the front door a message that
-// only the master's own actors may send (registering an actor in its directory). It prints one
+// ask the admin REPL's question with a made-up token, send the front door a message that only the
+// master's own actors may send (registering an actor in its directory), and an exit. It prints one
 // line per attempt, "NAME: refused: SENTENCE" or "NAME: ACCEPTED", and exits 0.
 //
 //   det-rogue-peer HOST PORT TRIAL_ID ALLOCATION_ID
@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   self->send(caf::actor_cast<caf::actor>(*front), register_atom::value, std::string{"agent"}, std::string{"rogue"},
              caf::actor_cast<caf::actor>(agent));
   std::cout << "directory registration: sent" << std::endl;
+  // And tries to take the front door down: a gate takes no exit from a peer.
+  self->send_exit(*front, caf::exit_reason::kill);
+  std::cout << "exit: sent" << std::endl;
   self->send_exit(agent, caf::exit_reason::user_shutdown);
   std::cout.flush();
   std::_Exit(0);  // CAF 0.17 can wait forever tearing down a system with remote links

@@ -255,11 +255,19 @@ TEST_CASE("a trial's gate passes on only what carries the current run's token") 
   exit.set_allocation_id(f.run_id());
   exit.set_outcome(pb::WORKER_OUTCOME_ERRORED);
   exit.set_message("forged");
-  auto forged = self->request(gate, caf::infinite, exit, std::string(64, '0'));
+  pb::MetricBatch report;
+  report.set_allocation_id(f.run_id());
+  auto forged_report = self->request(gate, caf::infinite, report, std::string(64, '0'));
   f.run();
-  forged.receive([](bool) { FAIL("a forged token was accepted"); }, [&](caf::error& e) { refusal = e; });
+  forged_report.receive([](int64_t) { FAIL("a forged token was accepted"); }, [&](caf::error& e) { refusal = e; });
   CHECK(refusal.category() == errc_category);
   CHECK(static_cast<errc>(refusal.code()) == errc::stale_run);
+  // An exit report with another token is heard (a worker of an ended run says goodbye) and not counted.
+  auto forged_exit = self->request(gate, caf::infinite, exit, std::string(64, '0'));
+  f.run();
+  bool heard = false;
+  forged_exit.receive([&](bool) { heard = true; }, [&](caf::error&) {});
+  CHECK(heard);
   f.container_exits(0);
   CHECK(f.state() == pb::STATE_COMPLETED);  // the forged failure report did not count
 }
