@@ -139,9 +139,11 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.checkpoint_root = checkpoint_root(self);
   setup.model_definition = st.model_definition;
   const auto& warm = t.warm_start_checkpoint_uuid();
-  if (!warm.empty())
+  if (!warm.empty()) {
     setup.warm_start_dir = warm == st.warm_start_uuid && !st.warm_start_dir.empty() ? st.warm_start_dir
                                                                                    : setup.checkpoint_root + "/" + warm;
+    setup.warm_start_resumes = warm == st.warm_start_uuid && st.cfg.searcher.source_resumes;
+  }
   setup.trial = t;
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;

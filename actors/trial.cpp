@@ -474,7 +474,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         if (!latest.empty())
           spec.set_resume_checkpoint_dir(st.setup.checkpoint_root + "/" + latest);
         if (trial(self).latest_checkpoint_uuid().empty()) {
-          spec.set_warm_start_checkpoint_dir(st.setup.warm_start_dir);
+          if (st.setup.warm_start_resumes)
+            spec.set_resume_checkpoint_dir(st.setup.warm_start_dir);  // det trial continue: its steps too
+          else
+            spec.set_warm_start_checkpoint_dir(st.setup.warm_start_dir);
         }
         if (st.allocation)
           spec.set_allocation_id(run_id(self));

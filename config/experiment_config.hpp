@@ -22,6 +22,9 @@ struct searcher_config {
   /// Warm start: every trial starts from this trial's latest checkpoint, or this checkpoint.
   std::optional<int64_t> source_trial_id;
   std::string source_checkpoint_uuid;
+  /// det's own key: the trials resume from that checkpoint, its steps included, rather than start
+  /// from its weights at step 0 (det trial continue writes it).
+  bool source_resumes = false;
   std::optional<length> max_length;
   /// With `max_time`, the training length for searchers that read it from reported metrics
   /// (Determined 0.38); det trains by length, so this is "batches", "records" or "epochs".

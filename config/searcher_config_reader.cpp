@@ -148,13 +148,18 @@ void read_fields(table_reader& reader, searcher_config& config) {
   if (auto v = reader.read_string("source_checkpoint_uuid")) config.source_checkpoint_uuid = *v;
   if (config.source_trial_id && !config.source_checkpoint_uuid.empty())
     reader.error("source_checkpoint_uuid", "set source_trial_id or source_checkpoint_uuid, not both");
+  if (auto v = reader.read_boolean("source_resumes")) {
+    config.source_resumes = *v;
+    if (*v && !config.source_trial_id && config.source_checkpoint_uuid.empty())
+      reader.error("source_resumes", "resumes from source_trial_id or source_checkpoint_uuid: set one");
+  }
   // The pre-0.38 ASHA switch: det's async_halving always stops trials.
   reader.read_boolean("stop_once");
 }
 
 void check_fields_for(table_reader& reader, const searcher_kind& kind) {
   static const std::vector<std::string_view> common = {
-      "name", "metric", "smaller_is_better", "source_trial_id", "source_checkpoint_uuid"};
+      "name", "metric", "smaller_is_better", "source_trial_id", "source_checkpoint_uuid", "source_resumes"};
   const auto& table = reader.source_table();
   for (auto&& [key, node] : table) {
     auto name = key.str();

@@ -14,6 +14,7 @@
 #include <httplib.h>
 
 #include "caf/all.hpp"
+#include "config/continuation.hpp"
 #include "config/experiment_config.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/errc.hpp"
@@ -281,11 +282,52 @@ struct http_gateway::impl {
     return true;
   }
 
+  /// det trial continue: a new experiment that resumes the trial from its latest checkpoint.
+  void continue_trial(const httplib::Request& req, httplib::Response& res, const principal& who) {
+    const auto id = parse_id(req.matches[1]).value_or(0);
+    pb::ContinueTrialRequest body;
+    std::string error;
+    if (!from_json(req.body.empty() ? "{}" : req.body, body, error))
+      return reply_error(res, 400, error);
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    pb::GetTrialResponse found;
+    pb::GetExperimentResponse parent;
+    self->request(handles.reader, actor_timeout, get_atom::value, trial_id{id})
+        .receive([&](pb::GetTrialResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
+    if (!failure && found.trial().id() == 0)
+      return reply_error(res, 404, "trial " + std::to_string(id) + " not found");
+    if (!failure)
+      self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{found.trial().experiment_id()})
+          .receive([&](pb::GetExperimentResponse& r) { parent = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      return reply_error(res, sys, failure);
+    const auto& t = found.trial();
+    if (t.latest_checkpoint_uuid().empty())
+      return reply_error(res, 400, "trial " + std::to_string(id) + " has no checkpoint to continue from");
+    if (body.max_length() <= 0)
+      return reply_error(res, 400, "max_length must be positive: how far the trial trains, in its searcher's unit");
+    pb::CreateExperimentRequest create;
+    create.set_parent_id(parent.experiment().id());
+    create.set_config_path("the continuation of trial " + std::to_string(id));
+    try {
+      create.set_config(config::continuation_config(parent.experiment().config(), create.config_path(), id, t.hparams(),
+                                                    body.max_length()));
+    } catch (const config::config_error& e) {
+      return reply_error(res, 400, e.what());
+    }
+    create_from(std::move(create), res, who);
+  }
+
   void create_experiment(const httplib::Request& req, httplib::Response& res, const principal& who) {
     pb::CreateExperimentRequest body;
     std::string error;
     if (!from_json(req.body, body, error))
       return reply_error(res, 400, error);
+    create_from(std::move(body), res, who);
+  }
+
+  void create_from(pb::CreateExperimentRequest body, httplib::Response& res, const principal& who) {
     if (body.parent_id() < 0)
       return reply_error(res, 400, "parent_id must be an experiment's id");
     if (body.parent_id() > 0 && !inherit_from_parent(body, res))
@@ -635,6 +677,8 @@ struct http_gateway::impl {
     accounts.add_to(server);
     models.add_to(server);
     projects.add_to(server);
+    server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const httplib::Request& req, httplib::Response& res,
+                                                                      const principal& who) { continue_trial(req, res, who); }));
     server.Post(R"(/api/v1/experiments/(\d+)/move)", signed_in([this](const httplib::Request& req, httplib::Response& res,
                                                                          const principal& who) {
       pb::MoveExperimentRequest body;

@@ -118,6 +118,24 @@ int delete_experiment(rest_client& master, std::int64_t id) {
   return 0;
 }
 
+int continue_trial(rest_client& master, std::int64_t trial, std::int64_t max_length) {
+  pb::ContinueTrialRequest request;
+  request.set_max_length(max_length);
+  pb::CreateExperimentResponse created;
+  master.post("/api/v1/trials/" + std::to_string(trial) + "/continue", request, created);
+  std::cout << "Created experiment " << created.experiment().id() << " (trial " << trial << " continues to "
+            << max_length << ")\n";
+  return 0;
+}
+
+int continue_experiment(rest_client& master, std::int64_t id, std::int64_t max_length) {
+  auto exp = master.get<pb::GetExperimentResponse>("/api/v1/experiments/" + std::to_string(id));
+  if (exp.trials_size() != 1)
+    throw std::runtime_error("experiment " + std::to_string(id) + " has " + std::to_string(exp.trials_size()) +
+                             " trials: continue one of them with det trial continue TRIAL_ID --max-length L");
+  return continue_trial(master, exp.trials(0).id(), max_length);
+}
+
 int fork_experiment(rest_client& master, std::int64_t id, const std::string& config_path) {
   pb::CreateExperimentRequest request;
   request.set_parent_id(id);

@@ -21,6 +21,10 @@ int download_model(rest_client& master, const std::string& name, int version, co
 int delete_model(rest_client& master, const std::string& name);
 
 int delete_experiment(rest_client& master, std::int64_t id);
+/// det trial continue: trial `trial` trains further to `max_length` from its latest checkpoint,
+/// as a new experiment. det experiment continue passes its experiment's only trial.
+int continue_trial(rest_client& master, std::int64_t trial, std::int64_t max_length);
+int continue_experiment(rest_client& master, std::int64_t id, std::int64_t max_length);
 /// A new experiment from `id`'s config (or `config_path`'s) and model definition.
 int fork_experiment(rest_client& master, std::int64_t id, const std::string& config_path);
 

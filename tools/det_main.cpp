@@ -67,6 +67,7 @@ struct command_line {
   int version = 0;
   std::string project;
   std::string workspace;
+  std::int64_t max_length = 0;
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -210,6 +211,10 @@ void add_experiment(CLI::App& app, command_line& cl) {
   move->add_option("workspace", cl.workspace)->required();
   move->add_option("project", cl.project)->required();
   cl.on_master(move, [&cl](rest_client& m) { return det::tools::move_experiment(m, cl.id, cl.workspace, cl.project); });
+  auto* cont = e->add_subcommand("continue", "Train a one-trial experiment's trial further, as a new experiment.");
+  add_id(cont, "experiment_id", cl);
+  cont->add_option("--max-length", cl.max_length, "How far, in the searcher's unit.")->required()->check(CLI::PositiveNumber);
+  cl.on_master(cont, [&cl](rest_client& m) { return det::tools::continue_experiment(m, cl.id, cl.max_length); });
   auto* wait = e->add_subcommand("wait", "Wait until an experiment ends; exits 0 if it COMPLETED.");
   add_id(wait, "experiment_id", cl);
   wait->add_option("--interval", cl.interval, "Seconds between checks.")->check(CLI::PositiveNumber);
@@ -318,6 +323,11 @@ void add_trial(CLI::App& app, command_line& cl) {
       return det::tools::download_trial_checkpoint(client, cl.id, cl.best, cl.output);
     };
   });
+
+  auto* cont = t->add_subcommand("continue", "Train a trial further from its latest checkpoint, as a new experiment.");
+  add_id(cont, "trial_id", cl);
+  cont->add_option("--max-length", cl.max_length, "How far, in its searcher's unit.")->required()->check(CLI::PositiveNumber);
+  cl.on_master(cont, [&cl](rest_client& m) { return det::tools::continue_trial(m, cl.id, cl.max_length); });
 
   auto* logs = t->add_subcommand("logs", "Print a trial's logs.");
   add_id(logs, "trial_id", cl);

@@ -133,6 +133,32 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(code, 404)
         self.assertIn("parent_id: experiment 999999 not found", error)
 
+    def test_4_a_continued_trial_resumes_at_its_checkpoints_step(self):
+        c = self.cluster
+        parent = c.submit(simulated_config("to-continue", 40, checkpoint_period=20, validation_period=20))
+        c.wait_experiment(parent, {"STATE_COMPLETED"}, timeout=120)
+        trial = c.first_trial(parent)
+        steps = max(int(k["steps_completed"]) for k in c.get(f"/api/v1/trials/{trial}/checkpoints")["checkpoints"])
+        self.assertEqual(steps, 40)
+        out = c.det("experiment", "continue", str(parent), "--max-length", "80")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        child = int(out.stdout.split()[2])
+        done = c.wait_experiment(child, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(done["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(done["experiment"]["name"], f"to-continue (continues trial {trial})")
+        self.assertEqual(done["experiment"]["parent_id"], str(parent))
+        continued = done["trials"][0]
+        self.assertEqual(json.loads(continued["hparams"]), json.loads(c.get(f"/api/v1/trials/{trial}")["trial"]["hparams"]))
+        reports = c.get(f"/api/v1/trials/{continued['id']}/metrics?group=training")["metrics"]
+        self.assertGreater(min(int(r["total_batches"]) for r in reports), steps)  # from its step, not from 0
+        self.assertEqual(int(continued["total_batches"]), 80)
+        code, error = self.cluster.status("POST", f"/api/v1/trials/{trial}/continue", {"max_length": 0})
+        self.assertEqual(code, 400)
+        self.assertIn("max_length must be positive", error)
+        # The parent's checkpoint it resumed from is kept from GC for good, as a warm start is.
+        kept = c.get(f"/api/v1/checkpoints/{c.get(f'/api/v1/trials/{trial}')['trial']['latest_checkpoint_uuid']}")
+        self.assertEqual(kept["checkpoint"]["state"], "CHECKPOINT_STATE_COMPLETED")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,3 +1,4 @@
+#include "config/continuation.hpp"
 #include "config/experiment_config.hpp"
 #include "config/master_config.hpp"
 
@@ -434,4 +435,47 @@ TEST_CASE("optimizations and profiling are read, and bad values named") {
             "optimizations.gradient_clip_norm: must be 0 (no clipping) or positive") != std::string::npos);
   CHECK(parse_errors("entrypoint = \"x\"\n[profiling]\nenabeld = true\n" + single_searcher).find("profiling.enabeld") !=
         std::string::npos);
+}
+
+TEST_CASE("a continuation resumes one trial with its hyperparameters as constants, in the parent's unit") {
+  const std::string parent = R"(name = "sweep"
+entrypoint = "builtin:simulate"
+records_per_epoch = 1000
+[hyperparameters]
+global_batch_size = 32
+lr = { type = "log", minval = -4.0, maxval = -1.0, base = 10.0 }
+[hyperparameters.optimizer]
+kind = { type = "categorical", vals = ["sgd", "adam"] }
+[searcher]
+name = "adaptive_asha"
+metric = "validation_loss"
+smaller_is_better = true
+max_trials = 16
+max_length = { epochs = 4 }
+)";
+  auto text = continuation_config(parent, "continuation", 7, R"({"global_batch_size": 32, "lr": 0.01, "optimizer": {"kind": "adam"}})", 9);
+  auto cfg = parse_experiment_config(text, "continuation");
+  CHECK(cfg.name == "sweep (continues trial 7)");
+  CHECK(cfg.searcher.name == "single");
+  CHECK(cfg.searcher.metric == "validation_loss");
+  CHECK(cfg.searcher.source_trial_id == 7);
+  CHECK(cfg.searcher.source_resumes);
+  REQUIRE(cfg.searcher.max_length);
+  CHECK(cfg.searcher.max_length->value == 9);
+  CHECK(to_string(cfg.searcher.max_length->unit) == "epochs");
+  CHECK(cfg.hparams.at("lr").value_json == "0.01");
+  CHECK(cfg.hparams.at("optimizer").nested.at("kind").value_json == "\"adam\"");
+  CHECK_THROWS_AS(continuation_config("name = ", "continuation", 7, "{}", 9), config_error);
+}
+
+TEST_CASE("source_resumes needs a source") {
+  std::string errors;
+  try {
+    parse_experiment_config("name = \"x\"\nentrypoint = \"builtin:simulate\"\n[searcher]\nname = \"single\"\nmetric = \"m\"\n"
+                            "max_length = { batches = 5 }\nsource_resumes = true\n",
+                            "x.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("searcher.source_resumes: resumes from source_trial_id or source_checkpoint_uuid") != std::string::npos);
 }
