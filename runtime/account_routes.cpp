@@ -60,6 +60,10 @@ void account_routes::add_to(httplib::Server& server) {
     if (!body)
       return;
     const auto wrong = "unknown user or wrong password for \"" + body->username() + "\"";
+    const auto now = auth::login_throttle::clock::now();
+    if (auto wait = throttle.wait(req.remote_addr, body->username(), now); wait.count() > 0)
+      return reply_error(res, 429, "too many failed logins as \"" + body->username() + "\" from " + req.remote_addr +
+                                       ": try again in " + std::to_string(wait.count()) + " s");
     storage::stored_user found;
     bool known = false;
     caf::scoped_actor self{sys};
@@ -71,8 +75,11 @@ void account_routes::add_to(httplib::Server& server) {
     // An unknown name costs a hash as a known one does: the time taken does not tell names apart.
     static const std::string unknown_hash = auth::hash_password(auth::random_secret());
     const bool matches = auth::verify_password(body->password(), known ? found.password_hash : unknown_hash);
-    if (!known || !matches)
+    if (!known || !matches) {
+      throttle.failed(req.remote_addr, body->username(), now);
       return reply_error(res, 401, wrong);
+    }
+    throttle.succeeded(req.remote_addr, body->username());
     if (!found.user.active())
       return reply_error(res, 401, "user " + found.user.username() + " is deactivated: an admin can activate it");
     issue(res, found.user, pb::TOKEN_KIND_SESSION, "", session_lifespan_s, [&](const std::string& token, pb::AccessToken) {

@@ -7,6 +7,7 @@
 
 #include <httplib.h>
 
+#include "auth/login_throttle.hpp"
 #include "runtime/authenticator.hpp"
 
 namespace det::runtime {
@@ -21,6 +22,7 @@ struct account_routes {
   int64_t session_lifespan_s;
   /// Wraps a handler so that it runs only for a caller with a valid token.
   std::function<httplib::Server::Handler(signed_in_handler)> signed_in;
+  auth::login_throttle throttle;
 
   void add_to(httplib::Server& server);
 };

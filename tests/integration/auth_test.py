@@ -152,6 +152,16 @@ class AuthTest(unittest.TestCase):
         tokens = c.get("/api/v1/tokens")["tokens"]
         self.assertIn("ci", [t["description"] for t in tokens])
 
+    def test_3b_failed_logins_make_their_address_wait(self):
+        c = self.cluster
+        c.post("/api/v1/users", {"username": "dave", "password": PASSWORD})
+        for _ in range(5):
+            self.assertEqual(c.status("POST", "/api/v1/auth/login", {"username": "dave", "password": "guess"}, token=None)[0], 401)
+        code, error = c.status("POST", "/api/v1/auth/login", {"username": "dave", "password": PASSWORD}, token=None)
+        self.assertEqual(code, 429)  # even the right password waits: guessing it costs time
+        self.assertIn('too many failed logins as "dave"', error)
+        self.assertEqual(c.login("alice", PASSWORD) != "", True)  # other users log in as before
+
     def test_4_bad_names_and_passwords_are_refused_and_nothing_is_stored(self):
         c = self.cluster
         before = c.get("/api/v1/users")["users"]

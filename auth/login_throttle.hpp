@@ -1,0 +1,38 @@
+#pragma once
+// Failed logins slow down whoever makes them: each costs the master an Argon2id hash (about
+// 120 ms and 64 MiB), and a password is guessed by trying many. At most 5 failures a minute for
+// one user from one address, and 30 from one address for all users; then that address waits.
+// A success clears its user's count.
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace det::auth {
+
+class login_throttle {
+public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t max_per_user = 5;
+  static constexpr std::size_t max_per_address = 30;
+  static constexpr std::chrono::seconds window{60};
+
+  /// How long `address` must wait before it may try to log in as `username` again; 0 if now.
+  std::chrono::seconds wait(const std::string& address, const std::string& username, clock::time_point now);
+  void failed(const std::string& address, const std::string& username, clock::time_point now);
+  void succeeded(const std::string& address, const std::string& username);
+
+private:
+  /// The failures in the window, oldest first; older ones are dropped.
+  static std::chrono::seconds wait_for(std::deque<clock::time_point>& failures, std::size_t most, clock::time_point now);
+
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, std::deque<clock::time_point>> by_user_;
+  std::map<std::string, std::deque<clock::time_point>> by_address_;
+};
+
+} // namespace det::auth
