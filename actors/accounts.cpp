@@ -53,13 +53,12 @@ accounts_actor::behavior_type accounts_impl(self_ptr self, std::string conninfo)
           return out;
         });
       },
-      [&db](create_atom, const std::string& name, const std::string& hash, bool admin) -> caf::result<pb::User> {
-        auto user = attempt_storage("cannot store user " + name, [&] { return db.insert_user(name, hash, admin); });
-        if (!user)
-          return std::move(user.error());
-        if (!*user)
+      [&db](create_atom, const std::string& name, const std::string& hash, bool admin) {
+        return answer_or_refusal<pb::User>("store user " + name, [&]() -> or_refusal<pb::User> {
+          if (auto user = db.insert_user(name, hash, admin))
+            return *user;
           return make_error(errc::invalid_input, "the user name " + name + " is taken");
-        return std::move(**user);
+        });
       },
       [&db](password_atom, user_id id, const std::string& hash) {
         return write("change a password", [&] {

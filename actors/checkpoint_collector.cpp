@@ -71,7 +71,7 @@ caf::error delete_experiment(storage::database& db, int64_t id) {
                                                " of experiment " + text + ": delete that experiment first");
   for (const auto& c : db.experiment_checkpoints(id))
     if (c.state() == pb::CHECKPOINT_STATE_COMPLETED)
-      storage::delete_checkpoint(db, c.uuid());  // files first: rows without files are worse than the reverse
+      storage::remove_checkpoint_files(c);  // files first: rows without files are worse than the reverse
   db.delete_experiment_rows(id);
   std::cout << "master: deleted experiment " << text << std::endl;
   return {};

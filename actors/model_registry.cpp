@@ -2,7 +2,6 @@
 // Who may change a model is the gateway's to decide; what a version may point at is decided here.
 
 #include <memory>
-#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -29,15 +28,13 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
   self->state.db = std::make_unique<storage::database>(conninfo);
   auto& db = *self->state.db;
   return {
-      [&db](create_atom, pb::PostModelRequest& req, user_id owner) -> caf::result<pb::Model> {
-        std::vector<std::string> labels(req.labels().begin(), req.labels().end());
-        auto model = attempt_storage("cannot store model " + req.name(),
-                                     [&] { return db.insert_model(req.name(), req.description(), labels, owner.value); });
-        if (!model)
-          return std::move(model.error());
-        if (!*model)
+      [&db](create_atom, pb::PostModelRequest& req, user_id owner) {
+        return answer_or_refusal<pb::Model>("store model " + req.name(), [&]() -> or_refusal<pb::Model> {
+          std::vector<std::string> labels(req.labels().begin(), req.labels().end());
+          if (auto model = db.insert_model(req.name(), req.description(), labels, owner.value))
+            return *model;
           return make_error(errc::invalid_input, "the model name " + req.name() + " is taken");
-        return std::move(**model);
+        });
       },
       [&db](list_atom) {
         return answer_with(attempt_storage("cannot list the models", [&] {
@@ -46,12 +43,12 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
           return out;
         }));
       },
-      [&db](get_atom, const std::string& name) -> caf::result<pb::GetModelResponse> {
-        auto found = attempt_storage("cannot read model " + name, [&] {
-          pb::GetModelResponse out;
+      [&db](get_atom, const std::string& name) {
+        return answer_or_refusal<pb::GetModelResponse>("read model " + name, [&]() -> or_refusal<pb::GetModelResponse> {
           auto model = db.get_model(name);
           if (!model)
-            return out;
+            return no_model(name);
+          pb::GetModelResponse out;
           *out.mutable_model() = std::move(*model);
           for (auto& v : db.model_versions(out.model().id())) {
             if (auto c = db.get_checkpoint(v.checkpoint_uuid()))
@@ -60,11 +57,6 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
           }
           return out;
         });
-        if (!found)
-          return std::move(found.error());
-        if (found->model().id() == 0)
-          return no_model(name);
-        return std::move(*found);
       },
       [&db](add_atom, const std::string& name, pb::PostModelVersionRequest& req, user_id owner,
             bool admin) -> caf::result<pb::ModelVersion> {
@@ -73,8 +65,8 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
           if (parsed.is_discarded() || !parsed.is_object())
             return make_error(errc::invalid_input, "metadata must be a JSON object, not " + req.metadata());
         }
-        auto version = attempt_storage("cannot register checkpoint " + req.checkpoint_uuid(),
-                                       [&]() -> std::variant<pb::ModelVersion, caf::error> {
+        return answer_or_refusal<pb::ModelVersion>("register checkpoint " + req.checkpoint_uuid(),
+                                       [&]() -> or_refusal<pb::ModelVersion> {
                                          auto model = db.get_model(name);
                                          if (!model)
                                            return no_model(name);
@@ -100,24 +92,15 @@ model_registry_actor::behavior_type registry_store_impl(self_ptr self, std::stri
                                          *v.mutable_checkpoint() = std::move(*c);
                                          return v;
                                        });
-        if (!version)
-          return std::move(version.error());
-        if (auto* e = std::get_if<caf::error>(&*version))
-          return std::move(*e);
-        return std::move(std::get<pb::ModelVersion>(*version));
       },
-      [&db](remove_atom, const std::string& name) -> caf::result<bool> {
-        auto done = attempt_storage("cannot delete model " + name, [&] {
+      [&db](remove_atom, const std::string& name) {
+        return answer_or_refusal<bool>("delete model " + name, [&]() -> or_refusal<bool> {
           auto model = db.get_model(name);
-          if (model)
-            db.delete_model(model->id());
-          return static_cast<bool>(model);
+          if (!model)
+            return no_model(name);
+          db.delete_model(model->id());
+          return true;
         });
-        if (!done)
-          return std::move(done.error());
-        if (!*done)
-          return no_model(name);
-        return true;
       },
   };
 }

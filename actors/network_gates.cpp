@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <string_view>
 
 #include "actors/spawn.hpp"
 #include "actors/token_check.hpp"
@@ -41,8 +42,9 @@ public:
 private:
   static bool is_gate(caf::abstract_actor* actor) {
     auto* named = dynamic_cast<caf::monitorable_actor*>(actor);
-    const std::string text = named && named->name() ? named->name() : "";
-    return text.size() >= 5 && text.compare(text.size() - 5, 5, "-gate") == 0;
+    const std::string_view name = named && named->name() ? named->name() : "";
+    constexpr std::string_view suffix = "-gate";
+    return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
   }
 };
 

@@ -24,26 +24,12 @@ caf::error refused(const std::string& sentence) {
   return make_error(errc::invalid_input, sentence);
 }
 
-/// `f()`'s answer, where f returns a value or an error; storage failures as storage_failed.
-template <class T, class F>
-caf::result<T> answer(const std::string& what, F f) {
-  auto out = attempt_storage("cannot " + what, [&] { return f(); });
-  if (!out)
-    return std::move(out.error());
-  if (auto* e = std::get_if<caf::error>(&*out))
-    return std::move(*e);
-  return std::move(std::get<T>(*out));
-}
-
 projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo) {
   self->state.db = std::make_unique<storage::database>(conninfo);
   auto& db = *self->state.db;
-  using workspace_or_error = std::variant<pb::Workspace, caf::error>;
-  using project_or_error = std::variant<pb::Project, caf::error>;
-  using done_or_error = std::variant<bool, caf::error>;
   return {
       [&db](create_atom, pb::PostWorkspaceRequest& req, user_id owner) {
-        return answer<pb::Workspace>("store workspace " + req.name(), [&]() -> workspace_or_error {
+        return answer_or_refusal<pb::Workspace>("store workspace " + req.name(), [&]() -> or_refusal<pb::Workspace> {
           if (auto w = db.insert_workspace(req.name(), owner.value))
             return *w;
           return refused("the workspace name " + req.name() + " is taken");
@@ -57,8 +43,8 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
         }));
       },
       [&db](get_atom, workspace_id id) {
-        return answer<pb::GetWorkspaceResponse>("read workspace " + std::to_string(id.value),
-                                                [&]() -> std::variant<pb::GetWorkspaceResponse, caf::error> {
+        return answer_or_refusal<pb::GetWorkspaceResponse>("read workspace " + std::to_string(id.value),
+                                                [&]() -> or_refusal<pb::GetWorkspaceResponse> {
                                                   auto w = db.get_workspace(id.value);
                                                   if (!w)
                                                     return make_error(errc::not_found, "there is no workspace " + std::to_string(id.value));
@@ -69,7 +55,7 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
                                                 });
       },
       [&db](remove_atom, workspace_id id) {
-        return answer<bool>("delete workspace " + std::to_string(id.value), [&]() -> done_or_error {
+        return answer_or_refusal<bool>("delete workspace " + std::to_string(id.value), [&]() -> or_refusal<bool> {
           auto projects = db.projects_of(id.value);
           for (const auto& p : projects)
             if (p.id() == storage::database::default_project_id)
@@ -85,7 +71,7 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
         });
       },
       [&db](create_atom, workspace_id ws, pb::PostProjectRequest& req, user_id owner) {
-        return answer<pb::Project>("store project " + req.name(), [&]() -> project_or_error {
+        return answer_or_refusal<pb::Project>("store project " + req.name(), [&]() -> or_refusal<pb::Project> {
           auto w = db.get_workspace(ws.value);
           if (!w)
             return make_error(errc::not_found, "there is no workspace " + std::to_string(ws.value));
@@ -95,20 +81,20 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
         });
       },
       [&db](get_atom, project_id id) {
-        return answer<pb::Project>("read project " + std::to_string(id.value), [&]() -> project_or_error {
+        return answer_or_refusal<pb::Project>("read project " + std::to_string(id.value), [&]() -> or_refusal<pb::Project> {
           if (auto p = db.get_project(id.value))
             return *p;
           return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
         });
       },
       [&db](update_atom, project_id id, pb::PatchProjectRequest& change) {
-        return answer<pb::Project>("change project " + std::to_string(id.value), [&]() -> project_or_error {
+        return answer_or_refusal<pb::Project>("change project " + std::to_string(id.value), [&]() -> or_refusal<pb::Project> {
           db.annotate_project(id.value, change);
           return *db.get_project(id.value);
         });
       },
       [&db](remove_atom, project_id id) {
-        return answer<bool>("delete project " + std::to_string(id.value), [&]() -> done_or_error {
+        return answer_or_refusal<bool>("delete project " + std::to_string(id.value), [&]() -> or_refusal<bool> {
           auto p = db.get_project(id.value);
           if (!p)
             return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
@@ -122,7 +108,7 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
         });
       },
       [&db](update_atom, experiment_id exp, project_id id) {
-        return answer<bool>("move experiment " + std::to_string(exp.value), [&]() -> done_or_error {
+        return answer_or_refusal<bool>("move experiment " + std::to_string(exp.value), [&]() -> or_refusal<bool> {
           if (!db.get_project(id.value))
             return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
           db.move_experiment(exp.value, id.value);

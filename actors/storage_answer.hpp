@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "caf/expected.hpp"
 #include "caf/result.hpp"
@@ -30,6 +31,20 @@ caf::result<T> answer_with(caf::expected<T> x) {
   if (x)
     return std::move(*x);
   return std::move(x.error());
+}
+
+/// What a storage step that may refuse (a `T`, or an error saying why not) gives, or
+/// storage_failed: "cannot <what>: <the database's sentence>".
+template <class T>
+using or_refusal = std::variant<T, caf::error>;
+template <class T, class F>
+caf::result<T> answer_or_refusal(const std::string& what, F&& f) {
+  auto out = attempt_storage("cannot " + what, std::forward<F>(f));
+  if (!out)
+    return std::move(out.error());
+  if (auto* e = std::get_if<caf::error>(&*out))
+    return std::move(*e);
+  return std::move(std::get<T>(*out));
 }
 
 } // namespace det

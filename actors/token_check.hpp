@@ -25,7 +25,9 @@ inline caf::error token_refusal(const storage::token_holder& found, std::chrono:
   if (time_of(t.expires_at()) <= now) {
     std::time_t seconds = t.expires_at().seconds();
     char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&seconds));
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
     return make_error(errc::unauthenticated, std::string{"the token expired at "} + text + ": log in again");
   }
   if (!found.user.active())

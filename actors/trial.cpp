@@ -5,9 +5,7 @@
 // there and tested as a table; this file keeps the facts and acts on them.
 
 #include <csignal>
-#include <cstdio>
 #include <optional>
-#include <random>
 #include <utility>
 
 #include "auth/credentials.hpp"
@@ -67,10 +65,6 @@ void set_state(self_ptr self, pb::State s) {
   self->send(self->state.setup.handles.persistence, update_atom::value, trial(self));
 }
 
-std::string new_token() {
-  return auth::random_secret();
-}
-
 // The current run's token, which its Core API calls and its workers' messages must carry: the
 // gate passes on only what carries it.
 void set_token(self_ptr self, std::string token) {
@@ -102,7 +96,7 @@ void start_run(self_ptr self) {
   if (st.runs > 1 && !trial(self).latest_checkpoint_uuid().empty())
     log_line(self, "run " + std::to_string(st.runs) + " continues from checkpoint " +
                        trial(self).latest_checkpoint_uuid());
-  set_token(self, new_token());
+  set_token(self, auth::random_secret());
   trial(self).set_allocation_token(st.token);
   spawn_run(self, false);
   set_state(self, pb::STATE_QUEUED);

@@ -9,7 +9,7 @@
 namespace det::auth {
 
 /// The Argon2id cost det hashes passwords with (libsodium's "interactive" limits: about
-/// 50-100 ms and 64 MiB on one core of a current machine; bench/auth_bench.cpp measures it).
+/// 50-100 ms and 64 MiB on one core of a current machine; bench/auth_bench.py measures a login).
 struct password_cost {
   unsigned long long ops;
   std::size_t memory_bytes;

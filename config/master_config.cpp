@@ -9,6 +9,27 @@
 
 namespace det::config {
 
+std::optional<int64_t> parse_duration_s(std::string_view text) {
+  int64_t total = 0;
+  size_t i = 0;
+  if (text.empty()) return std::nullopt;
+  while (i < text.size()) {
+    size_t digits_end = i;
+    while (digits_end < text.size() && std::isdigit(static_cast<unsigned char>(text[digits_end]))) ++digits_end;
+    if (digits_end == i || digits_end == text.size() || digits_end - i > 9) return std::nullopt;
+    int64_t amount = std::stoll(std::string(text.substr(i, digits_end - i)));
+    switch (text[digits_end]) {
+      case 'd': total += amount * 86400; break;
+      case 'h': total += amount * 3600; break;
+      case 'm': total += amount * 60; break;
+      case 's': total += amount; break;
+      default: return std::nullopt;
+    }
+    i = digits_end + 1;
+  }
+  return total;
+}
+
 namespace {
 
 // Every key of Determined's master.yaml either takes effect or is refused: none is accepted silently.
@@ -60,26 +81,18 @@ std::string read_db(table_reader& root) {
   return connection;
 }
 
-/// A Go-style duration of whole hours, minutes and seconds ("25s", "1m30s"), in seconds.
-std::optional<int64_t> parse_duration_s(std::string_view text) {
-  int64_t total = 0;
-  size_t i = 0;
-  if (text.empty()) return std::nullopt;
-  while (i < text.size()) {
-    size_t digits_end = i;
-    while (digits_end < text.size() && std::isdigit(static_cast<unsigned char>(text[digits_end]))) ++digits_end;
-    if (digits_end == i || digits_end == text.size() || digits_end - i > 9) return std::nullopt;
-    int64_t amount = std::stoll(std::string(text.substr(i, digits_end - i)));
-    switch (text[digits_end]) {
-      case 'd': total += amount * 86400; break;
-      case 'h': total += amount * 3600; break;
-      case 'm': total += amount * 60; break;
-      case 's': total += amount; break;
-      default: return std::nullopt;
-    }
-    i = digits_end + 1;
-  }
-  return total;
+
+/// `key`: seconds as an integer or a duration string, at least `min`; nullopt (with `expected`
+/// reported) when it is set to anything else, or when it is not set.
+std::optional<int64_t> read_duration_s(table_reader& reader, const char* key, int64_t min, const std::string& expected) {
+  const auto* node = reader.read_node(key);
+  if (!node) return std::nullopt;
+  std::optional<int64_t> seconds;
+  if (node->is_integer()) seconds = node->as_integer()->get();
+  if (node->is_string()) seconds = parse_duration_s(node->as_string()->get());
+  if (seconds && *seconds >= min) return seconds;
+  reader.error(key, expected);
+  return std::nullopt;
 }
 
 /// `[...scheduler]`: Determined's keys, on top of `base` (the resource manager's, for a pool).
@@ -120,16 +133,9 @@ void read_resource_manager(table_reader& root, master_config& config, std::optio
     reader.error("type", "det has only the agent resource manager, got \"" + *type + "\"");
   default_pool = reader.read_string("default_compute_resource_pool");
   default_aux_pool = reader.read_string("default_aux_resource_pool");
-  if (const auto* wait = reader.read_node("agent_reconnect_wait")) {
-    std::optional<int64_t> seconds;
-    if (wait->is_integer() && wait->as_integer()->get() >= 0) seconds = wait->as_integer()->get();
-    if (wait->is_string()) seconds = parse_duration_s(wait->as_string()->get());
-    if (seconds)
-      config.agent_reconnect_wait_s = *seconds;
-    else
-      reader.error("agent_reconnect_wait",
-                   "expected seconds as a non-negative integer or a duration such as \"25s\" or \"1m\"");
-  }
+  if (auto seconds = read_duration_s(reader, "agent_reconnect_wait", 0,
+                                     "expected seconds as a non-negative integer or a duration such as \"25s\" or \"1m\""))
+    config.agent_reconnect_wait_s = *seconds;
   config.scheduler = read_scheduler(reader, config.scheduler);
   // These matter only to other resource managers, or ask for security det would not give.
   reader.refuse({"no_default_resource_pools", "require_authentication", "client_ca", "name", "metadata",
@@ -145,15 +151,9 @@ void read_security(table_reader& root, master_config& config) {
   if (!table) return;
   table_reader reader(*table, root.path_of("security"), root.diag());
   if (auto v = reader.read_string("agent_token_file")) config.agent_token_file = *v;
-  if (const auto* lifespan = reader.read_node("session_lifespan")) {
-    std::optional<int64_t> seconds;
-    if (lifespan->is_integer() && lifespan->as_integer()->get() > 0) seconds = lifespan->as_integer()->get();
-    if (lifespan->is_string()) seconds = parse_duration_s(lifespan->as_string()->get());
-    if (seconds && *seconds > 0)
-      config.session_lifespan_s = *seconds;
-    else
-      reader.error("session_lifespan", "expected seconds as a positive integer or a duration such as \"7d\" or \"12h\"");
-  }
+  if (auto seconds = read_duration_s(reader, "session_lifespan", 1,
+                                     "expected seconds as a positive integer or a duration such as \"7d\" or \"12h\""))
+    config.session_lifespan_s = *seconds;
   reader.refuse({"tls"}, "det does not serve TLS yet; remove this section rather than rely on it");
   reader.refuse({"authz", "initial_user_password", "default_task", "ssh", "token"}, not_implemented);
   reader.report_unknown_keys();

@@ -3,6 +3,7 @@
 #include "config/config_error.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,10 @@ struct master_config {
   /// `[security] session_lifespan`: how long a login lasts (seconds, or "7d", "12h").
   int64_t session_lifespan_s = 7 * 24 * 3600;
 };
+
+/// A Go-style duration of whole days, hours, minutes and seconds ("25s", "1m30s", "7d"), in
+/// seconds; nullopt when `text` is not one.
+std::optional<int64_t> parse_duration_s(std::string_view text);
 
 /// Parses and validates a master config; errors as for experiment configs.
 master_config parse_master_config(std::string_view toml_text, std::string_view source_path);

@@ -10,12 +10,7 @@
 
 namespace det::runtime {
 namespace {
-
-constexpr int64_t default_access_token_lifespan_s = 30 * 24 * 3600;
-constexpr int64_t max_token_lifespan_s = int64_t{10} * 365 * 24 * 3600;
-
-} // namespace
-
+/// Why `name` cannot be its name, as a sentence, or "".
 std::string bad_user_name_reason(const std::string& name) {
   if (name.empty() || name.size() > 64)
     return "a user name has 1 to 64 characters";
@@ -25,6 +20,11 @@ std::string bad_user_name_reason(const std::string& name) {
     return "a user name has only letters, digits, '_', '.' and '-', not \"" + name + "\"";
   return "";
 }
+
+constexpr int64_t default_access_token_lifespan_s = 30 * 24 * 3600;
+constexpr int64_t max_token_lifespan_s = int64_t{10} * 365 * 24 * 3600;
+
+} // namespace
 
 void account_routes::add_to(httplib::Server& server) {
   // Asks the accounts actor; `done` gets the reply, errors go to the client with their status.
@@ -193,10 +193,7 @@ void account_routes::add_to(httplib::Server& server) {
   server.Delete(R"(/api/v1/tokens/(\d+))", signed_in([this, ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
     const auto id = parse_id(req.matches[1]).value_or(0);
     ask(res, [&](pb::AccessToken& token) {
-      pb::User owner;
-      owner.set_id(token.user_id());
-      owner.set_username(token.username());
-      if (auto e = require_owner(who, owner, "token " + std::to_string(id), "revoke"))
+      if (auto e = require_owner(who, token.user_id(), token.username(), "token " + std::to_string(id), "revoke"))
         return reply_error(res, sys, e);
       ask(res, [&](bool) {
         auth.forget_token(id);

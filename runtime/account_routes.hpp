@@ -27,7 +27,5 @@ struct account_routes {
   void add_to(httplib::Server& server);
 };
 
-/// Why `name` cannot be a user's name, as a sentence, or "".
-std::string bad_user_name_reason(const std::string& name);
 
 } // namespace det::runtime

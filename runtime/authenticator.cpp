@@ -115,11 +115,11 @@ caf::error require_admin(const principal& who, const std::string& action) {
   return make_error(errc::forbidden, action + " needs an admin, and user " + who.username + " is not one");
 }
 
-caf::error require_owner(const principal& who, const pb::User& owner, const std::string& thing,
+caf::error require_owner(const principal& who, int64_t owner_id, const std::string& owner_name, const std::string& thing,
                          const std::string& verb) {
-  if (who.admin || who.user_id == owner.id())
+  if (who.admin || who.user_id == owner_id)
     return {};
-  return make_error(errc::forbidden, "only " + thing + "'s owner (" + owner.username() + ") or an admin may " + verb +
+  return make_error(errc::forbidden, "only " + thing + "'s owner (" + owner_name + ") or an admin may " + verb +
                                          " it, and user " + who.username + " is neither");
 }
 

@@ -65,6 +65,11 @@ std::string bearer_token(const std::string& authorization);
 /// forbidden unless `who` is an admin: "<action> needs an admin".
 caf::error require_admin(const principal& who, const std::string& action);
 /// forbidden unless `who` owns it (`owner`) or is an admin: "only <thing>'s owner (<name>) or an admin may <verb> it".
-caf::error require_owner(const principal& who, const pb::User& owner, const std::string& thing, const std::string& verb);
+caf::error require_owner(const principal& who, int64_t owner_id, const std::string& owner_name, const std::string& thing,
+                         const std::string& verb);
+inline caf::error require_owner(const principal& who, const pb::User& owner, const std::string& thing,
+                                const std::string& verb) {
+  return require_owner(who, owner.id(), owner.username(), thing, verb);
+}
 
 } // namespace det::runtime

@@ -46,7 +46,6 @@ struct http_gateway::impl {
   master_handles handles;
   master_front_actor front;
   int actor_port;
-  int64_t session_lifespan_s;
   authenticator auth;
   account_routes accounts;  // its routes refer to it: it lives as long as the server
   model_routes models;
@@ -55,7 +54,7 @@ struct http_gateway::impl {
   std::thread thread;
 
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan)
-      : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p), session_lifespan_s(lifespan),
+      : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p),
         auth(s, handles.accounts),
         accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
@@ -89,25 +88,32 @@ struct http_gateway::impl {
       handler(req, res);
     });
   }
+  /// No error when `who` owns experiment `id` or is an admin; else why not (forbidden, not_found,
+  /// or a storage failure). `thing` names what is asked about ("experiment 3", "checkpoint U").
+  caf::error unless_experiment_owner(int64_t id, const principal& who, const std::string& thing, const std::string& verb) {
+    caf::error failure;
+    caf::scoped_actor self{sys};
+    self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{id})
+        .receive([&](pb::User& owner) { failure = require_owner(who, owner, thing, verb); },
+                 [&](caf::error& e) { failure = std::move(e); });
+    return failure;
+  }
+
   /// As signed_in(), for the owner of the experiment the path's first number names, or an admin.
-  httplib::Server::Handler experiment_owner(std::string verb, httplib::Server::Handler handler) {
+  httplib::Server::Handler experiment_owner(std::string verb, signed_in_handler handler) {
     return signed_in([this, verb = std::move(verb), handler = std::move(handler)](
                          const httplib::Request& req, httplib::Response& res, const principal& who) {
       auto id = parse_id(req.matches[1]);
       if (!id)
         return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
-      caf::error failure;
-      caf::scoped_actor self{sys};
-      self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{*id})
-          .receive(
-              [&](pb::User& owner) {
-                failure = require_owner(who, owner, "experiment " + std::to_string(*id), verb);
-              },
-              [&](caf::error& e) { failure = std::move(e); });
-      if (failure)
-        return reply_error(res, sys, failure);
-      handler(req, res);
+      if (auto refusal = unless_experiment_owner(*id, who, "experiment " + std::to_string(*id), verb))
+        return reply_error(res, sys, refusal);
+      handler(req, res, who);
     });
+  }
+  httplib::Server::Handler experiment_owner(std::string verb, httplib::Server::Handler handler) {
+    return experiment_owner(std::move(verb), [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+                                                                            const principal&) { handler(req, res); });
   }
 
   /// Asks `dest` and answers the HTTP request with the reply, or with the error's status
@@ -214,11 +220,9 @@ struct http_gateway::impl {
     self->request(handles.projects, actor_timeout, get_atom::value, project_id{id})
         .receive(
             [&](pb::Project& p) {
-              pb::User owner;
-              owner.set_id(p.owner_id());
-              owner.set_username(p.owner());
               if (p.id() != storage::database::default_project_id)
-                failure = require_owner(who, owner, "project " + p.workspace() + "/" + p.name(), "add experiments to");
+                failure = require_owner(who, p.owner_id(), p.owner(), "project " + p.workspace() + "/" + p.name(),
+                                        "add experiments to");
             },
             [&](caf::error& e) { failure = std::move(e); });
     if (failure && status_of(failure) == 404)
@@ -238,9 +242,7 @@ struct http_gateway::impl {
     if (!failure && found.checkpoint().uuid().empty())
       return reply_error(res, 404, "checkpoint " + uuid + " not found");
     if (!failure)
-      self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{found.checkpoint().experiment_id()})
-          .receive([&](pb::User& owner) { failure = require_owner(who, owner, "checkpoint " + uuid, "delete"); },
-                   [&](caf::error& e) { failure = std::move(e); });
+      failure = unless_experiment_owner(found.checkpoint().experiment_id(), who, "checkpoint " + uuid, "delete");
     if (failure)
       return reply_error(res, sys, failure);
     self->request(handles.collector, actor_timeout, remove_atom::value, uuid)
@@ -679,21 +681,14 @@ struct http_gateway::impl {
     projects.add_to(server);
     server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const httplib::Request& req, httplib::Response& res,
                                                                       const principal& who) { continue_trial(req, res, who); }));
-    server.Post(R"(/api/v1/experiments/(\d+)/move)", signed_in([this](const httplib::Request& req, httplib::Response& res,
-                                                                         const principal& who) {
+    server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const httplib::Request& req,
+                                                                                httplib::Response& res, const principal& who) {
       pb::MoveExperimentRequest body;
       std::string error;
       if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
-      const auto id = *parse_id(req.matches[1]);
-      caf::error failure;
-      caf::scoped_actor self{sys};
-      self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{id})
-          .receive([&](pb::User& owner) { failure = require_owner(who, owner, "experiment " + std::to_string(id), "move"); },
-                   [&](caf::error& e) { failure = std::move(e); });
-      if (failure)
-        return reply_error(res, sys, failure);
       if (!may_add_to_project(body.project_id(), who, res))
         return;
+      caf::scoped_actor self{sys};
       self->request(handles.projects, actor_timeout, update_atom::value, experiment_id{*parse_id(req.matches[1])},
                     project_id{body.project_id()})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });

@@ -8,14 +8,12 @@
 #include <optional>
 #include <utility>
 #include <vector>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
 
 #include "actors/spawn.hpp"
 #include "auth/credentials.hpp"
+#include "auth/private_file.hpp"
 #include "messages/states.hpp"
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
@@ -79,20 +77,6 @@ void restore_warm_start(storage::database& db, const std::vector<pb::Trial>& tri
   plan.warm_start_dir = checkpoint->storage_path() + "/" + uuid;
 }
 
-// Writes `text` to `path` readable by its owner only (0600), creating or replacing it.
-void write_secret_file(const std::string& path, const std::string& text) {
-  auto tmp = path + ".tmp";
-  ::unlink(tmp.c_str());  // O_EXCL: a leftover (or planted) file cannot lend its mode or owner
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0)
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (::close(fd) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  }
-}
-
 // On the first start admin gets a random password, kept in DATA_DIR/admin-password (0600) and
 // printed once; no cluster ever has a blank or well-known one.
 void set_first_admin_password(storage::database& db, const std::string& data_dir) {
@@ -102,7 +86,7 @@ void set_first_admin_password(storage::database& db, const std::string& data_dir
   auto password = auth::random_secret().substr(0, 24);
   auto path = data_dir + "/admin-password";
   // The file first: a crash before the hash is stored makes the next start write a new one.
-  write_secret_file(path, password + "\n");
+  auth::write_private_file(path, password + "\n");
   if (!db.set_admin_password_if_unset(auth::hash_password(password)))
     return;
   std::cout << "master: created user admin with password " << password << " (also in " << path
@@ -113,14 +97,12 @@ void set_first_admin_password(storage::database& db, const std::string& data_dir
 // in DATA_DIR/agent-token.
 std::string agent_token(const config::master_config& mc, const std::string& data_dir) {
   auto path = mc.agent_token_file.empty() ? data_dir + "/agent-token" : mc.agent_token_file;
-  std::ifstream in(path);
-  std::string token;
-  if (in && std::getline(in, token) && !token.empty())
-    return token;
+  if (auto token = auth::read_first_line(path))
+    return *token;
   if (!mc.agent_token_file.empty())
     throw std::runtime_error("security.agent_token_file: cannot read a token from " + path);
-  token = auth::random_secret();
-  write_secret_file(path, token + "\n");
+  auto token = auth::random_secret();
+  auth::write_private_file(path, token + "\n");
   std::cout << "master: agents register with the token in " << path << " (det-node --role=agent --agent-token-file "
             << path << ")" << std::endl;
   return token;

@@ -6,6 +6,8 @@
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
+namespace {
+/// Why `name` cannot be its name, as a sentence, or "".
 std::string bad_model_name_reason(const std::string& name) {
   if (name.empty() || name.size() > 255)
     return "a model name has 1 to 255 characters";
@@ -15,6 +17,7 @@ std::string bad_model_name_reason(const std::string& name) {
     return "a model name may not contain '/', as \"" + name + "\" does";
   return "";
 }
+} // namespace
 
 void model_routes::add_to(httplib::Server& server) {
   auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, models, done, xs...); };
@@ -27,10 +30,7 @@ void model_routes::add_to(httplib::Server& server) {
         .receive([&](pb::GetModelResponse& m) { found = std::move(m); }, [&](caf::error& e) { reply_error(res, sys, e); });
     if (!found)
       return std::nullopt;
-    pb::User owner;
-    owner.set_id(found->model().owner_id());
-    owner.set_username(found->model().owner());
-    if (auto e = require_owner(who, owner, "model " + name, verb)) {
+    if (auto e = require_owner(who, found->model().owner_id(), found->model().owner(), "model " + name, verb)) {
       reply_error(res, sys, e);
       return std::nullopt;
     }

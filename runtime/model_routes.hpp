@@ -18,7 +18,5 @@ struct model_routes {
   void add_to(httplib::Server& server);
 };
 
-/// Why `name` cannot be a model's name, as a sentence, or "".
-std::string bad_model_name_reason(const std::string& name);
 
 } // namespace det::runtime

@@ -1,11 +1,12 @@
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <limits.h>
 #include <stdexcept>
 #include <unistd.h>
 
 #include "runtime/node.hpp"
+
+#include "auth/private_file.hpp"
 
 namespace det::runtime {
 namespace {
@@ -48,12 +49,10 @@ std::pair<std::string, uint16_t> split_host_port(const std::string& text, const 
 }
 
 std::string read_agent_token(const std::string& path) {
-  std::string token;
   if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in || !std::getline(in, token) || token.empty())
-      throw std::runtime_error("--agent-token-file: cannot read a token from " + path);
-    return token;
+    if (auto token = auth::read_first_line(path))
+      return *token;
+    throw std::runtime_error("--agent-token-file: cannot read a token from " + path);
   }
   if (const char* env = std::getenv("DET_AGENT_TOKEN"); env && *env)
     return env;

@@ -16,13 +16,6 @@ std::string bad_name_reason(const std::string& what, const std::string& name) {
   return "";
 }
 
-pb::User owner_of(int64_t id, const std::string& name) {
-  pb::User u;
-  u.set_id(id);
-  u.set_username(name);
-  return u;
-}
-
 } // namespace
 
 void project_routes::add_to(httplib::Server& server) {
@@ -56,7 +49,7 @@ void project_routes::add_to(httplib::Server& server) {
                   const auto id = id_of(req);
                   ask(res, [&](pb::GetWorkspaceResponse& w) {
                     const auto& ws = w.workspace();
-                    if (auto e = require_owner(who, owner_of(ws.owner_id(), ws.owner()), "workspace " + ws.name(), "delete"))
+                    if (auto e = require_owner(who, ws.owner_id(), ws.owner(), "workspace " + ws.name(), "delete"))
                       return reply_error(res, sys, e);
                     ask(res, [&](bool) { res.set_content("{}", "application/json"); }, remove_atom::value, workspace_id{id});
                   }, get_atom::value, workspace_id{id});
@@ -73,7 +66,7 @@ void project_routes::add_to(httplib::Server& server) {
                   // Uncategorized is everyone's; another workspace takes projects from its owner or an admin.
                   const auto& ws = w.workspace();
                   if (ws.id() != storage::database::default_workspace_id)
-                    if (auto e = require_owner(who, owner_of(ws.owner_id(), ws.owner()), "workspace " + ws.name(), "add projects to"))
+                    if (auto e = require_owner(who, ws.owner_id(), ws.owner(), "workspace " + ws.name(), "add projects to"))
                       return reply_error(res, sys, e);
                   ask(res, [&](pb::Project& p) { reply_json(res, p); }, create_atom::value, workspace_id{id}, std::move(*body),
                       user_id{who.user_id});
@@ -91,7 +84,7 @@ void project_routes::add_to(httplib::Server& server) {
                                           const std::string& verb, auto then) {
     const auto id = id_of(req);
     ask(res, [&](pb::Project& p) {
-      if (auto e = require_owner(who, owner_of(p.owner_id(), p.owner()), "project " + p.workspace() + "/" + p.name(), verb))
+      if (auto e = require_owner(who, p.owner_id(), p.owner(), "project " + p.workspace() + "/" + p.name(), verb))
         return reply_error(res, sys, e);
       then(id);
     }, get_atom::value, project_id{id});

@@ -5,17 +5,13 @@
 
 namespace det::storage {
 
-namespace {
-
-void remove_files(const pb::Checkpoint& c) {
+void remove_checkpoint_files(const pb::Checkpoint& c) {
   std::error_code error;
   std::filesystem::remove_all(std::filesystem::path(c.storage_path()) / c.uuid(), error);
   if (error)
     throw std::runtime_error("cannot delete the files of checkpoint " + c.uuid() + " under " + c.storage_path() +
                              ": " + error.message());
 }
-
-} // namespace
 
 int64_t collect_checkpoint_garbage(database& db, int64_t experiment_id, const gc_policy& policy,
                                    const std::string& metric, bool smaller_is_better) {
@@ -31,7 +27,7 @@ int64_t collect_checkpoint_garbage(database& db, int64_t experiment_id, const gc
   auto doomed = checkpoints_to_delete(candidates, policy, smaller_is_better, db.checkpoints_gc_keeps());
   for (const auto& c : checkpoints) {
     if (!doomed.count(c.uuid())) continue;
-    remove_files(c);
+    remove_checkpoint_files(c);
     db.mark_checkpoint_deleted(c.uuid());
   }
   return static_cast<int64_t>(doomed.size());
@@ -41,7 +37,7 @@ bool delete_checkpoint(database& db, const std::string& uuid) {
   auto c = db.get_checkpoint(uuid);
   if (!c) return false;
   if (c->state() == pb::CHECKPOINT_STATE_DELETED) return true;
-  remove_files(*c);
+  remove_checkpoint_files(*c);
   db.mark_checkpoint_deleted(uuid);
   return true;
 }

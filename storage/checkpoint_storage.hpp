@@ -14,6 +14,10 @@ namespace det::storage {
 int64_t collect_checkpoint_garbage(database& db, int64_t experiment_id, const gc_policy& policy,
                                    const std::string& metric, bool smaller_is_better);
 
+/// Removes a checkpoint's directory from the checkpoint storage; throws std::runtime_error when it
+/// cannot.
+void remove_checkpoint_files(const pb::Checkpoint& c);
+
 /// Deletes one checkpoint's files and marks it DELETED. False when there is no such checkpoint.
 bool delete_checkpoint(database& db, const std::string& uuid);
 

@@ -17,9 +17,7 @@ pb::Model model_from(const pqxx::row& row) {
   m.set_id(row[0].as<int64_t>());
   m.set_name(row[1].as<std::string>());
   m.set_description(row[2].as<std::string>());
-  auto labels = row[3].as_array();
-  for (auto [kind, text] = labels.get_next(); kind != pqxx::array_parser::juncture::done; std::tie(kind, text) = labels.get_next())
-    if (kind == pqxx::array_parser::juncture::string_value) m.add_labels(text);
+  text_array_from(row[3], m.mutable_labels());
   m.set_owner_id(row[4].as<int64_t>());
   m.set_owner(row[5].as<std::string>());
   if (auto time = time_from(row[6])) *m.mutable_created_at() = *time;

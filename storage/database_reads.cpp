@@ -34,9 +34,7 @@ pb::Experiment experiment_from(const pqxx::row& row) {
   if (!row[12].is_null()) scheduling.set_max_slots(row[12].as<int32_t>());
   experiment.set_owner_id(row[13].as<int64_t>());
   experiment.set_owner(row[14].as<std::string>());
-  auto labels = row[15].as_array();
-  for (auto [kind, text] = labels.get_next(); kind != pqxx::array_parser::juncture::done; std::tie(kind, text) = labels.get_next())
-    if (kind == pqxx::array_parser::juncture::string_value) experiment.add_labels(text);
+  text_array_from(row[15], experiment.mutable_labels());
   experiment.set_notes(row[16].as<std::string>());
   experiment.set_archived(row[17].as<bool>());
   experiment.set_parent_id(row[18].as<int64_t>());

@@ -1,5 +1,7 @@
 #include "storage/sql_values.hpp"
 
+#include <tuple>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -50,6 +52,12 @@ std::optional<google::protobuf::Timestamp> time_from(const pqxx::field& micros) 
   time.set_seconds(seconds);
   time.set_nanos(static_cast<int32_t>(rest * 1000));
   return time;
+}
+
+void text_array_from(const pqxx::field& field, google::protobuf::RepeatedPtrField<std::string>* out) {
+  auto parser = field.as_array();
+  for (auto [kind, text] = parser.get_next(); kind != pqxx::array_parser::juncture::done; std::tie(kind, text) = parser.get_next())
+    if (kind == pqxx::array_parser::juncture::string_value) *out->Add() = text;
 }
 
 }  // namespace det::storage

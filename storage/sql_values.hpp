@@ -20,6 +20,9 @@ std::string sql_time_or_now(const google::protobuf::Timestamp&);
 /// The SQL expression that selects a timestamptz column as microseconds since the epoch (exactly: extract returns
 /// numeric), which time_from reads back; NULL stays NULL.
 std::string micros_of(const std::string& column);
+/// Reads a text[] column into `out` (labels).
+void text_array_from(const pqxx::field& field, google::protobuf::RepeatedPtrField<std::string>* out);
+
 /// Reads a micros_of column; NULL gives nullopt, so that an unset time stays unset in the message.
 std::optional<google::protobuf::Timestamp> time_from(const pqxx::field& micros);
 

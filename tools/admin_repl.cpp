@@ -19,6 +19,7 @@
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "tools/auth_store.hpp"
+#include "tools/cli_user.hpp"
 #include "tools/rest_client.hpp"
 
 namespace det::tools {
@@ -118,15 +119,10 @@ int run_repl(int argc, char** argv) {
   if (auto saved = login_for(rest.master_url())) {
     token = saved->token;
   } else {
-    pb::LoginRequest request;
     std::string name;
     std::cerr << "Admin user name: " << std::flush;
     std::getline(std::cin, name);
-    request.set_username(name);
-    request.set_password(read_secret("Password: "));
-    pb::LoginResponse reply;
-    rest.post("/api/v1/auth/login", request, reply);
-    token = reply.token();
+    token = log_in(rest, name, read_secret("Password: ")).token();
     rest.use_token(token);
   }
   auto me = rest.get<pb::GetMeResponse>("/api/v1/me");

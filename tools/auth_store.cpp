@@ -6,11 +6,12 @@
 #include <iostream>
 #include <stdexcept>
 
-#include <fcntl.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "auth/private_file.hpp"
 
 namespace det::tools {
 namespace {
@@ -37,17 +38,7 @@ nlohmann::json read_store() {
 void write_store(const nlohmann::json& store) {
   const auto path = store_path();
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  const auto tmp = path + ".tmp";
-  ::unlink(tmp.c_str());  // O_EXCL: a leftover file cannot lend its mode
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0)
-    throw std::runtime_error("cannot write the login to " + path);
-  const auto text = store.dump(2) + "\n";
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (::close(fd) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write the login to " + path);
-  }
+  auth::write_private_file(path, store.dump(2) + "\n");
 }
 
 } // namespace

@@ -13,26 +13,18 @@
 #include "tools/rest_client.hpp"
 
 namespace det::tools {
-namespace {
-
-std::string path_of(std::int64_t id) {
-  return "/api/v1/experiments/" + std::to_string(id);
-}
-
-} // namespace
-
 int add_label(rest_client& master, std::int64_t id, const std::string& label) {
   pb::LabelRequest body;
   body.set_label(label);
   google::protobuf::Empty reply;
-  master.post(path_of(id) + "/labels", body, reply);
+  master.post(experiment_path(id) + "/labels", body, reply);
   std::cout << "Experiment " << id << " has the label " << label << ".\n";
   return 0;
 }
 
 int remove_label(rest_client& master, std::int64_t id, const std::string& label) {
   google::protobuf::Empty reply;
-  master.del(path_of(id) + "/labels/" + url_encoded(label), reply);
+  master.del(experiment_path(id) + "/labels/" + url_encoded(label), reply);
   std::cout << "Experiment " << id << " no longer has the label " << label << ".\n";
   return 0;
 }
@@ -44,7 +36,7 @@ int set_text(rest_client& master, std::int64_t id, const std::string& field, con
   else
     body.set_description(text);
   google::protobuf::Empty reply;
-  master.patch(path_of(id), body, reply);
+  master.patch(experiment_path(id), body, reply);
   std::cout << "Experiment " << id << "'s " << field << " is now: " << text << "\n";
   return 0;
 }
@@ -52,17 +44,17 @@ int set_text(rest_client& master, std::int64_t id, const std::string& field, con
 int notes(rest_client& master, std::int64_t id, const std::string& from_file) {
   if (!from_file.empty()) {
     pb::PatchExperimentRequest body;
-    body.set_notes(from_file == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_file(from_file));
+    body.set_notes(read_file_or_stdin(from_file));
     google::protobuf::Empty reply;
-    master.patch(path_of(id), body, reply);
+    master.patch(experiment_path(id), body, reply);
   }
-  std::cout << master.get<pb::GetExperimentResponse>(path_of(id)).experiment().notes();
+  std::cout << master.get<pb::GetExperimentResponse>(experiment_path(id)).experiment().notes();
   return 0;
 }
 
 int archive(rest_client& master, std::int64_t id, bool archived) {
   google::protobuf::Empty body, reply;
-  master.post(path_of(id) + (archived ? "/archive" : "/unarchive"), body, reply);
+  master.post(experiment_path(id) + (archived ? "/archive" : "/unarchive"), body, reply);
   std::cout << "Experiment " << id << (archived ? " is archived" : " is no longer archived") << ".\n";
   return 0;
 }
@@ -70,7 +62,7 @@ int archive(rest_client& master, std::int64_t id, bool archived) {
 int wait_experiment(rest_client& master, std::int64_t id, double interval_s) {
   master.retry_unreachable_for(std::chrono::seconds(60));  // rides out a master restart
   for (;;) {
-    auto exp = master.get<pb::GetExperimentResponse>(path_of(id)).experiment();
+    auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id)).experiment();
     if (is_terminal(exp.state())) {
       std::cout << "Experiment " << id << " ended: " << state_name(exp.state()) << "\n";
       return exp.state() == pb::STATE_COMPLETED ? 0 : 1;

@@ -22,8 +22,6 @@ std::string slot_type_name(pb::SlotType type) {
   }
 }
 
-std::string yes_no(bool b) { return b ? "yes" : "no"; }
-
 } // namespace
 
 int list_agents(rest_client& master, bool json) {

@@ -26,10 +26,6 @@ constexpr std::int32_t list_page = 1000;  // experiments a request
 // Long enough to ride out a master restart (it recovers experiments from the database).
 constexpr auto master_restart_window = std::chrono::seconds(60);
 
-std::string experiment_path(std::int64_t id) {
-  return "/api/v1/experiments/" + std::to_string(id);
-}
-
 // The trial the progress line follows: the first one training, else the first
 // one not yet ended, else the last one.
 const pb::Trial* shown_trial(const pb::GetExperimentResponse& exp) {
@@ -176,10 +172,8 @@ int list_experiments(rest_client& master, const experiment_query& query, bool js
   }
   table out({"ID", "Owner", "Project", "Name", "State", "Trials", "Searcher", "Labels", "Archived", "Start Time"});
   for (const auto& exp : list.experiments()) {
-    std::string labels;
-    for (const auto& l : exp.labels()) labels += (labels.empty() ? "" : ",") + l;
     out.add_row({std::to_string(exp.id()), exp.owner(), exp.project(), exp.name(), state_name(exp.state()),
-                 std::to_string(exp.num_trials()), exp.searcher(), labels, exp.archived() ? "yes" : "no",
+                 std::to_string(exp.num_trials()), exp.searcher(), comma_joined(exp.labels()), exp.archived() ? "yes" : "no",
                  format_time(exp.start_time())});
   }
   out.print(std::cout);

@@ -1,5 +1,9 @@
 #include "tools/cli_format.hpp"
 
+#include <iterator>
+
+#include <iostream>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -140,6 +144,26 @@ std::string read_file(const std::string& path) {
   if (!in)
     throw std::runtime_error("cannot read " + path + ".");
   return text.str();
+}
+
+std::string read_file_or_stdin(const std::string& path) {
+  if (path == "-")
+    return std::string(std::istreambuf_iterator<char>(std::cin), {});
+  return read_file(path);
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
+
+std::string comma_joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+std::string experiment_path(std::int64_t id) {
+  return "/api/v1/experiments/" + std::to_string(id);
 }
 
 } // namespace det::tools

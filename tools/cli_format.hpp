@@ -2,6 +2,7 @@
 // How the det CLI renders what the master returns: tables, states, times,
 // metrics and hyperparameters.
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -31,6 +32,17 @@ std::string state_name(pb::CheckpointState state);
 
 /// The whole file at `path`; throws std::runtime_error naming it if it cannot be read.
 std::string read_file(const std::string& path);
+/// As read_file(), but "-" reads standard input (notes piped in).
+std::string read_file_or_stdin(const std::string& path);
+
+/// "yes" or "no".
+std::string yes_no(bool b);
+
+/// The items separated by commas (labels in a table cell).
+std::string comma_joined(const google::protobuf::RepeatedPtrField<std::string>& items);
+
+/// The REST path of an experiment: /api/v1/experiments/ID.
+std::string experiment_path(std::int64_t id);
 
 /// UTC "YYYY-MM-DD HH:MM:SS", or "" for an unset timestamp.
 std::string format_time(const google::protobuf::Timestamp& time);

@@ -18,12 +18,6 @@ std::string model_path(const std::string& name) {
   return "/api/v1/models/" + url_encoded(name);
 }
 
-std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out;
-}
-
 } // namespace
 
 int create_model(rest_client& master, const std::string& name, const std::string& description,
@@ -49,7 +43,7 @@ int list_models(rest_client& master, bool json) {
   }
   table out({"ID", "Name", "Owner", "Versions", "Labels", "Description", "Created"});
   for (const auto& m : models.models())
-    out.add_row({std::to_string(m.id()), m.name(), m.owner(), std::to_string(m.num_versions()), joined(m.labels()),
+    out.add_row({std::to_string(m.id()), m.name(), m.owner(), std::to_string(m.num_versions()), comma_joined(m.labels()),
                  m.description(), format_time(m.created_at())});
   out.print(std::cout);
   return 0;
@@ -65,7 +59,7 @@ int describe_model(rest_client& master, const std::string& name, bool json) {
   std::cout << "Model " << m.name() << " (id " << m.id() << "), owner " << m.owner() << ", created "
             << format_time(m.created_at()) << "\n";
   if (!m.description().empty()) std::cout << "Description: " << m.description() << "\n";
-  if (m.labels_size() > 0) std::cout << "Labels: " << joined(m.labels()) << "\n";
+  if (m.labels_size() > 0) std::cout << "Labels: " << comma_joined(m.labels()) << "\n";
   table out({"Version", "Name", "Checkpoint", "Experiment", "Trial", "Batches", "Metadata", "Created"});
   for (const auto& v : model.versions())
     out.add_row({std::to_string(v.version()), v.name(), v.checkpoint_uuid(), std::to_string(v.checkpoint().experiment_id()),

@@ -124,7 +124,7 @@ int project_notes(rest_client& master, const std::string& workspace, const std::
   auto p = project_named(master, workspace, name);
   if (!from_file.empty()) {
     pb::PatchProjectRequest change;
-    change.set_notes(from_file == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_file(from_file));
+    change.set_notes(read_file_or_stdin(from_file));
     pb::GetProjectResponse reply;
     master.patch("/api/v1/projects/" + std::to_string(p.id()), change, reply);
     p = reply.project();

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "config/master_config.hpp"
 #include "messages/api.pb.h"
 #include "messages/json.hpp"
 #include "tools/auth_store.hpp"
@@ -21,21 +22,11 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 /// "30d", "12h", "90m", "45s" or plain seconds, as seconds; throws a sentence naming --lifespan.
 int64_t lifespan_seconds(const std::string& text) {
-  std::size_t end = 0;
-  int64_t amount = -1;
-  try {
-    amount = std::stoll(text, &end);
-  } catch (const std::exception&) {
-  }
-  const std::string unit = text.substr(end == 0 ? text.size() : end);
-  const int64_t scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
-  if (amount <= 0 || scale == 0)
+  const bool digits = !text.empty() && text.size() <= 12 && text.find_first_not_of("0123456789") == std::string::npos;
+  auto seconds = digits ? std::optional<int64_t>{std::stoll(text)} : config::parse_duration_s(text);
+  if (!seconds || *seconds <= 0)
     throw std::runtime_error("--lifespan: expected a duration such as 30d, 12h or 3600, not \"" + text + "\"");
-  return amount * scale;
-}
-
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
+  return *seconds;
 }
 
 /// A new password, asked twice on a terminal.
@@ -48,6 +39,15 @@ std::string new_password(const std::string& whose) {
 
 } // namespace
 
+pb::LoginResponse log_in(rest_client& master, const std::string& username, const std::string& password) {
+  pb::LoginRequest request;
+  request.set_username(username);
+  request.set_password(password);
+  pb::LoginResponse reply;
+  master.post("/api/v1/auth/login", request, reply);
+  return reply;
+}
+
 int login(rest_client& master, std::string username) {
   if (username.empty())
     username = env_or("DET_USER", "");
@@ -55,12 +55,8 @@ int login(rest_client& master, std::string username) {
     std::cerr << "Username: " << std::flush;
     std::getline(std::cin, username);
   }
-  pb::LoginRequest request;
-  request.set_username(username);
   const char* pass = std::getenv("DET_PASS");
-  request.set_password(pass ? pass : read_secret("Password for " + username + ": "));
-  pb::LoginResponse reply;
-  master.post("/api/v1/auth/login", request, reply);
+  auto reply = log_in(master, username, pass ? pass : read_secret("Password for " + username + ": "));
   save_login(master.master_url(), {reply.user().username(), reply.token()});
   std::cout << "Logged in to " << master.master_url() << " as user " << reply.user().username()
             << (reply.user().admin() ? " (admin)" : "") << ".\n";
@@ -129,12 +125,7 @@ int change_password(rest_client& master, std::string username) {
   std::cout << "Changed the password of user " << username << "; its sessions were logged out.\n";
   if (username == me && std::getenv("DET_USER_TOKEN") == nullptr) {
     // This session was one of them: log in again with the new password.
-    pb::LoginRequest login;
-    login.set_username(me);
-    login.set_password(request.password());
-    pb::LoginResponse reply;
-    master.post("/api/v1/auth/login", login, reply);
-    save_login(master.master_url(), {me, reply.token()});
+    save_login(master.master_url(), {me, log_in(master, me, request.password()).token()});
   }
   return 0;
 }

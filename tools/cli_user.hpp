@@ -4,9 +4,14 @@
 #include <cstdint>
 #include <string>
 
+#include "messages/api.pb.h"
+
 namespace det::tools {
 
 class rest_client;
+
+/// POST /api/v1/auth/login: a new session of `username` (the reply's token and user).
+pb::LoginResponse log_in(rest_client& master, const std::string& username, const std::string& password);
 
 /// Logs `username` in (DET_USER, else asked; the password from DET_PASS, else asked) and saves
 /// the session for this master.

@@ -111,7 +111,7 @@ class RegistryTest(unittest.TestCase):
         self.assertIn("only an ended experiment can be deleted", error)
         c.post(f"/api/v1/experiments/{running}/kill", {})
 
-    def test_3_fork_takes_the_config_and_model_definition_with_overrides(self):
+    def test_3_fork_takes_the_config_with_overrides_and_records_its_parent(self):
         c = self.cluster
         parent = c.submit(simulated_config("parent", 10))
         c.wait_experiment(parent, {"STATE_COMPLETED"}, timeout=120)
@@ -155,9 +155,6 @@ class RegistryTest(unittest.TestCase):
         code, error = self.cluster.status("POST", f"/api/v1/trials/{trial}/continue", {"max_length": 0})
         self.assertEqual(code, 400)
         self.assertIn("max_length must be positive", error)
-        # The parent's checkpoint it resumed from is kept from GC for good, as a warm start is.
-        kept = c.get(f"/api/v1/checkpoints/{c.get(f'/api/v1/trials/{trial}')['trial']['latest_checkpoint_uuid']}")
-        self.assertEqual(kept["checkpoint"]["state"], "CHECKPOINT_STATE_COMPLETED")
 
 
 if __name__ == "__main__":

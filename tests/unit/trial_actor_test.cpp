@@ -242,8 +242,11 @@ TEST_CASE("a trial's gate passes on only what carries the current run's token") 
   hello.set_allocation_id(f.run_id());
   hello.set_allocation_token("forged");
   caf::error refusal;
-  self->send(f.trial, hello);  // a hello without the token gets no endpoint
+  auto forged_hello = self->request(f.trial, caf::infinite, hello);  // without the token: no endpoint
   f.run();
+  forged_hello.receive([](pb::TrialSpec&, trial_endpoint&) { FAIL("a hello without the run's token got an endpoint"); },
+                       [&](caf::error& e) { refusal = e; });
+  CHECK(static_cast<errc>(refusal.code()) == errc::refused);
   hello.set_allocation_token(token);
   trial_endpoint gate;
   auto hello_request = self->request(f.trial, caf::infinite, hello);
