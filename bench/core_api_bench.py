@@ -32,18 +32,15 @@ reports = %d
 """
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reports", type=int, default=2000)
-    args = ap.parse_args()
+def measure(c, reports):
+    """Runs the reporter trial on cluster `c`; its figures, checked against what was stored."""
     model_dir = tempfile.mkdtemp(prefix="det-core-bench-")
-    shutil.copy(os.path.join(HERE, "core_api_reporter/report.py"), model_dir)
-    shutil.copy(os.path.join(HERE, "../examples/core-api/det_core.py"), model_dir)
-    c = Cluster(agents=1).start()
     try:
+        shutil.copy(os.path.join(HERE, "core_api_reporter/report.py"), model_dir)
+        shutil.copy(os.path.join(HERE, "../examples/core-api/det_core.py"), model_dir)
         config = os.path.join(c.root, "bench.toml")
         with open(config, "w") as f:
-            f.write(CONFIG % args.reports)
+            f.write(CONFIG % reports)
         out = c.det("submit", config, model_dir)
         assert out.returncode == 0, out.stderr
         exp_id = int(out.stdout.split()[-1])
@@ -54,13 +51,24 @@ def main():
         line = next(l for l in logs if l.startswith("core_api_bench "))
         m = json.loads(line.split(" ", 1)[1])
         stored = len(c.get(f"/api/v1/trials/{trial}/metrics?group=training")["metrics"])
-        assert stored == args.reports, f"only {stored} of {args.reports} reports were stored"
+        assert stored == reports, f"only {stored} of {reports} reports were stored"
+        return m
+    finally:
+        shutil.rmtree(model_dir, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reports", type=int, default=2000)
+    args = ap.parse_args()
+    c = Cluster(agents=1).start()
+    try:
+        m = measure(c, args.reports)
         print(f"reports_per_second={m['reports_per_second']:.0f} report_p50_ms={m['report_p50_ms']:.2f} "
               f"baseline_get_per_second={m['baseline_per_second']:.0f} baseline_p50_ms={m['baseline_p50_ms']:.2f} "
-              f"ratio={m['reports_per_second'] / m['baseline_per_second']:.2f} stored={stored}/{args.reports}")
+              f"ratio={m['reports_per_second'] / m['baseline_per_second']:.2f} stored={args.reports}/{args.reports}")
     finally:
         c.stop()
-        shutil.rmtree(model_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -144,8 +144,30 @@ void read_resource_manager(table_reader& root, master_config& config, std::optio
   reader.report_unknown_keys();
 }
 
-/// `[security]`: where the agent token is kept and how long a login lasts. TLS is refused until
-/// det serves it: an operator who writes [security.tls] must not get plain text and no word of it.
+/// `[security.tls]`: the master's certificate and key, and the CA its agents', workers' and
+/// REPLs' certificates must chain to. All three or none: a half-written section is refused, never
+/// served as plain text.
+void read_tls(table_reader& security, master_config& config) {
+  const auto* table = security.read_table("tls");
+  if (!table) return;
+  table_reader reader(*table, security.path_of("tls"), security.diag());
+  auth::tls_files files;
+  const struct { const char* key; std::string* field; const char* what; } keys[] = {
+      {"cert", &files.cert, "the master's certificate chain (PEM)"},
+      {"key", &files.key, "that certificate's private key (PEM)"},
+      {"ca", &files.ca, "the CA certificates (PEM) that agents', workers' and REPLs' certificates must chain to"}};
+  for (const auto& k : keys) {
+    auto path = reader.read_string(k.key);
+    if (path && !path->empty())
+      *k.field = *path;
+    else if (path || !table->contains(k.key))  // else read_string said what is wrong with it
+      reader.error(k.key, std::string(path ? "must not be empty" : "is required") + ": the path of " + k.what);
+  }
+  reader.report_unknown_keys();
+  if (!files.cert.empty() && !files.key.empty() && !files.ca.empty()) config.tls = files;
+}
+
+/// `[security]`: where the agent token is kept, how long a login lasts, and TLS.
 void read_security(table_reader& root, master_config& config) {
   const auto* table = root.read_table("security");
   if (!table) return;
@@ -154,7 +176,7 @@ void read_security(table_reader& root, master_config& config) {
   if (auto seconds = read_duration_s(reader, "session_lifespan", 1,
                                      "expected seconds as a positive integer or a duration such as \"7d\" or \"12h\""))
     config.session_lifespan_s = *seconds;
-  reader.refuse({"tls"}, "det does not serve TLS yet; remove this section rather than rely on it");
+  read_tls(reader, config);
   reader.refuse({"authz", "initial_user_password", "default_task", "ssh", "token"}, not_implemented);
   reader.report_unknown_keys();
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
 
 #include <cstdint>
@@ -29,8 +30,8 @@ struct resource_pool_config {
 /// pool_name, description, max_aux_containers_per_agent, [resource_pools.scheduler]`,
 /// `[resource_manager] type, default_compute_resource_pool, default_aux_resource_pool,
 /// agent_reconnect_wait, [resource_manager.scheduler]`, `[security] agent_token_file,
-/// session_lifespan`. Other keys of Determined's master.yaml are refused with a sentence naming
-/// them, [security.tls] included.
+/// session_lifespan, [security.tls] cert, key, ca`. Other keys of Determined's master.yaml are
+/// refused with a sentence naming them.
 struct master_config {
   /// The actor system's port (agents and workers connect here); 0 picks a free one.
   int port = 8090;
@@ -59,6 +60,9 @@ struct master_config {
   std::string agent_token_file;
   /// `[security] session_lifespan`: how long a login lasts (seconds, or "7d", "12h").
   int64_t session_lifespan_s = 7 * 24 * 3600;
+  /// `[security.tls] cert, key, ca`: REST over HTTPS and the actor port over TLS, where agents,
+  /// workers and REPLs show certificates signed by `ca`. Unset: both serve plain text.
+  std::optional<auth::tls_files> tls;
 };
 
 /// A Go-style duration of whole days, hours, minutes and seconds ("25s", "1m30s", "7d"), in

@@ -13,8 +13,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <unistd.h>
 
 #include "messages/timestamp.hpp"
@@ -23,6 +25,7 @@
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
 #include "gpu/devices.hpp"
+#include "messages/actor_links.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
@@ -70,6 +73,7 @@ struct agent_process_state {
   int http_port = 0;  // the master's REST API, from its welcome
   uint16_t master_port = 0;
   std::string worker_binary;
+  std::optional<auth::tls_files> tls;  // the links are TLS; its workers show the same certificate
   std::string agent_token;  // the cluster's: the master admits no agent without it
   std::string session_token;  // from the latest welcome: every message to the endpoint carries it
   master_actor master;
@@ -106,11 +110,11 @@ void flush_logs(self_ptr self) {
 void connect(self_ptr self) {
   auto& st = self->state;
   // remote_actor blocks; this actor is detached, so only it waits.
-  auto master = self->system().middleman().remote_actor<master_actor>(st.master_host, st.master_port);
+  auto master = connect_to_master(self->system(), st.master_host, st.master_port);
   if (!master) {
     if (!st.announced_wait)
       std::cerr << "agent " << st.info.id() << ": waiting for the master at " << st.master_host
-                << ":" << st.master_port << " (" << self->system().render(master.error()) << ")"
+                << ":" << st.master_port << " (" << error_sentence(self->system(), master.error()) << ")"
                 << std::endl;
     st.announced_wait = true;
     self->delayed_send(self, retry_delay, connect_atom::value);
@@ -177,8 +181,12 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
       {"DET_ALLOCATION_TOKEN", start.allocation_token()},  // the worker proves its run with it
       {"DET_TRIAL_ID", std::to_string(start.trial_id())},
       {"DET_AGENT_ID", st.info.id()},
-      {"DET_MASTER", "http://" + st.master_host + ":" + std::to_string(st.http_port)},
+      {"DET_MASTER", (st.tls ? "https://" : "http://") + st.master_host + ":" + std::to_string(st.http_port)},
   };
+  // Always set: a plain agent started from a shell that exports them must not pass them on.
+  env[auth::master_ca_variable] = st.tls ? st.tls->ca : "";
+  env[auth::tls_cert_variable] = st.tls ? st.tls->cert : "";
+  env[auth::tls_key_variable] = st.tls ? st.tls->key : "";
   for (auto& [k, v] : start.env())
     env[k] = v;
   std::vector<std::string> argv{st.worker_binary,
@@ -219,10 +227,12 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
   }
 }
 
-agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host,
-                                              uint16_t port, std::string worker_binary, std::string agent_token) {
+agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host, uint16_t port,
+                                              std::string worker_binary, std::string agent_token,
+                                              std::optional<auth::tls_files> tls) {
   auto& st = self->state;
   st.agent_token = std::move(agent_token);
+  st.tls = std::move(tls);
   st.info = std::move(info);
   st.master_host = std::move(host);
   st.master_port = port;
@@ -359,15 +369,31 @@ pb::Agent describe_machine(const agent_options& opts) {
   return a;
 }
 
+// --master-ca, --tls-cert and --tls-key: all three or none, checked, and absolute, since its
+// workers run in directories of their own.
+std::optional<auth::tls_files> agent_tls(const agent_options& opts) {
+  if (opts.master_ca.empty() && opts.tls_cert.empty() && opts.tls_key.empty())
+    return std::nullopt;
+  if (opts.master_ca.empty() || opts.tls_cert.empty() || opts.tls_key.empty())
+    throw std::runtime_error("joining a master over TLS needs all of --master-ca, --tls-cert and --tls-key");
+  namespace fs = std::filesystem;
+  auth::tls_files files{fs::absolute(opts.tls_cert), fs::absolute(opts.tls_key), fs::absolute(opts.master_ca)};
+  auth::check_tls_files(files, {"--tls-cert", "--tls-key", "--master-ca"});
+  return files;
+}
+
 } // namespace
 
 int run_agent(const agent_options& opts) {
   auto [host, port] = split_host_port(opts.master, "--master");
   auto info = describe_machine(opts);
+  auto tls = agent_tls(opts);
   caf::actor_system_config cfg;
   configure_node(cfg);
+  if (tls)
+    use_tls_links(cfg, *tls);
   caf::actor_system sys{cfg};
-  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token);
+  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls);
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;

@@ -32,6 +32,12 @@ int main(int argc, char** argv) {
   app.add_option("--agent-token-file", agent_token_file,
                  "agent: file holding the master's agent token (DATA_DIR/agent-token; or set DET_AGENT_TOKEN)");
 
+  app.add_option("--master-ca", a.master_ca,
+                 "agent: CA certificate(s) the master's certificate chains to; joins it over TLS");
+  app.add_option("--tls-cert", a.tls_cert, "agent: with --master-ca, this agent's certificate (signed by the master's "
+                                           "security.tls.ca; its workers show it too)");
+  app.add_option("--tls-key", a.tls_key, "agent: with --master-ca, the private key of --tls-cert");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (role == "master") {

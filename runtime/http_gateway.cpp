@@ -50,15 +50,25 @@ struct http_gateway::impl {
   account_routes accounts;  // its routes refer to it: it lives as long as the server
   model_routes models;
   project_routes projects;
-  httplib::Server server;
+  std::unique_ptr<httplib::Server> served;  // an httplib::SSLServer with TLS
+  httplib::Server& server;
   std::thread thread;
 
-  impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan)
+  impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan,
+       const std::optional<auth::tls_files>& tls)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p),
         auth(s, handles.accounts),
         accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
-        projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }} {}
+        projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        served(make_server(tls)),
+        server(*served) {}
+
+  static std::unique_ptr<httplib::Server> make_server(const std::optional<auth::tls_files>& tls) {
+    if (!tls)
+      return std::make_unique<httplib::Server>();
+    return std::make_unique<httplib::SSLServer>(tls->cert.c_str(), tls->key.c_str());
+  }
 
   /// `handler`, run only for a caller whose bearer token is valid; 401 with the reason otherwise.
   httplib::Server::Handler signed_in(signed_in_handler handler) {
@@ -765,8 +775,11 @@ struct http_gateway::impl {
 };
 
 http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-                           int actor_port, int64_t session_lifespan_s)
-    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s)) {
+                           int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls)
+    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s, tls)) {
+  if (!impl_->server.is_valid())
+    throw std::runtime_error("cannot serve HTTPS with security.tls.cert " + tls->cert + " and security.tls.key " +
+                             tls->key);
   impl_->routes();
 }
 
@@ -777,7 +790,12 @@ http_gateway::~http_gateway() {
 int http_gateway::start(const std::string& address, int port) {
   auto& srv = impl_->server;
   srv.set_tcp_nodelay(true);
-  srv.new_task_queue = [] { return new httplib::ThreadPool(8); };
+  // httplib closes a kept-alive connection after 5 requests by default: a client reporting metrics
+  // would then pay a new TCP (and TLS) handshake every fifth request. Each kept-alive connection
+  // holds a pool thread until it closes, so connections still rotate, every 100 requests, and the
+  // pool has room for many Core API processes besides the CLI.
+  srv.set_keep_alive_max_count(100);
+  srv.new_task_queue = [] { return new httplib::ThreadPool(32); };
   int bound = port == 0 ? srv.bind_to_any_port(address.c_str()) : port;
   if (port != 0 && !srv.bind_to_port(address.c_str(), port))
     bound = -1;

@@ -4,17 +4,20 @@
 // GET /api/v1/master and the Core API's (which carry their run's token) needs a user's bearer token.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "actors/local_interfaces.hpp"
+#include "auth/tls_files.hpp"
 
 namespace det::runtime {
 
 class http_gateway {
 public:
-  /// Sessions from POST /api/v1/auth/login last `session_lifespan_s`.
+  /// Sessions from POST /api/v1/auth/login last `session_lifespan_s`. With `tls` it serves HTTPS
+  /// only, with tls->cert and tls->key (clients are not asked for certificates: they sign in).
   http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-               int actor_port, int64_t session_lifespan_s);
+               int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls);
   ~http_gateway();
 
   /// Binds and serves on a thread of its own; returns the bound port (useful

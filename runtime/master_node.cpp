@@ -14,11 +14,13 @@
 #include "actors/spawn.hpp"
 #include "auth/credentials.hpp"
 #include "auth/private_file.hpp"
+#include "auth/tls_files.hpp"
 #include "messages/states.hpp"
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
 #include "config/experiment_config.hpp"
 #include "config/master_config.hpp"
+#include "messages/actor_links.hpp"
 #include "messages/caf_types.hpp"
 #include "runtime/http_gateway.hpp"
 #include "runtime/node.hpp"
@@ -114,6 +116,9 @@ int run_master(const master_options& opts) {
   config::master_config mc;
   if (!opts.config_path.empty())
     mc = config::load_master_config(opts.config_path);
+  // Before anything starts: CAF's OpenSSL module would abort on a file it cannot load.
+  if (mc.tls)
+    auth::check_tls_files(*mc.tls, {"security.tls.cert", "security.tls.key", "security.tls.ca"});
   int port = opts.port >= 0 ? opts.port : mc.port;
   int http_port = opts.http_port >= 0 ? opts.http_port : mc.http_port;
   auto db_url = !opts.db.empty() ? opts.db : mc.db;
@@ -157,6 +162,8 @@ int run_master(const master_options& opts) {
 
   caf::actor_system_config cfg;
   configure_node(cfg);
+  if (mc.tls)
+    use_tls_links(cfg, *mc.tls);
   caf::actor_system sys{cfg};
 
   master_handles handles;
@@ -188,17 +195,16 @@ int run_master(const master_options& opts) {
 
   // The network reaches the master only through gates (actors/network_gates.cpp).
   auto gate = spawn_front_gate(sys, handles, directory);
-  auto bound = sys.middleman().publish(gate,
-                                       static_cast<uint16_t>(port), opts.listen.c_str(), true);
+  auto bound = serve_master(gate, static_cast<uint16_t>(port), opts.listen);
   if (!bound)
     throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
                              std::to_string(port) + ": " + sys.render(bound.error()));
-  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s};
+  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.tls};
   int bound_http = gateway.start(opts.listen, http_port);
   handles.http_port->store(bound_http);
   write_ready_file(opts.ready_file, *bound, bound_http);
-  std::cout << "master: serving REST on http://" << opts.listen << ":" << bound_http
-            << " and actors on port " << *bound << std::endl;
+  std::cout << "master: serving REST on " << (mc.tls ? "https://" : "http://") << opts.listen << ":" << bound_http
+            << " and actors on port " << *bound << (mc.tls ? " over TLS" : "") << std::endl;
 
   auto sig = wait_for_stop_signal();
   std::cout << "master: stopping on signal " << sig << std::endl;

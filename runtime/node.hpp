@@ -24,6 +24,9 @@ struct agent_options {
   std::string slots = "auto";             // auto | cpu:N
   std::string id;                         // default: the hostname
   std::string agent_token;                // the cluster's agent token, which the master admits agents by
+  std::string master_ca;                  // TLS: the CA the master's certificate chains to
+  std::string tls_cert;                   // TLS: this agent's certificate, signed by the master's security.tls.ca
+  std::string tls_key;                    // TLS: its private key
 };
 
 struct worker_options {

@@ -14,6 +14,7 @@
 
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
+#include "messages/actor_links.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 
@@ -39,6 +40,9 @@ bool lost_master(const caf::error& e) {
 struct worker_system_config : caf::actor_system_config {
   worker_system_config() {
     configure_node(*this);
+    // The agent's TLS settings, which it hands its workers in the environment.
+    if (auto tls = tls_files_from_environment())
+      use_tls_links(*this, *tls);
     set("scheduler.max-threads", size_t{1});
   }
 };
@@ -73,9 +77,9 @@ worker_connection::~worker_connection() = default;
 bool worker_connection::connect(pb::TrialSpec& spec, std::string& failure, bool& refused) {
   auto& s = *state_;
   refused = false;
-  auto master = s.self->system().middleman().remote_actor<master_actor>(s.host, s.port);
+  auto master = connect_to_master(s.self->system(), s.host, s.port);
   if (!master) {
-    failure = s.self->system().render(master.error());
+    failure = error_sentence(s.self->system(), master.error());
     return false;
   }
   bool ok = false;
@@ -165,6 +169,12 @@ void worker_connection::send_metrics(pb::MetricBatch batch, std::string group) {
   s.pending_group = std::move(group);
   s.pending_batch = batch;
   s.pending.emplace(s.self->request(s.trial, metrics_ack_timeout, std::move(batch), s.hello.allocation_token()));
+}
+
+bool worker_connection::metrics_answered() {
+  auto& s = *state_;
+  // This thread's actor expects no other message than the answer and the trial's down message.
+  return !s.pending || !s.self->mailbox().empty();
 }
 
 void worker_connection::await_metrics() {

@@ -59,6 +59,10 @@ class worker_connection {
   /// throws if the master refused it.
   void await_metrics();
 
+  /// Whether await_metrics() would return at once: nothing is in flight, or its answer (or
+  /// news of the connection) has arrived.
+  bool metrics_answered();
+
  private:
   /// The actor system, this thread's actor, the trial's handle and the batch in flight.
   struct state;

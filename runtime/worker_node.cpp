@@ -11,6 +11,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -100,6 +101,7 @@ int run_worker(const worker_options& opts) {
   exit.set_trial_id(opts.trial_id);
   exit.set_allocation_id(opts.allocation_id);
   exit.set_rank(opts.rank);
+  std::optional<worker_reporter> reporter;
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
     if (!cfg.harness_entrypoint()) {  // the pool places it on one agent
@@ -111,7 +113,7 @@ int run_worker(const worker_options& opts) {
     std::cout << "trial " << spec.trial_id() << ": training " << cfg.entrypoint.front() << " to "
               << plan.length << " " << config::to_string(from_proto(spec.validate_after_unit())) << " with hyperparameters "
               << spec.hparams() << std::endl;
-    worker_reporter reporter{link, spec.trial_id(), spec.allocation_id(), stop_requested};
+    reporter.emplace(link, spec.trial_id(), spec.allocation_id(), stop_requested);
     std::unique_ptr<harness::collective> peers;
     if (opts.world_size > 1) {
       worker_rendezvous rendezvous{link, spec.allocation_id()};
@@ -122,8 +124,8 @@ int run_worker(const worker_options& opts) {
                 << " connected to the others" << std::endl;
       plan.peers = peers.get();
     }
-    bool stopped = harness::run_trial(plan, reporter);
-    reporter.drain();
+    bool stopped = harness::run_trial(plan, *reporter);
+    reporter->drain();
     exit.set_outcome(stopped ? pb::WORKER_OUTCOME_STOPPED : pb::WORKER_OUTCOME_COMPLETED);
     std::cout << "trial " << spec.trial_id() << (stopped ? ": stopped on request" : ": finished training")
               << std::endl;
@@ -139,6 +141,15 @@ int run_worker(const worker_options& opts) {
     std::cerr << "error: the trial threw something that is not a std::exception" << std::endl;
     exit.set_outcome(pb::WORKER_OUTCOME_ERRORED);
     exit.set_message("the trial threw something that is not a std::exception");
+  }
+  // The reports made before a failure still go to the master, before the exit does (after a
+  // success there is nothing left to send).
+  if (reporter) {
+    try {
+      reporter->drain();
+    } catch (const std::exception& e) {
+      std::cerr << "worker: the last metrics are lost: " << e.what() << std::endl;
+    }
   }
   return finish(link, exit);
 }

@@ -4,11 +4,11 @@
 
 #include <iostream>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "messages/common.pb.h"
 #include "messages/timestamp.hpp"
-#include "messages/trial.pb.h"
 #include "runtime/worker_connection.hpp"
 
 namespace det::runtime {
@@ -56,15 +56,31 @@ bool worker_reporter::should_stop() {
   return stop_.load(std::memory_order_relaxed);
 }
 
+namespace {
+
+// Reports that come faster than the master answers wait, up to this many, and then go together:
+// the loop trains on instead of waiting a round trip per report, and a crash loses no more.
+constexpr int max_queued_reports = 100;
+
+} // namespace
+
 void worker_reporter::drain() {
+  send_queued();
   link_.await_metrics();
 }
 
+void worker_reporter::send_queued() {
+  link_.await_metrics();
+  if (queued_.reports_size() == 0)
+    return;
+  queued_.set_allocation_id(allocation_id_);
+  auto group = queued_.reports(queued_.reports_size() - 1).group();
+  link_.send_metrics(std::move(queued_), std::move(group));
+  queued_.Clear();
+}
+
 void worker_reporter::send(const char* group, const harness::progress& p, const std::map<std::string, double>& m) {
-  drain();
-  pb::MetricBatch batch;
-  batch.set_allocation_id(allocation_id_);
-  auto* r = batch.add_reports();
+  auto* r = queued_.add_reports();
   r->set_trial_id(trial_id_);
   r->set_group(group);
   r->set_total_batches(p.batches);
@@ -75,7 +91,10 @@ void worker_reporter::send(const char* group, const harness::progress& p, const 
   (*r->mutable_metrics())["batches"] = static_cast<double>(p.batches);
   (*r->mutable_metrics())["epochs"] = p.epochs;
   *r->mutable_time() = det::now();
-  link_.send_metrics(std::move(batch), group);
+  // A validation goes at once: the searcher waits for it.
+  if (std::string_view(group) != "validation" && queued_.reports_size() < max_queued_reports && !link_.metrics_answered())
+    return;
+  send_queued();
 }
 
 } // namespace det::runtime

@@ -8,15 +8,17 @@
 #include <string>
 
 #include "gpu/harness.hpp"
+#include "messages/trial.pb.h"
 
 namespace det::runtime {
 
 class worker_connection;
 
-/// Sends each report to the trial actor without stopping training: at most
-/// one report is in flight, and its acknowledgement is collected before the
-/// next one goes out, so a worker never runs more than one report ahead of
-/// what the master has taken in.
+/// Sends each report to the trial actor without stopping training: at most one batch of reports
+/// is in flight, and reports made meanwhile wait (up to 100) and go as the next batch once it is
+/// answered, so a worker runs at most that far ahead of what the master has taken in. A
+/// validation goes as soon as the batch in flight is answered, with what waits; a checkpoint and
+/// the end of training (or a failure) send what waits and wait for every answer.
 class worker_reporter final : public harness::reporter {
  public:
   /// Training stops gracefully once `stop` is set (the worker got SIGTERM).
@@ -35,17 +37,20 @@ class worker_reporter final : public harness::reporter {
 
   bool should_stop() override;
 
-  /// Waits for the report still in flight, if any (sending it again after a reconnection);
-  /// throws if the master refused it.
+  /// Sends the reports that wait and waits for every answer (sending again after a
+  /// reconnection); throws if the master refused them.
   void drain();
 
  private:
   void send(const char* group, const harness::progress& p, const std::map<std::string, double>& m);
+  /// Once the batch in flight is answered, sends the waiting reports as one batch.
+  void send_queued();
 
   worker_connection& link_;
   int64_t trial_id_;
   std::string allocation_id_;
   const std::atomic<bool>& stop_;
+  pb::MetricBatch queued_;  // reports made while a batch was in flight
 };
 
 } // namespace det::runtime

@@ -1,13 +1,17 @@
 #!/bin/sh
 # Installs det's build and runtime dependencies from Debian 12's packages.
 # Does nothing when they are all present, so it is cheap to call every time.
+# --with-tests adds what only the tests need.
 set -eu
 
 PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
-  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev
+  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev
   dataset-fashion-mnist"
+# The TLS tests make their certificates at run time with the openssl command.
+TEST_PACKAGES="openssl"
+[ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do

@@ -16,6 +16,7 @@
 
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
+#include "messages/actor_links.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "tools/auth_store.hpp"
@@ -104,8 +105,15 @@ int run_repl(int argc, char** argv) {
       url = argv[++i];
     else if ((a == "-c" || a == "--command") && i + 1 < argc)
       commands.push_back(argv[++i]);
+    else if ((a == "--tls-cert" || a == "--tls-key") && i + 1 < argc)
+      // The flags name the same files as the variables, which the link reads.
+      ::setenv(a == "--tls-cert" ? auth::tls_cert_variable : auth::tls_key_variable, argv[++i], 1);
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: det [-m URL] repl [-c COMMAND]...\n\n" << help_text;
+      std::cout << "usage: det [-m URL] repl [-c COMMAND]... [--tls-cert FILE --tls-key FILE]\n\n"
+                << "A master that serves TLS (an https:// URL) takes the REPL's actor link only with a certificate\n"
+                << "signed by its security.tls.ca: --tls-cert and --tls-key (or " << auth::tls_cert_variable << " and "
+                << auth::tls_key_variable << "),\nand " << auth::master_ca_variable << " naming the CA that signed the master's.\n\n"
+                << help_text;
       return 0;
     } else {
       std::cerr << "det repl: unexpected argument \"" << a << "\"; see det repl --help\n";
@@ -134,11 +142,20 @@ int run_repl(int argc, char** argv) {
 
   caf::actor_system_config cfg;
   configure_node(cfg);
+  if (url.rfind("https://", 0) == 0) {
+    auto given = [](const char* name) { const char* value = std::getenv(name); return value && *value; };
+    if (!given(auth::tls_cert_variable) || !given(auth::tls_key_variable)) {
+      std::cerr << "det repl: the master serves TLS, and its actor port takes only certificates signed by its "
+                   "security.tls.ca: give --tls-cert and --tls-key\n";
+      return 1;
+    }
+    use_tls_links(cfg, *tls_files_from_environment());  // never empty once a certificate is given
+  }
   caf::actor_system sys{cfg};
-  auto master = sys.middleman().remote_actor<master_actor>(host, info.actor_port());
+  auto master = connect_to_master(sys, host, info.actor_port());
   if (!master) {
     std::cerr << "det repl: cannot join the master's actor system at " << host << ":"
-              << info.actor_port() << ": " << sys.render(master.error()) << std::endl;
+              << info.actor_port() << ": " << error_sentence(sys, master.error()) << std::endl;
     return 1;
   }
   caf::scoped_actor self{sys};

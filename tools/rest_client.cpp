@@ -11,6 +11,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include "auth/tls_files.hpp"
 #include "messages/api.pb.h"
 #include "tools/auth_store.hpp"
 
@@ -30,9 +31,12 @@ std::string describe(httplib::Error err) {
     case httplib::Error::Write:
       return "the connection broke while sending the request";
     case httplib::Error::SSLConnection:
+      return "the TLS handshake failed: does the master serve HTTPS at this URL?";
     case httplib::Error::SSLLoadingCerts:
+      return "the CA certificates in DET_MASTER_CERT_FILE cannot be loaded";
     case httplib::Error::SSLServerVerification:
-      return "the TLS handshake failed (" + httplib::to_string(err) + ")";
+      return "the master's certificate is not one to trust: set DET_MASTER_CERT_FILE to the CA certificate that "
+             "signed it, and use the host name or address its certificate names";
     default:
       return "the request failed (" + httplib::to_string(err) + ")";
   }
@@ -46,7 +50,7 @@ std::string checked_url(std::string url) {
   static const std::regex form(R"((https?://)?(\[[0-9a-fA-F:]+\]|[^:/?#\[\]]+)(:[0-9]{1,5})?)");
   if (!std::regex_match(url, form))
     throw rest_error(rest_error::kind::unreachable, 0,
-                     "the master URL '" + url + "' is not of the form http://HOST:PORT.");
+                     "the master URL '" + url + "' is not of the form http(s)://HOST:PORT.");
   return url;
 }
 
@@ -70,14 +74,22 @@ struct rest_client::impl {
     http.set_keep_alive(true);
     http.set_connection_timeout(std::chrono::seconds(5));
     http.set_read_timeout(std::chrono::seconds(30));
+    // An https:// master is checked against DET_MASTER_CERT_FILE (Determined's variable), else
+    // against the system's CAs.
+    if (const char* ca = std::getenv(auth::master_ca_variable); ca && *ca && url.rfind("https://", 0) == 0)
+      http.set_ca_cert_path(ca);
+    http.enable_server_certificate_verification(true);
     if (auto login = login_for(url))
       http.set_bearer_token_auth(login->token.c_str());
   }
 
   rest_error unreachable(httplib::Error err) const {
-    return rest_error(rest_error::kind::unreachable, 0,
-                      "cannot reach the det master at " + url + ": " + describe(err) +
-                          "; is det-node --role=master running?");
+    std::string hint;
+    if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout)
+      hint = "; is det-node --role=master running?";
+    else if (err == httplib::Error::Read && url.rfind("https://", 0) != 0)
+      hint = "; a master that serves HTTPS hangs up on http:// requests";  // as it answers nothing
+    return rest_error(rest_error::kind::unreachable, 0, "cannot reach the det master at " + url + ": " + describe(err) + hint);
   }
 
   void parse_reply(const std::string& method, const std::string& path,

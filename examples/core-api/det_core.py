@@ -20,9 +20,10 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import time
-import urllib.error
-import urllib.request
+import http.client
+import urllib.parse
 import uuid
 
 
@@ -63,6 +64,12 @@ class Context:
         self.latest_checkpoint = env.get("DET_LATEST_CHECKPOINT") or None
         self.warm_start = env.get("DET_WARM_START") == "1"
         self._token = env["DET_ALLOCATION_TOKEN"]
+        # One kept-alive connection: a report costs one round trip, not a TCP (and TLS) handshake too.
+        # A master that serves HTTPS is checked against the CA its agent was given.
+        self._address = urllib.parse.urlsplit(self.master)
+        self._tls = (ssl.create_default_context(cafile=env.get("DET_MASTER_CERT_FILE") or None)
+                     if self._address.scheme == "https" else None)
+        self._connection = None
         self._reconnect_wait = float(env.get("DET_RECONNECT_WAIT", "0"))
         self._poll_interval = poll_interval
         self._polled_at = 0.0
@@ -73,27 +80,44 @@ class Context:
     def _on_sigterm(self, signum, frame):
         self._preempt = True
 
+    def _connect(self):
+        host, port = self._address.hostname, self._address.port
+        if self._tls:
+            return http.client.HTTPSConnection(host, port, timeout=60, context=self._tls)
+        return http.client.HTTPConnection(host, port, timeout=60)
+
     def _call(self, method, path, body=None):
         """One REST call. While the master restarts (it is unreachable, or has not restored this
         trial yet) calls are retried for up to DET_RECONNECT_WAIT seconds."""
         data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": "Bearer " + self._token, "Content-Type": "application/json"}
         deadline = time.monotonic() + self._reconnect_wait
         while True:
-            request = urllib.request.Request(self.master + path, data=data, method=method, headers={
-                "Authorization": "Bearer " + self._token, "Content-Type": "application/json"})
+            reused = self._connection is not None
             try:
-                with urllib.request.urlopen(request, timeout=60) as reply:
-                    return json.loads(reply.read() or b"{}")
-            except urllib.error.HTTPError as e:
-                try:
-                    message = json.loads(e.read()).get("error", str(e))
-                except ValueError:
-                    message = str(e)
-                if e.code not in (404, 500, 503, 504) or time.monotonic() >= deadline:
-                    raise DetError(message) from None
-            except (urllib.error.URLError, ConnectionError):
+                if not reused:
+                    self._connection = self._connect()
+                self._connection.request(method, path, body=data, headers=headers)
+                reply = self._connection.getresponse()
+                payload = reply.read()
+            except (OSError, http.client.HTTPException) as e:
+                if self._connection:
+                    self._connection.close()
+                self._connection = None
+                if reused and isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)):
+                    continue  # the master closed a kept-alive connection: one new one at once
                 if time.monotonic() >= deadline:
                     raise
+                time.sleep(0.5)
+                continue
+            if reply.status < 400:
+                return json.loads(payload or b"{}")
+            try:
+                message = json.loads(payload).get("error", f"HTTP {reply.status}")
+            except ValueError:
+                message = f"HTTP {reply.status}"
+            if reply.status not in (404, 500, 503, 504) or time.monotonic() >= deadline:
+                raise DetError(message) from None
             time.sleep(0.5)
 
     def _report(self, group, steps_completed, metrics, records, epochs):

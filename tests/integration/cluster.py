@@ -8,6 +8,7 @@ import datetime
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -34,12 +35,28 @@ def parse_time(text):
 
 
 class Cluster:
-    def __init__(self, agents=1, slots="cpu:1", master_config=None, bin_dir=None):
+    """With tls=True the master serves HTTPS and TLS actor links with certificates made for this
+    cluster (self.pki), and its agents, the CLI and REST calls here use them."""
+
+    def __init__(self, agents=1, slots="cpu:1", master_config=None, bin_dir=None, tls=False):
         # /tmp rather than the build tree: the postgres user must reach the data directory.
         self.root = tempfile.mkdtemp(prefix="det-it-", dir="/tmp")
         os.chmod(self.root, 0o755)
         self.data_dir = os.path.join(self.root, "data")
         self.agent_specs = [(f"agent-{i}", slots) for i in range(agents)]
+        self.pki = self.ssl_context = None
+        if tls:
+            from certificates import TestPki
+            self.pki = TestPki(os.path.join(self.root, "tls"))
+            cert, key = self.pki.sign("master")
+            self.agent_cert, self.agent_key = self.pki.sign("agent")
+            self.ssl_context = ssl.create_default_context(cafile=self.pki.ca)
+            master_config = (master_config or "") + f"""
+[security.tls]
+cert = "{cert}"
+key = "{key}"
+ca = "{self.pki.ca}"
+"""
         self.master_config = None
         if master_config is not None:
             self.master_config = os.path.join(self.root, "master.toml")
@@ -83,7 +100,7 @@ class Cluster:
 
         info = wait_for(read_ready, 90, "the master to serve")
         self.port, self.http_port = info["port"], info["http_port"]
-        self.url = f"http://127.0.0.1:{self.http_port}"
+        self.url = f"{'https' if self.pki else 'http'}://127.0.0.1:{self.http_port}"
         # The first start gave admin a random password; every suite logs in with it. (A baseline
         # build from before users existed has none.)
         if os.path.exists(os.path.join(self.data_dir, "admin-password")):
@@ -104,8 +121,9 @@ class Cluster:
         return os.path.join(self.data_dir, "agent-token")
 
     def _spawn_agent(self, agent_id, slots):
+        tls = [f"--master-ca={self.pki.ca}", f"--tls-cert={self.agent_cert}", f"--tls-key={self.agent_key}"] if self.pki else []
         return self._spawn(agent_id, ["--role=agent", f"--master=127.0.0.1:{self.port}", f"--slots={slots}",
-                                      f"--id={agent_id}", f"--agent-token-file={self.agent_token_file}"])
+                                      f"--id={agent_id}", f"--agent-token-file={self.agent_token_file}"] + tls)
 
     def start_agents(self):
         for agent_id, slots in self.agent_specs:
@@ -180,7 +198,7 @@ class Cluster:
             headers["Authorization"] = f"Bearer {token}"
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urllib.request.urlopen(req, timeout=30, context=self.ssl_context) as r:
             return json.load(r)
 
     def status(self, method, path, body=None, token="admin"):
@@ -206,6 +224,8 @@ class Cluster:
         HOME is the cluster's own directory, so its saved logins are too."""
         env = dict(os.environ, HOME=self.root)
         env.pop("DET_USER_TOKEN", None)
+        if self.pki:
+            env["DET_MASTER_CERT_FILE"] = self.pki.ca
         token = self.token if token == "admin" else token
         if token is not None:
             env["DET_USER_TOKEN"] = token

@@ -3,7 +3,9 @@
 // with no token and with a wrong one, say a worker's hello for a running run without its token,
 // ask the admin REPL's question with a made-up token, send the front door a message that only the
 // master's own actors may send (registering an actor in its directory), and an exit. It prints one
-// line per attempt, "NAME: refused: SENTENCE" or "NAME: ACCEPTED", and exits 0.
+// line per attempt, "NAME: refused: SENTENCE" or "NAME: ACCEPTED", and exits 0; 1 if it cannot
+// join at all. Against a TLS master it shows the certificate DET_TLS_CERT_FILE names, as a worker
+// does (none, or one the master's CA did not sign, must get it nowhere).
 //
 //   det-rogue-peer HOST PORT TRIAL_ID ALLOCATION_ID
 
@@ -12,6 +14,7 @@
 
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
+#include "messages/actor_links.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 
@@ -33,10 +36,17 @@ int main(int argc, char** argv) {
   }
   caf::actor_system_config cfg;
   det::configure_node(cfg);
+  try {
+    if (auto tls = det::tls_files_from_environment())
+      det::use_tls_links(cfg, *tls);
+  } catch (const std::exception& e) {
+    std::cerr << "det-rogue-peer: " << e.what() << "\n";
+    return 2;
+  }
   caf::actor_system sys{cfg};
-  auto front = sys.middleman().remote_actor<det::master_actor>(argv[1], static_cast<uint16_t>(std::stoi(argv[2])));
+  auto front = det::connect_to_master(sys, argv[1], static_cast<uint16_t>(std::stoi(argv[2])));
   if (!front) {
-    std::cerr << "cannot reach the master: " << sys.render(front.error()) << "\n";
+    std::cout << "cannot join the master: " << det::error_sentence(sys, front.error()) << std::endl;
     return 1;
   }
   caf::scoped_actor self{sys};

@@ -364,17 +364,16 @@ TEST_CASE("an empty master config gives the defaults") {
   CHECK(config.resource_pools[0].scheduler.default_priority == 42);
 }
 
-TEST_CASE("Determined master keys det does not implement are refused, [security.tls] above all") {
+TEST_CASE("Determined master keys det does not implement are refused") {
   std::string errors;
   try {
-    parse_master_config("[security]\n[security.tls]\ncert = \"master.crt\"\n[log]\nlevel = \"info\"\n"
+    parse_master_config("[log]\nlevel = \"info\"\n"
                         "[resource_manager]\nrequire_authentication = true\n"
                         "[[resource_pools]]\npool_name = \"a\"\nagent_reconnect_wait = \"10s\"\n",
                         "master.toml");
   } catch (const config_error& e) {
     errors = e.what();
   }
-  CHECK(errors.find("security.tls: det does not serve TLS yet") != std::string::npos);
   CHECK(errors.find("log: det does not implement this Determined master setting; remove it") != std::string::npos);
   CHECK(errors.find("resource_manager.require_authentication: det does not implement") != std::string::npos);
   CHECK(errors.find("resource_pools[0].agent_reconnect_wait: det keeps one wait for every pool: set "
@@ -395,6 +394,34 @@ TEST_CASE("[security] sets the agent token file and the session lifespan") {
   }
   CHECK(errors.find("master.toml:2:20: security.session_lifespan: expected seconds as a positive integer") != std::string::npos);
   CHECK(errors.find("security.require_tls: unknown key") != std::string::npos);
+}
+
+TEST_CASE("[security.tls] takes the certificate, its key and the client CA, all three or none") {
+  CHECK_FALSE(parse_master_config("", "master.toml").tls);
+  auto config = parse_master_config("[security.tls]\ncert = \"m.pem\"\nkey = \"m.key\"\nca = \"ca.pem\"\n", "master.toml");
+  REQUIRE(config.tls);
+  CHECK(config.tls->cert == "m.pem");
+  CHECK(config.tls->key == "m.key");
+  CHECK(config.tls->ca == "ca.pem");
+  std::string errors;
+  try {
+    // Half a section must never become plain text: it is refused as a whole.
+    parse_master_config("[security.tls]\ncert = \"m.pem\"\nkey = \"\"\nclient_ca = \"ca.pem\"\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("master.toml:3:7: security.tls.key: must not be empty: the path of that certificate's private key") !=
+        std::string::npos);
+  CHECK(errors.find("security.tls.ca: is required: the path of the CA certificates (PEM) that agents'") != std::string::npos);
+  CHECK(errors.find("security.tls.client_ca: unknown key") != std::string::npos);
+  errors.clear();
+  try {
+    parse_master_config("[security.tls]\ncert = 5\nkey = \"m.key\"\nca = \"ca.pem\"\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("master.toml:2:8: security.tls.cert: expected a string, got an integer") != std::string::npos);
+  CHECK(errors.find("is required") == std::string::npos);
 }
 
 TEST_CASE("a bad master config reports every problem") {
