@@ -15,21 +15,10 @@ constexpr int64_t int_max = std::numeric_limits<int>::max();
 constexpr int64_t no_limit = std::numeric_limits<int64_t>::max();
 
 void read_entrypoint(table_reader& root, experiment_config& config) {
-  const auto* node = root.read_node("entrypoint");
-  if (!node) {
+  if (auto command = detail::read_command(root, "entrypoint", "\"builtin:mlp\""))
+    config.entrypoint = std::move(*command);
+  else if (!root.source_table().contains("entrypoint"))
     root.missing("entrypoint");
-    return;
-  }
-  if (node->is_string()) {
-    config.entrypoint = {node->as_string()->get()};
-  } else if (const auto* array = node->as_array(); array && array->is_homogeneous<std::string>()) {
-    for (const auto& part : *array) config.entrypoint.push_back(part.as_string()->get());
-  } else {
-    root.error("entrypoint", "expected a string or an array of strings, got " + detail::describe(*node));
-    return;
-  }
-  if (config.entrypoint.empty() || config.entrypoint.front().empty())
-    root.error("entrypoint", "must name what to run, such as \"builtin:mlp\"");
 }
 
 std::string joined(const std::vector<std::string>& parts) {

@@ -9,33 +9,13 @@
 
 namespace det::config {
 
-std::optional<int64_t> parse_duration_s(std::string_view text) {
-  int64_t total = 0;
-  size_t i = 0;
-  if (text.empty()) return std::nullopt;
-  while (i < text.size()) {
-    size_t digits_end = i;
-    while (digits_end < text.size() && std::isdigit(static_cast<unsigned char>(text[digits_end]))) ++digits_end;
-    if (digits_end == i || digits_end == text.size() || digits_end - i > 9) return std::nullopt;
-    int64_t amount = std::stoll(std::string(text.substr(i, digits_end - i)));
-    switch (text[digits_end]) {
-      case 'd': total += amount * 86400; break;
-      case 'h': total += amount * 3600; break;
-      case 'm': total += amount * 60; break;
-      case 's': total += amount; break;
-      default: return std::nullopt;
-    }
-    i = digits_end + 1;
-  }
-  return total;
-}
-
 namespace {
 
 // Every key of Determined's master.yaml either takes effect or is refused: none is accepted silently.
 constexpr std::string_view not_implemented = "det does not implement this Determined master setting; remove it";
 
 using detail::diagnostics;
+using detail::read_duration_s;
 using detail::table_reader;
 
 /// libpq quotes a value holding spaces or quotes with single quotes, escaping ' and \.
@@ -81,19 +61,6 @@ std::string read_db(table_reader& root) {
   return connection;
 }
 
-
-/// `key`: seconds as an integer or a duration string, at least `min`; nullopt (with `expected`
-/// reported) when it is set to anything else, or when it is not set.
-std::optional<int64_t> read_duration_s(table_reader& reader, const char* key, int64_t min, const std::string& expected) {
-  const auto* node = reader.read_node(key);
-  if (!node) return std::nullopt;
-  std::optional<int64_t> seconds;
-  if (node->is_integer()) seconds = node->as_integer()->get();
-  if (node->is_string()) seconds = parse_duration_s(node->as_string()->get());
-  if (seconds && *seconds >= min) return seconds;
-  reader.error(key, expected);
-  return std::nullopt;
-}
 
 /// `[...scheduler]`: Determined's keys, on top of `base` (the resource manager's, for a pool).
 scheduler_config read_scheduler(table_reader& parent, const scheduler_config& base) {

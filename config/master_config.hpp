@@ -2,6 +2,7 @@
 
 #include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
+#include "config/duration.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -64,10 +65,6 @@ struct master_config {
   /// workers and REPLs show certificates signed by `ca`. Unset: both serve plain text.
   std::optional<auth::tls_files> tls;
 };
-
-/// A Go-style duration of whole days, hours, minutes and seconds ("25s", "1m30s", "7d"), in
-/// seconds; nullopt when `text` is not one.
-std::optional<int64_t> parse_duration_s(std::string_view text);
 
 /// Parses and validates a master config; errors as for experiment configs.
 master_config parse_master_config(std::string_view toml_text, std::string_view source_path);

@@ -1,6 +1,7 @@
 #include "config/toml_reader.hpp"
 
 #include "config/config_error.hpp"
+#include "config/duration.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -232,6 +233,38 @@ toml::table parse_document(std::string_view toml_text, std::string_view source_p
     diag.throw_if_any();
   }
   return {};
+}
+
+std::optional<int64_t> read_duration_s(table_reader& reader, std::string_view key, int64_t min,
+                                       std::string_view expected) {
+  const auto* node = reader.read_node(key);
+  if (!node) return std::nullopt;
+  std::optional<int64_t> seconds;
+  if (node->is_integer()) seconds = node->as_integer()->get();
+  if (node->is_string()) seconds = parse_duration_s(node->as_string()->get());
+  if (seconds && *seconds >= min) return seconds;
+  reader.error(key, expected);
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> read_command(table_reader& reader, std::string_view key,
+                                                     std::string_view example) {
+  const auto* node = reader.read_node(key);
+  if (!node) return std::nullopt;
+  std::vector<std::string> command;
+  if (node->is_string()) {
+    command = {node->as_string()->get()};
+  } else if (const auto* array = node->as_array(); array && array->is_homogeneous<std::string>()) {
+    for (const auto& part : *array) command.push_back(part.as_string()->get());
+  } else {
+    reader.error(key, "expected a string or an array of strings, got " + describe(*node));
+    return std::nullopt;
+  }
+  if (command.empty() || command.front().empty()) {
+    reader.error(key, "must name what to run, such as " + std::string(example));
+    return std::nullopt;
+  }
+  return command;
 }
 
 } // namespace det::config::detail

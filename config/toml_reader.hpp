@@ -96,6 +96,16 @@ class table_reader {
 /// at least `min_value`.
 std::optional<length> read_length(table_reader& reader, std::string_view key, int64_t min_value);
 
+/// `key`: seconds as an integer or a duration string ("25s", "1m30s", "7d"), at least `min`;
+/// nullopt when it is not set, or (with `expected` reported) when it is set to anything else.
+std::optional<int64_t> read_duration_s(table_reader& reader, std::string_view key, int64_t min,
+                                       std::string_view expected);
+
+/// `key`: a command as a string or an array of strings, not empty; nullopt when it is not set, or
+/// (reported, `example` naming what it should look like) when it is not a command.
+std::optional<std::vector<std::string>> read_command(table_reader& reader, std::string_view key,
+                                                     std::string_view example);
+
 /// Any TOML value as JSON text: tables become objects, dates and times strings.
 std::string to_json_text(const toml::node& node);
 
