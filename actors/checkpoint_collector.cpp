@@ -50,16 +50,10 @@ caf::error registered(const pb::ModelVersion& v, const std::string& to_do) {
                                              v.model_name() + ") before you " + to_do);
 }
 
-// Deletes an ended experiment: its checkpoint files, then every row of it in one transaction.
-// Answers why not (an error) when it runs, or something still points at its checkpoints.
-caf::error delete_experiment(storage::database& db, int64_t id) {
+// Why the experiment's checkpoints may not go: a model version or another experiment's trial
+// points at one. No error when nothing does.
+caf::error still_referenced(storage::database& db, int64_t id) {
   const auto text = std::to_string(id);
-  auto exp = db.get_experiment(id);
-  if (!exp)
-    return make_error(errc::not_found, "experiment " + text + " not found");
-  if (!is_terminal(exp->state()))
-    return make_error(errc::invalid_input, "experiment " + text + " is " + pb::State_Name(exp->state()) +
-                                               ": only an ended experiment can be deleted (kill it first)");
   auto versions = db.versions_of_checkpoints_of(id);
   if (!versions.empty())
     return registered(versions.front(), "delete experiment " + text);
@@ -69,10 +63,41 @@ caf::error delete_experiment(storage::database& db, int64_t id) {
                                                std::to_string(dependents.front().experiment_id()) +
                                                " started from checkpoint " + dependents.front().warm_start_checkpoint_uuid() +
                                                " of experiment " + text + ": delete that experiment first");
-  for (const auto& c : db.experiment_checkpoints(id))
-    if (c.state() == pb::CHECKPOINT_STATE_COMPLETED)
-      storage::remove_checkpoint_files(c);  // files first: rows without files are worse than the reverse
-  db.delete_experiment_rows(id);
+  return {};
+}
+
+// Deletes an ended experiment: every row of it in one transaction, then its checkpoint files.
+// Answers why not (an error) when it runs, or something points at its checkpoints.
+caf::error delete_experiment(storage::database& db, int64_t id) {
+  const auto text = std::to_string(id);
+  auto exp = db.get_experiment(id);
+  if (!exp)
+    return make_error(errc::not_found, "experiment " + text + " not found");
+  if (!is_terminal(exp->state()))
+    return make_error(errc::invalid_input, "experiment " + text + " is " + pb::State_Name(exp->state()) +
+                                               ": only an ended experiment can be deleted (kill it first)");
+  if (auto refusal = still_referenced(db, id))
+    return refusal;
+  auto checkpoints = db.experiment_checkpoints(id);
+  try {
+    db.delete_experiment_rows(id);
+  } catch (const std::exception&) {
+    // A model version or a trial may have come to point at a checkpoint since the check: the
+    // database's foreign keys refused the whole transaction, and it says which.
+    if (auto refusal = still_referenced(db, id))
+      return refusal;
+    throw;
+  }
+  // The rows first: a crash between leaves files nothing points at, never rows without files.
+  // The experiment is deleted either way; files that would not go are named in the log.
+  for (const auto& c : checkpoints) {
+    if (c.state() != pb::CHECKPOINT_STATE_COMPLETED) continue;
+    try {
+      storage::remove_checkpoint_files(c);
+    } catch (const std::exception& e) {
+      std::cerr << "master: experiment " << text << " is deleted, but " << e.what() << std::endl;
+    }
+  }
   std::cout << "master: deleted experiment " << text << std::endl;
   return {};
 }

@@ -13,7 +13,7 @@ made here) and on a plain-text one, both running in this script, measured in alt
 Each ratio is plain's time / TLS's time, or TLS's rate / plain's rate: 1.0 means TLS costs
 nothing, below 1.0 it costs that fraction.
 
-Usage: bench/tls_bench.py [--rounds 5] [--reports 30000] [--core-api-reports 3000]   (DET_BIN_DIR defaults to build/bin.)
+Usage: bench/tls_bench.py [--rounds 7] [--reports 100000] [--core-api-reports 3000]   (DET_BIN_DIR defaults to build/bin.)
 """
 
 import argparse
@@ -42,8 +42,8 @@ def metric_reports_per_second(c, reports):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--reports", type=int, default=30000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--reports", type=int, default=100000)
     ap.add_argument("--core-api-reports", type=int, default=3000)
     args = ap.parse_args()
     clusters = {"plain": Cluster(agents=1), "tls": Cluster(agents=1, tls=True)}

@@ -388,3 +388,26 @@ TEST_CASE("database: agents are inserted, replaced and marked disconnected") {
   CHECK_FALSE(agents[1].connected());
   CHECK_THROWS_AS(db.set_agent_connected("agent-9", true), std::runtime_error);
 }
+
+TEST_CASE("database: deleting an experiment whose checkpoint a model version points at deletes nothing") {
+  // The master checks for model versions first, and deletes the checkpoint files only after the
+  // rows: a version registered between the check and the delete must make the delete fail whole.
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t experiment = db.insert_experiment(experiment_named("registered", pb::STATE_COMPLETED));
+  const int64_t trial = db.insert_trial(trial_of(experiment, 1, pb::STATE_COMPLETED));
+  pb::Checkpoint c;
+  c.set_uuid("6f1c2a34-0000-4000-8000-000000000002");
+  c.set_trial_id(trial);
+  c.set_steps_completed(50);
+  c.set_storage_path("/checkpoints");
+  c.set_state(pb::CHECKPOINT_STATE_COMPLETED);
+  db.insert_checkpoint(c);
+  auto model = db.insert_model("kept", "", {}, database::admin_user_id);
+  REQUIRE(model);
+  db.insert_model_version(model->id(), c.uuid(), "", "{}", database::admin_user_id);
+  CHECK_THROWS_AS(db.delete_experiment_rows(experiment), std::runtime_error);
+  CHECK(db.get_experiment(experiment));
+  CHECK(db.trial_checkpoints(trial).size() == 1);
+  CHECK(db.versions_of_checkpoints_of(experiment).size() == 1);
+}
