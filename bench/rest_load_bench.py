@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The REST API under many connections: `wrk` with 200 connections for 10 s on
+GET /api/v1/experiments (default page, 1,000 experiments stored) and on
+GET /api/v1/experiments/N, against a master with no agents (so nothing else runs).
+Reported for each route: requests/s, p50 and p99 latency, timeouts and other socket
+errors, and non-2xx answers. The same script against another build
+(`--bin-dir`) gives the figures to compare a gateway with.
+
+Needs wrk (Debian package wrk).
+
+Usage: bench/rest_load_bench.py [--experiments 1000] [--connections 200] [--seconds 10] [--bin-dir DIR]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
+os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
+from cluster import Cluster, simulated_config  # noqa: E402
+
+
+def store_experiments(c, count):
+    """`count` experiments through one kept-alive connection; the id of the last."""
+    conn = http.client.HTTPConnection("127.0.0.1", c.http_port, timeout=60)
+    body = json.dumps({"config": simulated_config("stored", 10)})
+    headers = {"Authorization": f"Bearer {c.token}", "Content-Type": "application/json"}
+    last = 0
+    for _ in range(count):
+        conn.request("POST", "/api/v1/experiments", body, headers)
+        reply = conn.getresponse()
+        payload = reply.read()
+        assert reply.status == 200, payload
+        last = int(json.loads(payload)["experiment"]["id"])
+    return last
+
+
+def milliseconds(text):
+    value, unit = float(re.match(r"([\d.]+)", text).group(1)), re.sub(r"[\d.]", "", text)
+    return value * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
+
+
+def load(c, path, connections, seconds):
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "2s",
+                          "-H", f"Authorization: Bearer {c.token}", c.url + path],
+                         capture_output=True, text=True, check=True).stdout
+    figures = {"requests_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+               "p50_ms": milliseconds(re.search(r"\s50%\s+(\S+)", out).group(1)),
+               "p99_ms": milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1))}
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    figures["timeouts"] = int(errors.group(4)) if errors else 0
+    figures["socket_errors"] = sum(int(errors.group(i)) for i in (1, 2, 3)) if errors else 0
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    figures["non_2xx"] = int(non_2xx.group(1)) if non_2xx else 0
+    return figures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--experiments", type=int, default=1000)
+    ap.add_argument("--connections", type=int, default=200)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--bin-dir", help="the det-node to measure (default: this build's)")
+    args = ap.parse_args()
+    c = Cluster(agents=0, bin_dir=args.bin_dir).start()
+    try:
+        last = store_experiments(c, args.experiments)
+        for path in ("/api/v1/experiments", f"/api/v1/experiments/{last}"):
+            f = load(c, path, args.connections, args.seconds)
+            print(f"GET {path}: requests_per_s={f['requests_per_s']:.0f} p50_ms={f['p50_ms']:.1f} "
+                  f"p99_ms={f['p99_ms']:.1f} timeouts={f['timeouts']} socket_errors={f['socket_errors']} "
+                  f"non_2xx={f['non_2xx']}", flush=True)
+    finally:
+        c.stop()
+
+
+if __name__ == "__main__":
+    main()
