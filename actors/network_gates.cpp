@@ -48,24 +48,19 @@ private:
   }
 };
 
-struct front_gate_messages {
-  static bool match(const caf::type_erased_tuple& x) {
-    return x.match_elements<pb::AgentHello, agent_actor>() || x.match_elements<pb::WorkerHello>() ||
-           x.match_elements<actors_atom, std::string>() ||
-           x.match_elements<inspect_atom, std::string, std::string, std::string>();
-  }
+// The messages a peer may send a gate: its network interface's inputs, read off the typed handle,
+// so that a message added to messages/interfaces.hpp passes its gate without a second list.
+template <class Signature>
+struct accepts;
+template <class... Inputs, class Output>
+struct accepts<caf::typed_mpi<caf::detail::type_list<Inputs...>, Output>> {
+  static bool match(const caf::type_erased_tuple& x) { return x.match_elements<Inputs...>(); }
 };
-struct agent_gate_messages {
-  static bool match(const caf::type_erased_tuple& x) {
-    return x.match_elements<pb::ContainerStarted, std::string>() || x.match_elements<pb::ContainerExited, std::string>() ||
-           x.match_elements<pb::LogBatch, std::string>();
-  }
-};
-struct run_gate_messages {
-  static bool match(const caf::type_erased_tuple& x) {
-    return x.match_elements<pb::MetricBatch, std::string>() || x.match_elements<pb::Checkpoint, std::string>() ||
-           x.match_elements<pb::WorkerExit, std::string>() || x.match_elements<pb::Rendezvous, std::string>();
-  }
+template <class Interface>
+struct network_messages;
+template <class... Signatures>
+struct network_messages<caf::typed_actor<Signatures...>> {
+  static bool match(const caf::type_erased_tuple& x) { return (accepts<Signatures>::match(x) || ...); }
 };
 
 constexpr auto lookup_timeout = std::chrono::seconds(5);
@@ -84,7 +79,7 @@ struct front_gate_state {
   directory_actor directory;
 };
 
-using front_self = caf::stateful_actor<front_gate_state, gate<master_actor::base, front_gate_messages>>*;
+using front_self = caf::stateful_actor<front_gate_state, gate<master_actor::base, network_messages<master_actor>>>*;
 
 // Answers an admin REPL's question (asked of the directory) once `token` proves it an admin's.
 template <class... Question>
@@ -107,7 +102,7 @@ caf::result<std::string> as_admin(front_self self, const std::string& token, Que
                       [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
           },
           [=](caf::error& e) mutable {
-            if (e.category() == errc_category && static_cast<errc>(e.code()) == errc::not_found)
+            if (e == errc::not_found)
               rp.deliver(make_error(errc::unauthenticated, "the admin REPL needs an admin's login: det user login"));
             else
               rp.deliver(std::move(e));
@@ -120,7 +115,7 @@ master_actor::behavior_type front_gate_impl(front_self self, master_handles hand
   self->state.directory = std::move(directory);
   return {
       [=](pb::AgentHello& hello, agent_actor remote) -> caf::result<pb::AgentWelcome, agent_endpoint> {
-        if (hello.agent_token().empty() || !auth::same_secret(hello.agent_token(), self->state.handles.agent_token)) {
+        if (!auth::same_secret(hello.agent_token(), self->state.handles.agent_token)) {
           const auto why = hello.agent_token().empty() ? "presented no agent token" : "presented a wrong agent token";
           std::cerr << "master: refused agent " << hello.agent().id() << ": it " << why << std::endl;
           return bad_token(std::string{"the master refused agent "} + hello.agent().id() + ": it " + why +
@@ -167,7 +162,7 @@ struct agent_gate_state {
   std::string session_token;
 };
 
-using agent_gate_self = caf::stateful_actor<agent_gate_state, gate<agent_gate_actor::base, agent_gate_messages>>*;
+using agent_gate_self = caf::stateful_actor<agent_gate_state, gate<agent_gate_actor::base, network_messages<agent_endpoint>>>*;
 
 bool from_proxy(agent_gate_self self) {
   return self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.proxy);
@@ -175,7 +170,7 @@ bool from_proxy(agent_gate_self self) {
 
 template <class Event>
 void pass_event(agent_gate_self self, Event& event, const std::string& token) {
-  if (self->state.session_token.empty() || !auth::same_secret(token, self->state.session_token))
+  if (!auth::same_secret(token, self->state.session_token))
     return;  // not from the agent this gate serves (or from before it registered again)
   self->send(self->state.proxy, std::move(event));
 }
@@ -216,12 +211,12 @@ struct run_gate_state {
   std::string token;  // the current run's; "" while none may report
 };
 
-using run_gate_self = caf::stateful_actor<run_gate_state, gate<run_gate_actor::base, run_gate_messages>>*;
+using run_gate_self = caf::stateful_actor<run_gate_state, gate<run_gate_actor::base, network_messages<trial_endpoint>>>*;
 
 /// Asks the trial with `msg` once `token` is the current run's, and answers with its reply.
 template <class Reply, class Msg>
 caf::result<Reply> relay(run_gate_self self, Msg& msg, const std::string& token) {
-  if (self->state.token.empty() || !auth::same_secret(token, self->state.token))
+  if (!auth::same_secret(token, self->state.token))
     return make_error(errc::stale_run, "the allocation token is not the one of the current run of trial " +
                                            std::to_string(self->state.trial ? self->state.trial.id() : 0) +
                                            ": stop training");
@@ -243,7 +238,7 @@ run_gate_actor::behavior_type run_gate_impl(run_gate_self self, trial_actor tria
       [=](pb::Checkpoint& c, const std::string& token) { return relay<bool>(self, c, token); },
       [=](pb::WorkerExit& e, const std::string& token) -> caf::result<bool> {
         // A worker of a run that is over says goodbye as it always did: heard, and not counted.
-        if (self->state.token.empty() || !auth::same_secret(token, self->state.token))
+        if (!auth::same_secret(token, self->state.token))
           return true;
         return relay<bool>(self, e, token);
       },

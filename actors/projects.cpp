@@ -56,16 +56,15 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
       },
       [&db](remove_atom, workspace_id id) {
         return answer_or_refusal<bool>("delete workspace " + std::to_string(id.value), [&]() -> or_refusal<bool> {
-          auto projects = db.projects_of(id.value);
-          for (const auto& p : projects)
-            if (p.id() == storage::database::default_project_id)
-              return refused("workspace " + p.workspace() + " holds the Uncategorized project and cannot be deleted");
-          for (const auto& p : projects)
+          auto workspace = db.get_workspace(id.value);
+          if (!workspace)
+            return make_error(errc::not_found, "there is no workspace " + std::to_string(id.value));
+          if (id.value == storage::database::default_workspace_id)
+            return refused("workspace " + workspace->name() + " holds the Uncategorized project and cannot be deleted");
+          for (const auto& p : db.projects_of(id.value))
             if (p.num_experiments() > 0)
               return refused("project " + p.workspace() + "/" + p.name() + " holds " + std::to_string(p.num_experiments()) +
                              " experiments: move or delete them first");
-          if (!db.get_workspace(id.value))
-            return make_error(errc::not_found, "there is no workspace " + std::to_string(id.value));
           db.delete_workspace(id.value);
           return true;
         });

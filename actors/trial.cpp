@@ -325,7 +325,7 @@ std::optional<worker_report> early_exit(const std::string& reason) {
 caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   auto& st = self->state;
   auto id = std::to_string(trial(self).id());
-  if (call.token().empty() || !auth::same_secret(call.token(), st.token))
+  if (!auth::same_secret(call.token(), st.token))
     return make_error(errc::forbidden, "the allocation token does not belong to the current run of trial " + id);
   pb::CoreApiReply reply;
   switch (call.call_case()) {
@@ -443,7 +443,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         auto& st = self->state;
         if (hello.allocation_id().empty() || from_stale_run(self, hello.allocation_id()))  // a run that has ended
           return stale(self, hello.allocation_id());
-        if (st.token.empty() || !auth::same_secret(hello.allocation_token(), st.token))
+        if (!auth::same_secret(hello.allocation_token(), st.token))
           return make_error(errc::refused, "the worker's allocation token is not the one of run " + run_id(self) +
                                                " of trial " + std::to_string(trial(self).id()));
         pb::TrialSpec spec;

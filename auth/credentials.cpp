@@ -55,7 +55,7 @@ std::string sha256(const std::string& text) {
 bool same_secret(const std::string& a, const std::string& b) {
   ensure_sodium();
   // The lengths of det's secrets are public (64 hex digits); only their contents are compared in constant time.
-  return a.size() == b.size() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+  return !a.empty() && a.size() == b.size() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string weak_password_reason(const std::string& password) {

@@ -26,7 +26,8 @@ bool verify_password(const std::string& password, const std::string& hash);
 std::string random_secret();
 /// SHA-256 of `text`, 32 raw bytes: how tokens are stored and looked up.
 std::string sha256(const std::string& text);
-/// Equality that takes the same time wherever the first difference is.
+/// Equality that takes the same time wherever the first difference is. An empty secret matches
+/// nothing, not even another empty one: a token never set admits no one.
 bool same_secret(const std::string& a, const std::string& b);
 
 /// Why a password is refused, as a sentence, or "" if it is acceptable.

@@ -27,10 +27,8 @@ public:
   void succeeded(const std::string& address, const std::string& username);
 
 private:
-  /// The failures in the window, oldest first; older ones are dropped.
-  static std::chrono::seconds wait_for(std::deque<clock::time_point>& failures, std::size_t most, clock::time_point now);
-
   std::mutex mutex_;
+  // The failures in the window, oldest first.
   std::map<std::pair<std::string, std::string>, std::deque<clock::time_point>> by_user_;
   std::map<std::string, std::deque<clock::time_point>> by_address_;
 };

@@ -52,4 +52,15 @@ void check_tls_files(const tls_files& files, const tls_file_names& names) {
     refuse(names.ca, files.ca, "is not a readable PEM file of CA certificates");
 }
 
+std::optional<tls_files> tls_files_if_given(const tls_files& given, const tls_file_names& names) {
+  const int named = !given.cert.empty() + !given.key.empty() + !given.ca.empty();
+  if (named == 0)
+    return std::nullopt;
+  if (named < 3)
+    throw std::runtime_error("joining a master over TLS needs all of " + names.ca + ", " + names.cert + " and " +
+                             names.key + ", and only some are given");
+  check_tls_files(given, names);
+  return given;
+}
+
 } // namespace det::auth

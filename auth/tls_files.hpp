@@ -3,6 +3,7 @@
 // CAF's OpenSSL module aborts the process on a file it cannot load, and httplib only says that
 // something failed, so a wrong path or a key of another certificate must be a sentence first.
 
+#include <optional>
 #include <string>
 
 namespace det::auth {
@@ -33,5 +34,9 @@ struct tls_file_names {
 /// sentence naming the file and the setting when one cannot be read or parsed, when the key is
 /// not the certificate's, or when the CA file holds no certificate.
 void check_tls_files(const tls_files& files, const tls_file_names& names);
+
+/// `given`, checked as above, when it names all three files; nullopt when it names none. Half a
+/// setting is never taken for plain text: some but not all is a std::runtime_error naming the three.
+std::optional<tls_files> tls_files_if_given(const tls_files& given, const tls_file_names& names);
 
 } // namespace det::auth

@@ -2,7 +2,6 @@
 
 #include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
-#include "config/duration.hpp"
 
 #include <cstdint>
 #include <optional>

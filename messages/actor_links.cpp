@@ -29,14 +29,9 @@ void use_tls_links(caf::actor_system_config& cfg, const auth::tls_files& files) 
 }
 
 std::optional<auth::tls_files> tls_files_from_environment() {
-  auth::tls_files files{variable(auth::tls_cert_variable), variable(auth::tls_key_variable), variable(auth::master_ca_variable)};
-  if (files.cert.empty() && files.key.empty() && files.ca.empty())
-    return std::nullopt;
-  if (files.cert.empty() || files.key.empty() || files.ca.empty())
-    throw std::runtime_error(std::string("a TLS link needs all of ") + auth::master_ca_variable + ", " + auth::tls_cert_variable +
-                             " and " + auth::tls_key_variable + ", and only some are set");
-  auth::check_tls_files(files, {auth::tls_cert_variable, auth::tls_key_variable, auth::master_ca_variable});
-  return files;
+  return auth::tls_files_if_given(
+      {variable(auth::tls_cert_variable), variable(auth::tls_key_variable), variable(auth::master_ca_variable)},
+      {auth::tls_cert_variable, auth::tls_key_variable, auth::master_ca_variable});
 }
 
 caf::expected<master_actor> connect_to_master(caf::actor_system& sys, const std::string& host, uint16_t port) {

@@ -47,10 +47,10 @@ void account_routes::add_to(httplib::Server& server) {
     caf::scoped_actor self{sys};
     auto on_error = [&](caf::error& e) { failure = std::move(e); };
     if (auto id = parse_id(segment))
-      self->request(accounts, storage_timeout, get_atom::value, user_id{*id})
+      self->request(accounts, route_timeout, get_atom::value, user_id{*id})
           .receive([&](storage::stored_user& u) { found = std::move(u); }, on_error);
     else
-      self->request(accounts, storage_timeout, get_atom::value, segment)
+      self->request(accounts, route_timeout, get_atom::value, segment)
           .receive([&](storage::stored_user& u) { found = std::move(u); }, on_error);
     return found;
   };
@@ -59,27 +59,21 @@ void account_routes::add_to(httplib::Server& server) {
     auto body = body_of<pb::LoginRequest>(req, res);
     if (!body)
       return;
-    const auto wrong = "unknown user or wrong password for \"" + body->username() + "\"";
-    const auto now = auth::login_throttle::clock::now();
-    if (auto wait = throttle.wait(req.remote_addr, body->username(), now); wait.count() > 0)
-      return reply_error(res, 429, "too many failed logins as \"" + body->username() + "\" from " + req.remote_addr +
-                                       ": try again in " + std::to_string(wait.count()) + " s");
     storage::stored_user found;
     bool known = false;
     caf::scoped_actor self{sys};
     caf::error failure;
-    self->request(accounts, storage_timeout, get_atom::value, body->username())
+    self->request(accounts, route_timeout, get_atom::value, body->username())
         .receive([&](storage::stored_user& u) { found = std::move(u), known = true; }, [&](caf::error& e) { failure = std::move(e); });
-    if (failure && !(failure.category() == errc_category && static_cast<errc>(failure.code()) == errc::not_found))
+    if (failure && failure != errc::not_found)
       return reply_error(res, sys, failure);
     // An unknown name costs a hash as a known one does: the time taken does not tell names apart.
     static const std::string unknown_hash = auth::hash_password(auth::random_secret());
-    const bool matches = auth::verify_password(body->password(), known ? found.password_hash : unknown_hash);
-    if (!known || !matches) {
-      throttle.failed(req.remote_addr, body->username(), now);
-      return reply_error(res, 401, wrong);
-    }
-    throttle.succeeded(req.remote_addr, body->username());
+    auto matches = check_password(req, res, body->username(), body->password(), known ? found.password_hash : unknown_hash);
+    if (!matches)
+      return;
+    if (!known || !*matches)
+      return reply_error(res, 401, "unknown user or wrong password for \"" + body->username() + "\"");
     if (!found.user.active())
       return reply_error(res, 401, "user " + found.user.username() + " is deactivated: an admin can activate it");
     issue(res, found.user, pb::TOKEN_KIND_SESSION, "", session_lifespan_s, [&](const std::string& token, pb::AccessToken) {
@@ -137,7 +131,10 @@ void account_routes::add_to(httplib::Server& server) {
                 if (user.user.id() != who.user_id) {
                   if (auto e = require_admin(who, "changing another user's password"))
                     return reply_error(res, sys, e);
-                } else if (!auth::verify_password(body->old_password(), user.password_hash)) {
+                } else if (auto matches = check_password(req, res, who.username, body->old_password(), user.password_hash);
+                           !matches) {
+                  return;
+                } else if (!*matches) {
                   // A stolen session alone must not be enough to take the account over.
                   return reply_error(res, 403, "changing your own password needs your current one in old_password, "
                                                "and that is not it");
@@ -201,6 +198,23 @@ void account_routes::add_to(httplib::Server& server) {
       }, remove_atom::value, token_id{id});
     }, get_atom::value, token_id{id});
   }));
+}
+
+std::optional<bool> account_routes::check_password(const httplib::Request& req, httplib::Response& res,
+                                                   const std::string& username, const std::string& password,
+                                                   const std::string& hash) {
+  const auto now = auth::login_throttle::clock::now();
+  if (auto wait = throttle.wait(req.remote_addr, username, now); wait.count() > 0) {
+    reply_error(res, 429, "too many failed logins as \"" + username + "\" from " + req.remote_addr +
+                              ": try again in " + std::to_string(wait.count()) + " s");
+    return std::nullopt;
+  }
+  if (!auth::verify_password(password, hash)) {
+    throttle.failed(req.remote_addr, username, now);
+    return false;
+  }
+  throttle.succeeded(req.remote_addr, username);
+  return true;
 }
 
 } // namespace det::runtime

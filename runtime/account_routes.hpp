@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include <httplib.h>
 
@@ -25,6 +27,12 @@ struct account_routes {
   auth::login_throttle throttle;
 
   void add_to(httplib::Server& server);
+
+  /// Whether `password` is `username`'s (whose stored hash is `hash`), checked through the
+  /// throttle that slows guessing, for a login and a password change alike; nullopt, with 429
+  /// answered, while the caller's address must wait.
+  std::optional<bool> check_password(const httplib::Request& req, httplib::Response& res, const std::string& username,
+                                     const std::string& password, const std::string& hash);
 };
 
 

@@ -372,13 +372,10 @@ pb::Agent describe_machine(const agent_options& opts) {
 // --master-ca, --tls-cert and --tls-key: all three or none, checked, and absolute, since its
 // workers run in directories of their own.
 std::optional<auth::tls_files> agent_tls(const agent_options& opts) {
-  if (opts.master_ca.empty() && opts.tls_cert.empty() && opts.tls_key.empty())
-    return std::nullopt;
-  if (opts.master_ca.empty() || opts.tls_cert.empty() || opts.tls_key.empty())
-    throw std::runtime_error("joining a master over TLS needs all of --master-ca, --tls-cert and --tls-key");
-  namespace fs = std::filesystem;
-  auth::tls_files files{fs::absolute(opts.tls_cert), fs::absolute(opts.tls_key), fs::absolute(opts.master_ca)};
-  auth::check_tls_files(files, {"--tls-cert", "--tls-key", "--master-ca"});
+  auto files = auth::tls_files_if_given({opts.tls_cert, opts.tls_key, opts.master_ca}, {"--tls-cert", "--tls-key", "--master-ca"});
+  if (files)
+    for (auto* path : {&files->cert, &files->key, &files->ca})
+      *path = std::filesystem::absolute(*path);
   return files;
 }
 

@@ -69,7 +69,7 @@ caf::expected<principal> authenticator::authenticate(const std::string& authoriz
             result = std::move(who);
           },
           [&](caf::error& e) {
-            if (e.category() == errc_category && static_cast<errc>(e.code()) == errc::not_found)
+            if (e == errc::not_found)
               result = unauthenticated("the bearer token is not one this master issued: log in again (det user login)");
             else
               result = std::move(e);

@@ -27,11 +27,11 @@
 #include "runtime/model_routes.hpp"
 #include "runtime/project_routes.hpp"
 #include "runtime/http_replies.hpp"
+#include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
 namespace {
 
-constexpr auto actor_timeout = std::chrono::seconds(30);
 constexpr std::size_t max_model_definition_bytes = std::size_t{96} << 20;
 
 // Default pages: bounded, and large enough that the CLI and tests read whole runs in one.
@@ -103,7 +103,7 @@ struct http_gateway::impl {
   caf::error unless_experiment_owner(int64_t id, const principal& who, const std::string& thing, const std::string& verb) {
     caf::error failure;
     caf::scoped_actor self{sys};
-    self->request(handles.accounts, actor_timeout, owner_atom::value, experiment_id{id})
+    self->request(handles.accounts, route_timeout, owner_atom::value, experiment_id{id})
         .receive([&](pb::User& owner) { failure = require_owner(who, owner, thing, verb); },
                  [&](caf::error& e) { failure = std::move(e); });
     return failure;
@@ -138,7 +138,7 @@ struct http_gateway::impl {
   void ask_found(httplib::Response& res, Found found, const std::string& missing,
                  const Handle& dest, Ts&&... xs) {
     caf::scoped_actor self{sys};
-    self->request(dest, actor_timeout, std::forward<Ts>(xs)...)
+    self->request(dest, route_timeout, std::forward<Ts>(xs)...)
         .receive(
             [&](Reply& reply) {
               if (found(reply))
@@ -154,7 +154,7 @@ struct http_gateway::impl {
   bool store(httplib::Response& res, Ts&&... xs) {
     caf::scoped_actor self{sys};
     bool stored = false;
-    self->request(handles.persistence, actor_timeout, std::forward<Ts>(xs)...)
+    self->request(handles.persistence, route_timeout, std::forward<Ts>(xs)...)
         .receive([&](bool) { stored = true; }, [&](caf::error& e) { reply_error(res, sys, e); });
     return stored;
   }
@@ -212,7 +212,7 @@ struct http_gateway::impl {
     caf::scoped_actor self{sys};
     caf::error failure;
     bool done = false;
-    self->request(handles.persistence, actor_timeout, archive_atom::value, experiment_id{id}, archived)
+    self->request(handles.persistence, route_timeout, archive_atom::value, experiment_id{id}, archived)
         .receive([&](bool b) { done = b; }, [&](caf::error& e) { failure = std::move(e); });
     if (failure)
       return reply_error(res, sys, failure);
@@ -227,7 +227,7 @@ struct http_gateway::impl {
   bool may_add_to_project(int64_t id, const principal& who, httplib::Response& res) {
     caf::scoped_actor self{sys};
     caf::error failure;
-    self->request(handles.projects, actor_timeout, get_atom::value, project_id{id})
+    self->request(handles.projects, route_timeout, get_atom::value, project_id{id})
         .receive(
             [&](pb::Project& p) {
               if (p.id() != storage::database::default_project_id)
@@ -247,7 +247,7 @@ struct http_gateway::impl {
     caf::scoped_actor self{sys};
     caf::error failure;
     pb::GetCheckpointResponse found;
-    self->request(handles.reader, actor_timeout, get_atom::value, uuid)
+    self->request(handles.reader, route_timeout, get_atom::value, uuid)
         .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
     if (!failure && found.checkpoint().uuid().empty())
       return reply_error(res, 404, "checkpoint " + uuid + " not found");
@@ -255,7 +255,7 @@ struct http_gateway::impl {
       failure = unless_experiment_owner(found.checkpoint().experiment_id(), who, "checkpoint " + uuid, "delete");
     if (failure)
       return reply_error(res, sys, failure);
-    self->request(handles.collector, actor_timeout, remove_atom::value, uuid)
+    self->request(handles.collector, route_timeout, remove_atom::value, uuid)
         .receive(
             [&](bool deleted) {
               if (deleted)
@@ -273,14 +273,14 @@ struct http_gateway::impl {
     caf::scoped_actor self{sys};
     caf::error failure;
     pb::GetExperimentResponse found;
-    self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{parent})
+    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{parent})
         .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
     if (!failure && found.experiment().id() == 0) {
       reply_error(res, 404, "parent_id: experiment " + std::to_string(parent) + " not found");
       return false;
     }
     if (!failure && body.model_definition().empty())
-      self->request(handles.reader, actor_timeout, model_atom::value, experiment_id{parent})
+      self->request(handles.reader, route_timeout, model_atom::value, experiment_id{parent})
           .receive([&](std::string& archive) { body.set_model_definition(std::move(archive)); },
                    [&](caf::error& e) { failure = std::move(e); });
     if (failure) {
@@ -297,34 +297,33 @@ struct http_gateway::impl {
   /// det trial continue: a new experiment that resumes the trial from its latest checkpoint.
   void continue_trial(const httplib::Request& req, httplib::Response& res, const principal& who) {
     const auto id = parse_id(req.matches[1]).value_or(0);
-    pb::ContinueTrialRequest body;
-    std::string error;
-    if (!from_json(req.body.empty() ? "{}" : req.body, body, error))
-      return reply_error(res, 400, error);
+    auto body = body_of<pb::ContinueTrialRequest>(req, res);
+    if (!body)
+      return;
     caf::scoped_actor self{sys};
     caf::error failure;
     pb::GetTrialResponse found;
     pb::GetExperimentResponse parent;
-    self->request(handles.reader, actor_timeout, get_atom::value, trial_id{id})
+    self->request(handles.reader, route_timeout, get_atom::value, trial_id{id})
         .receive([&](pb::GetTrialResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
     if (!failure && found.trial().id() == 0)
       return reply_error(res, 404, "trial " + std::to_string(id) + " not found");
     if (!failure)
-      self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{found.trial().experiment_id()})
+      self->request(handles.reader, route_timeout, get_atom::value, experiment_id{found.trial().experiment_id()})
           .receive([&](pb::GetExperimentResponse& r) { parent = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
     if (failure)
       return reply_error(res, sys, failure);
     const auto& t = found.trial();
     if (t.latest_checkpoint_uuid().empty())
       return reply_error(res, 400, "trial " + std::to_string(id) + " has no checkpoint to continue from");
-    if (body.max_length() <= 0)
+    if (body->max_length() <= 0)
       return reply_error(res, 400, "max_length must be positive: how far the trial trains, in its searcher's unit");
     pb::CreateExperimentRequest create;
     create.set_parent_id(parent.experiment().id());
     create.set_config_path("the continuation of trial " + std::to_string(id));
     try {
       create.set_config(config::continuation_config(parent.experiment().config(), create.config_path(), id, t.hparams(),
-                                                    body.max_length()));
+                                                    body->max_length()));
     } catch (const config::config_error& e) {
       return reply_error(res, 400, e.what());
     }
@@ -332,11 +331,8 @@ struct http_gateway::impl {
   }
 
   void create_experiment(const httplib::Request& req, httplib::Response& res, const principal& who) {
-    pb::CreateExperimentRequest body;
-    std::string error;
-    if (!from_json(req.body, body, error))
-      return reply_error(res, 400, error);
-    create_from(std::move(body), res, who);
+    if (auto body = body_of<pb::CreateExperimentRequest>(req, res))
+      create_from(std::move(*body), res, who);
   }
 
   void create_from(pb::CreateExperimentRequest body, httplib::Response& res, const principal& who) {
@@ -368,7 +364,7 @@ struct http_gateway::impl {
     }
     body.set_config_path(path);
     caf::scoped_actor self{sys};
-    self->request(front, actor_timeout, std::move(body), user_id{who.user_id})
+    self->request(front, route_timeout, std::move(body), user_id{who.user_id})
         .receive([&](pb::CreateExperimentResponse& r) {
                    r.mutable_experiment()->set_owner(who.username);
                    reply_json(res, r);
@@ -377,10 +373,10 @@ struct http_gateway::impl {
   }
 
   void preview_search(const httplib::Request& req, httplib::Response& res) {
-    pb::PreviewSearchRequest body;
-    std::string error;
-    if (!from_json(req.body, body, error))
-      return reply_error(res, 400, error);
+    auto parsed = body_of<pb::PreviewSearchRequest>(req, res);
+    if (!parsed)
+      return;
+    const auto& body = *parsed;
     auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
     pb::PreviewSearchResponse plan;
     try {
@@ -405,7 +401,7 @@ struct http_gateway::impl {
     caf::scoped_actor self{sys};
     bool live = false;
     caf::error failure;
-    self->request(front, actor_timeout, std::move(msg)...)
+    self->request(front, route_timeout, std::move(msg)...)
         .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = std::move(e); });
     if (failure)
       return reply_error(res, sys, failure);
@@ -414,7 +410,7 @@ struct http_gateway::impl {
       return;
     }
     pb::GetExperimentResponse found;
-    self->request(handles.reader, actor_timeout, get_atom::value, experiment_id{id})
+    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
         .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
                  [&](caf::error& e) { failure = std::move(e); });
     if (failure)
@@ -435,7 +431,7 @@ struct http_gateway::impl {
     std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> states;
     caf::scoped_actor self{sys};
     for (const auto& [name, pool] : handles.pools)
-      self->request(pool, actor_timeout, list_atom::value)
+      self->request(pool, route_timeout, list_atom::value)
           .receive(
               [&](pb::ResourcePoolInfo& info, pb::GetJobsResponse& jobs) {
                 info.set_default_compute_pool(name == handles.default_pool);
@@ -450,13 +446,12 @@ struct http_gateway::impl {
   void enable_agent(const httplib::Request& req, httplib::Response& res, int32_t slot) {
     const auto agent = req.matches[1].str();
     const bool enable = req.matches[req.matches.size() - 1].str() == "enable";
-    pb::DisableRequest body;
-    std::string error;
-    if (!req.body.empty() && !from_json(req.body, body, error))
-      return reply_error(res, 400, error);
+    auto body = body_of<pb::DisableRequest>(req, res);
+    if (!body)
+      return;
     caf::scoped_actor self{sys};
-    const auto change = enable ? slot_switch::enable : body.drain() ? slot_switch::drain : slot_switch::disable;
-    self->request(handles.registry, actor_timeout, enable_atom::value, agent, slot, change)
+    const auto change = enable ? slot_switch::enable : body->drain() ? slot_switch::drain : slot_switch::disable;
+    self->request(handles.registry, route_timeout, enable_atom::value, agent, slot, change)
         .receive(
             [&](bool found) {
               if (found)
@@ -476,9 +471,9 @@ struct http_gateway::impl {
                     archive(*parse_id(req.matches[1]), archived, res);
                   }));
     server.Post(R"(/api/v1/experiments/(\d+)/labels)", experiment_owner("label", [this](const httplib::Request& req, httplib::Response& res) {
-      pb::LabelRequest body;
-      std::string error;
-      if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      auto parsed = body_of<pb::LabelRequest>(req, res);
+      if (!parsed) return;
+      const auto& body = *parsed;
       if (body.label().empty() || body.label().size() > 255 || body.label().find(',') != std::string::npos)
         return reply_error(res, 400, "a label has 1 to 255 characters and no comma, not \"" + body.label() + "\"");
       if (store(res, add_atom::value, experiment_id{*parse_id(req.matches[1])}, body.label()))
@@ -509,11 +504,10 @@ struct http_gateway::impl {
       reply_json(res, out);
     }));
     server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change", [this](const httplib::Request& req, httplib::Response& res) {
-      auto id = parse_id(req.matches[1]);
-      if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
-      pb::PatchExperimentRequest body;
-      std::string error;
-      if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      auto id = parse_id(req.matches[1]);  // experiment_owner() found the experiment
+      auto parsed = body_of<pb::PatchExperimentRequest>(req, res);
+      if (!parsed) return;
+      const auto& body = *parsed;
       const auto& change = body.resources();
       if (change.has_priority() && (change.priority() < 1 || change.priority() > 99))
         return reply_error(res, 400, "resources.priority must be between 1 and 99, not " +
@@ -556,31 +550,23 @@ struct http_gateway::impl {
     call.set_trial_id(trial);
     call.set_token(bearer_token(req.get_header_value("Authorization")));
     caf::scoped_actor self{sys};
-    self->request(front, actor_timeout, std::move(call))
+    self->request(front, route_timeout, std::move(call))
         .receive(
             [&](pb::CoreApiReply& reply) { reply_json(res, reply); },
             [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
-  /// Parses the request body into `part` of a Core API call; false (with a 400 sent) if it is not one.
-  bool parse_body(const httplib::Request& req, httplib::Response& res, google::protobuf::Message& part) {
-    std::string error;
-    if (from_json(req.body.empty() ? "{}" : req.body, part, error))
-      return true;
-    reply_error(res, 400, error);
-    return false;
-  }
 
   /// A Core API route: `fill` turns the request (with its JSON body parsed into a Body, for a
   /// POST) into the call for the trial the path's first number names.
   template <class Body, class Fill>
   void core_api_post(const char* pattern, Fill fill) {
     server.Post(pattern, [this, fill](const httplib::Request& req, httplib::Response& res) {
-      Body body;
-      if (!parse_body(req, res, body))
+      auto body = body_of<Body>(req, res);
+      if (!body)
         return;
       pb::CoreApiCall call;
-      fill(body, call);
+      fill(*body, call);
       core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
     });
   }
@@ -618,7 +604,7 @@ struct http_gateway::impl {
     pb::GetCheckpointResponse found;
     caf::scoped_actor self{sys};
     caf::error failure;
-    self->request(handles.reader, actor_timeout, get_atom::value, uuid)
+    self->request(handles.reader, route_timeout, get_atom::value, uuid)
         .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); },
                  [&](caf::error& e) { failure = std::move(e); });
     if (failure)
@@ -699,13 +685,13 @@ struct http_gateway::impl {
       if (!may_add_to_project(body.project_id(), who, res))
         return;
       caf::scoped_actor self{sys};
-      self->request(handles.projects, actor_timeout, update_atom::value, experiment_id{*parse_id(req.matches[1])},
+      self->request(handles.projects, route_timeout, update_atom::value, experiment_id{*parse_id(req.matches[1])},
                     project_id{body.project_id()})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
     }));
     server.Delete(R"(/api/v1/experiments/(\d+))", experiment_owner("delete", [this](const httplib::Request& req, httplib::Response& res) {
       caf::scoped_actor self{sys};
-      self->request(handles.collector, actor_timeout, remove_atom::value, experiment_id{*parse_id(req.matches[1])})
+      self->request(handles.collector, route_timeout, remove_atom::value, experiment_id{*parse_id(req.matches[1])})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
     }));
     server.Get(R"(/api/v1/trials/(\d+))", reader([this](const httplib::Request& req, httplib::Response& res) {

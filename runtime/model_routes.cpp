@@ -7,15 +7,11 @@
 
 namespace det::runtime {
 namespace {
-/// Why `name` cannot be its name, as a sentence, or "".
+/// Why `name` cannot be a model's name, as a sentence, or "": Determined's rule on top of every name's.
 std::string bad_model_name_reason(const std::string& name) {
-  if (name.empty() || name.size() > 255)
-    return "a model name has 1 to 255 characters";
-  if (name.find_first_not_of("0123456789") == std::string::npos)
+  if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
     return "a model name may not be all digits (\"" + name + "\" would read as an id)";
-  if (name.find('/') != std::string::npos)
-    return "a model name may not contain '/', as \"" + name + "\" does";
-  return "";
+  return bad_name_reason("model", name);
 }
 } // namespace
 
@@ -26,7 +22,7 @@ void model_routes::add_to(httplib::Server& server) {
                             httplib::Response& res) -> std::optional<pb::GetModelResponse> {
     std::optional<pb::GetModelResponse> found;
     caf::scoped_actor self{sys};
-    self->request(models, storage_timeout, get_atom::value, name)
+    self->request(models, route_timeout, get_atom::value, name)
         .receive([&](pb::GetModelResponse& m) { found = std::move(m); }, [&](caf::error& e) { reply_error(res, sys, e); });
     if (!found)
       return std::nullopt;

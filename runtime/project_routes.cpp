@@ -6,17 +6,6 @@
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
-namespace {
-
-std::string bad_name_reason(const std::string& what, const std::string& name) {
-  if (name.empty() || name.size() > 255)
-    return "a " + what + " name has 1 to 255 characters";
-  if (name.find('/') != std::string::npos)
-    return "a " + what + " name may not contain '/', as \"" + name + "\" does";
-  return "";
-}
-
-} // namespace
 
 void project_routes::add_to(httplib::Server& server) {
   auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, projects, done, xs...); };

@@ -14,8 +14,18 @@
 
 namespace det::runtime {
 
-/// How long a route waits for a storage actor.
-constexpr auto storage_timeout = std::chrono::seconds(30);
+/// How long a route waits for an actor's answer.
+constexpr auto route_timeout = std::chrono::seconds(30);
+
+/// Why `name` cannot name a `what` (a workspace, project or model: it goes into paths), as a
+/// sentence, or "".
+inline std::string bad_name_reason(const std::string& what, const std::string& name) {
+  if (name.empty() || name.size() > 255)
+    return "a " + what + " name has 1 to 255 characters";
+  if (name.find('/') != std::string::npos)
+    return "a " + what + " name may not contain '/', as \"" + name + "\" does";
+  return "";
+}
 
 /// The request's body as a `Body` ("" reads as {}); nullopt with a 400 naming the problem.
 template <class Body>
@@ -32,7 +42,7 @@ std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res)
 template <class Handle, class Done, class... Ts>
 void ask_actor(caf::actor_system& sys, httplib::Response& res, const Handle& dest, Done done, Ts&&... xs) {
   caf::scoped_actor self{sys};
-  self->request(dest, storage_timeout, std::forward<Ts>(xs)...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
+  self->request(dest, route_timeout, std::forward<Ts>(xs)...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
 }
 
 } // namespace det::runtime

@@ -113,6 +113,7 @@ void worker_connection::reconnect(const std::string& while_doing) {
   while (std::chrono::steady_clock::now() < deadline) {
     // A restarted master may not have restored the trial yet: a refusal is worth a retry too.
     if (connect(ignored, failure, refused)) {
+      connection_lost();  // takes the old connection's down message, which would read as news below
       std::cerr << "worker: reconnected to the master" << std::endl;
       return;
     }
@@ -173,7 +174,8 @@ void worker_connection::send_metrics(pb::MetricBatch batch, std::string group) {
 
 bool worker_connection::metrics_answered() {
   auto& s = *state_;
-  // This thread's actor expects no other message than the answer and the trial's down message.
+  // This thread's actor expects no other message than the answer and the trial's down message
+  // (reconnect() takes an old connection's).
   return !s.pending || !s.self->mailbox().empty();
 }
 

@@ -125,7 +125,6 @@ int run_worker(const worker_options& opts) {
       plan.peers = peers.get();
     }
     bool stopped = harness::run_trial(plan, *reporter);
-    reporter->drain();
     exit.set_outcome(stopped ? pb::WORKER_OUTCOME_STOPPED : pb::WORKER_OUTCOME_COMPLETED);
     std::cout << "trial " << spec.trial_id() << (stopped ? ": stopped on request" : ": finished training")
               << std::endl;
@@ -142,13 +141,17 @@ int run_worker(const worker_options& opts) {
     exit.set_outcome(pb::WORKER_OUTCOME_ERRORED);
     exit.set_message("the trial threw something that is not a std::exception");
   }
-  // The reports made before a failure still go to the master, before the exit does (after a
-  // success there is nothing left to send).
+  // Every report still waiting reaches the master before the exit does, whatever ended the run;
+  // a run that went well but whose reports the master refused has failed.
   if (reporter) {
     try {
       reporter->drain();
     } catch (const std::exception& e) {
-      std::cerr << "worker: the last metrics are lost: " << e.what() << std::endl;
+      std::cerr << "error: " << e.what() << std::endl;
+      if (exit.outcome() == pb::WORKER_OUTCOME_COMPLETED || exit.outcome() == pb::WORKER_OUTCOME_STOPPED) {
+        exit.set_outcome(pb::WORKER_OUTCOME_ERRORED);
+        exit.set_message(e.what());
+      }
     }
   }
   return finish(link, exit);

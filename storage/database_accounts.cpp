@@ -8,8 +8,10 @@ namespace det::storage {
 
 namespace {
 
-const std::string user_select =
-    "SELECT u.id, u.username, u.admin, u.active, " + micros_of("u.created_at") + ", COALESCE(u.password_hash, '') FROM users u ";
+const std::string user_columns =
+    "u.id, u.username, u.admin, u.active, " + micros_of("u.created_at") + ", COALESCE(u.password_hash, '')";
+constexpr pqxx::row::size_type user_column_count = 6;
+const std::string user_select = "SELECT " + user_columns + " FROM users u ";
 
 stored_user user_from(const pqxx::row& row) {
   stored_user out;
@@ -22,9 +24,9 @@ stored_user user_from(const pqxx::row& row) {
   return out;
 }
 
-const std::string token_select =
-    "SELECT t.id, t.user_id, u.username, t.kind, t.description, " + micros_of("t.created_at") + ", " +
-    micros_of("t.expires_at") + ", t.revoked_at IS NOT NULL FROM user_tokens t JOIN users u ON u.id = t.user_id ";
+const std::string token_columns = "t.id, t.user_id, u.username, t.kind, t.description, " + micros_of("t.created_at") +
+                                  ", " + micros_of("t.expires_at") + ", t.revoked_at IS NOT NULL";
+const std::string token_select = "SELECT " + token_columns + " FROM user_tokens t JOIN users u ON u.id = t.user_id ";
 
 pb::AccessToken token_from(const pqxx::row& row) {
   pb::AccessToken t;
@@ -78,14 +80,12 @@ std::optional<pb::User> database::insert_user(const std::string& username, const
                                               bool admin) {
   return describing_failure("store user " + username, [&]() -> std::optional<pb::User> {
     pqxx::work tx{impl_->connection};
-    auto rows = tx.exec_params("INSERT INTO users (username, password_hash, admin) VALUES ($1, $2, $3) "
-                               "ON CONFLICT (username) DO NOTHING RETURNING id",
+    auto rows = tx.exec_params("INSERT INTO users AS u (username, password_hash, admin) VALUES ($1, $2, $3) "
+                               "ON CONFLICT (username) DO NOTHING RETURNING " + user_columns,
                                username, password_hash, admin);
     if (rows.empty()) return std::nullopt;
-    auto id = rows[0][0].as<int64_t>();
-    auto stored = tx.exec_params(user_select + "WHERE u.id = $1", id);
     tx.commit();
-    return user_from(stored[0]).user;
+    return user_from(rows[0]).user;
   });
 }
 
@@ -138,12 +138,15 @@ pb::AccessToken database::insert_token(int64_t user_id, const std::string& sha25
 std::optional<token_holder> database::find_token(const std::string& sha256) {
   return describing_failure("look up a token", [&]() -> std::optional<token_holder> {
     pqxx::read_transaction tx{impl_->connection};
-    auto rows = tx.exec_params(token_select + "WHERE t.token_sha256 = $1", bytes(sha256));
+    // One query on every authentication that misses the gateway's cache: the user's columns, then the token's.
+    auto rows = tx.exec_params("SELECT " + user_columns + ", " + token_columns +
+                                   " FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_sha256 = $1",
+                               bytes(sha256));
     if (rows.empty()) return std::nullopt;
+    const auto& row = rows[0];
     token_holder out;
-    out.token = token_from(rows[0]);
-    auto user = tx.exec_params(user_select + "WHERE u.id = $1", out.token.user_id());
-    out.user = user_from(user[0]).user;
+    out.user = user_from(row.slice(0, user_column_count)).user;
+    out.token = token_from(row.slice(user_column_count, row.size()));
     return out;
   });
 }

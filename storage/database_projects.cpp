@@ -111,7 +111,6 @@ std::optional<pb::Project> database::get_project(int64_t id) {
 void database::annotate_project(int64_t id, const pb::PatchProjectRequest& change) {
   describing_failure("change project " + std::to_string(id), [&] {
     pqxx::work tx{impl_->connection};
-    auto text_or_null = [](bool has, const std::string& v) { return has ? std::optional<std::string>{v} : std::nullopt; };
     expect_one_row(tx.exec_params("UPDATE projects SET description = COALESCE($2, description), notes = COALESCE($3, notes) "
                                   "WHERE id = $1",
                                   id, text_or_null(change.has_description(), change.description()),

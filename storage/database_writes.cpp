@@ -238,7 +238,6 @@ void database::annotate_experiment(int64_t id, const pb::PatchExperimentRequest&
   describing_failure("record what was written about experiment " + std::to_string(id), [&] {
     pqxx::work tx{impl_->connection};
     // NULL keeps a field: only what the change sets is written.
-    auto text_or_null = [](bool has, const std::string& value) { return has ? std::optional<std::string>{value} : std::nullopt; };
     expect_one_row(tx.exec_params("UPDATE experiments SET name = COALESCE($2, name), description = COALESCE($3, description), "
                                   "notes = COALESCE($4, notes) WHERE id = $1",
                                   id, text_or_null(change.has_name(), change.name()),
@@ -272,9 +271,8 @@ void database::remove_experiment_label(int64_t id, const std::string& label) {
 bool database::set_experiment_archived(int64_t id, bool archived) {
   return describing_failure("archive experiment " + std::to_string(id), [&] {
     pqxx::work tx{impl_->connection};
-    const std::string ended = "('" + state_name(pb::STATE_CANCELED) + "', '" + state_name(pb::STATE_COMPLETED) + "', '" +
-                              state_name(pb::STATE_ERROR) + "')";
-    auto result = tx.exec_params("UPDATE experiments SET archived = $2 WHERE id = $1 AND state IN " + ended, id, archived);
+    auto result = tx.exec_params("UPDATE experiments SET archived = $2 WHERE id = $1 AND NOT " + unfinished_state(), id,
+                                 archived);
     tx.commit();
     return result.affected_rows() == 1;
   });

@@ -20,6 +20,11 @@ std::string sql_time_or_now(const google::protobuf::Timestamp&);
 /// The SQL expression that selects a timestamptz column as microseconds since the epoch (exactly: extract returns
 /// numeric), which time_from reads back; NULL stays NULL.
 std::string micros_of(const std::string& column);
+/// A message's optional text field as a query parameter: its value when set, else NULL (which
+/// `COALESCE($n, column)` turns into "unchanged").
+inline std::optional<std::string> text_or_null(bool has, const std::string& value) {
+  return has ? std::optional<std::string>{value} : std::nullopt;
+}
 /// Reads a text[] column into `out` (labels).
 void text_array_from(const pqxx::field& field, google::protobuf::RepeatedPtrField<std::string>* out);
 

@@ -60,7 +60,7 @@ int archive(rest_client& master, std::int64_t id, bool archived) {
 }
 
 int wait_experiment(rest_client& master, std::int64_t id, double interval_s) {
-  master.retry_unreachable_for(std::chrono::seconds(60));  // rides out a master restart
+  master.retry_unreachable_for(master_restart_window);
   for (;;) {
     auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id)).experiment();
     if (is_terminal(exp.state())) {

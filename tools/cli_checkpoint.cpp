@@ -41,7 +41,7 @@ struct searcher_metric {
 };
 
 searcher_metric metric_of_experiment(rest_client& master, std::int64_t experiment_id) {
-  auto e = master.get<pb::GetExperimentResponse>("/api/v1/experiments/" + std::to_string(experiment_id));
+  auto e = master.get<pb::GetExperimentResponse>(experiment_path(experiment_id));
   auto cfg = config::parse_experiment_config(e.experiment().config(),
                                              "experiment " + std::to_string(experiment_id));
   return searcher_metric{cfg.searcher.metric, cfg.searcher.smaller_is_better};
@@ -128,7 +128,7 @@ int delete_checkpoint(rest_client& master, const std::string& uuid) {
 
 int list_experiment_checkpoints(rest_client& master, std::int64_t experiment_id, std::optional<int> best,
                                 bool json) {
-  auto all = master.get<pb::GetCheckpointsResponse>("/api/v1/experiments/" + std::to_string(experiment_id) +
+  auto all = master.get<pb::GetCheckpointsResponse>(experiment_path(experiment_id) +
                                                     "/checkpoints");
   auto metric = metric_of_experiment(master, experiment_id);
   std::vector<pb::Checkpoint> shown;

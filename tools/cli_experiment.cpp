@@ -23,8 +23,6 @@ namespace {
 
 constexpr auto poll_interval = std::chrono::milliseconds(500);
 constexpr std::int32_t list_page = 1000;  // experiments a request
-// Long enough to ride out a master restart (it recovers experiments from the database).
-constexpr auto master_restart_window = std::chrono::seconds(60);
 
 // The trial the progress line follows: the first one training, else the first
 // one not yet ended, else the last one.

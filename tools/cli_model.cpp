@@ -107,7 +107,7 @@ int delete_model(rest_client& master, const std::string& name) {
 
 int delete_experiment(rest_client& master, std::int64_t id) {
   google::protobuf::Empty reply;
-  master.del("/api/v1/experiments/" + std::to_string(id), reply);
+  master.del(experiment_path(id), reply);
   std::cout << "Deleted experiment " << id << ", its trials, metrics, logs and checkpoint files.\n";
   return 0;
 }
@@ -123,7 +123,7 @@ int continue_trial(rest_client& master, std::int64_t trial, std::int64_t max_len
 }
 
 int continue_experiment(rest_client& master, std::int64_t id, std::int64_t max_length) {
-  auto exp = master.get<pb::GetExperimentResponse>("/api/v1/experiments/" + std::to_string(id));
+  auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id));
   if (exp.trials_size() != 1)
     throw std::runtime_error("experiment " + std::to_string(id) + " has " + std::to_string(exp.trials_size()) +
                              " trials: continue one of them with det trial continue TRIAL_ID --max-length L");

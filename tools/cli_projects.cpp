@@ -137,7 +137,7 @@ int move_experiment(rest_client& master, std::int64_t id, const std::string& wor
   pb::MoveExperimentRequest request;
   request.set_project_id(project_named(master, workspace, project).id());
   google::protobuf::Empty reply;
-  master.post("/api/v1/experiments/" + std::to_string(id) + "/move", request, reply);
+  master.post(experiment_path(id) + "/move", request, reply);
   std::cout << "Moved experiment " << id << " to project " << workspace << "/" << project << ".\n";
   return 0;
 }

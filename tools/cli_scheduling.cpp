@@ -53,7 +53,7 @@ int update_job(rest_client& master, int64_t experiment_id, const pb::JobSettings
   pb::PatchExperimentRequest body;
   *body.mutable_resources() = change;
   pb::ErrorResponse ignored;
-  master.patch("/api/v1/experiments/" + std::to_string(experiment_id), body, ignored);
+  master.patch(experiment_path(experiment_id), body, ignored);
   std::cout << "Experiment " << experiment_id << ":";
   if (change.has_priority()) std::cout << " priority " << change.priority();
   if (change.has_weight()) std::cout << " weight " << format_number(change.weight());

@@ -17,7 +17,6 @@ namespace det::tools {
 namespace {
 
 constexpr auto poll_interval = std::chrono::milliseconds(500);
-constexpr auto master_restart_window = std::chrono::seconds(60);
 constexpr std::int64_t log_page = 1000;
 constexpr std::int32_t metric_page = 10000;
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "config/master_config.hpp"
+#include "config/duration.hpp"
 #include "messages/api.pb.h"
 #include "messages/json.hpp"
 #include "tools/auth_store.hpp"

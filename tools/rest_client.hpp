@@ -33,6 +33,10 @@ private:
   int status_;
 };
 
+/// How long a command that follows or waits (det experiment wait, --follow, logs -f) rides out a
+/// master restart: see rest_client::retry_unreachable_for.
+constexpr std::chrono::seconds master_restart_window{60};
+
 /// `text` percent-encoded for a query string.
 std::string url_encoded(const std::string& text);
 

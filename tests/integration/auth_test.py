@@ -161,7 +161,18 @@ class AuthTest(unittest.TestCase):
         code, error = c.status("POST", "/api/v1/auth/login", {"username": "dave", "password": PASSWORD}, token=None)
         self.assertEqual(code, 429)  # even the right password waits: guessing it costs time
         self.assertIn('too many failed logins as "dave"', error)
-        self.assertEqual(c.login("alice", PASSWORD) != "", True)  # other users log in as before
+        # other users log in as before
+        self.assertEqual(c.status("POST", "/api/v1/auth/login", {"username": "alice", "password": PASSWORD}, token=None)[0], 200)
+        # A wrong current password in a password change counts as a failed login: a stolen session
+        # cannot guess it faster than a login could.
+        c.post("/api/v1/users", {"username": "erin", "password": PASSWORD})
+        erin = c.login("erin", PASSWORD)
+        change = {"old_password": "guess", "password": "another long password"}
+        for _ in range(5):
+            self.assertEqual(c.status("POST", "/api/v1/users/erin/password", change, token=erin)[0], 403)
+        code, error = c.status("POST", "/api/v1/users/erin/password", dict(change, old_password=PASSWORD), token=erin)
+        self.assertEqual(code, 429)
+        self.assertIn('too many failed logins as "erin"', error)
 
     def test_4_bad_names_and_passwords_are_refused_and_nothing_is_stored(self):
         c = self.cluster

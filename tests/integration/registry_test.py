@@ -25,9 +25,10 @@ class RegistryTest(unittest.TestCase):
         # Trains slowly enough that a checkpoint is registered before it ends.
         cls.exp = c.submit(simulated_config("registered", 200, seconds_per_batch=0.02, checkpoint_period=20) + KEEP_NOTHING)
         trial = c.first_trial(cls.exp)
-        checkpoints = wait_for(lambda: c.get(f"/api/v1/trials/{trial}/checkpoints").get("checkpoints", [])[:2] or None
-                               if len(c.get(f"/api/v1/trials/{trial}/checkpoints").get("checkpoints", [])) >= 2 else None,
-                               120, "two checkpoints")
+        def two_checkpoints():
+            found = c.get(f"/api/v1/trials/{trial}/checkpoints").get("checkpoints", [])
+            return found[:2] if len(found) >= 2 else None
+        checkpoints = wait_for(two_checkpoints, 120, "two checkpoints")
         cls.first, cls.second = checkpoints[0]["uuid"], checkpoints[1]["uuid"]
 
     @classmethod

@@ -49,6 +49,7 @@ TEST_CASE("secrets compare equal only when they are") {
   CHECK_FALSE(same_secret("abcd", "abce"));
   CHECK_FALSE(same_secret("abcd", "abc"));
   CHECK_FALSE(same_secret("", "a"));
+  CHECK_FALSE(same_secret("", ""));  // a token never set admits no one
   CHECK(weak_password_reason("short") == "a password needs at least 8 characters");
   CHECK(weak_password_reason("long enough") == "");
 }

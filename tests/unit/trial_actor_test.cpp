@@ -157,7 +157,6 @@ struct neighbours : testing::deterministic_system {
 
 /// One trial (id 7) of experiment 3, spawned as its experiment would.
 struct fixture : neighbours {
-  caf::actor experiment;
   trial_actor trial;
   caf::actor worker;
 
@@ -169,8 +168,7 @@ struct fixture : neighbours {
     setup.trial.set_state(pb::STATE_QUEUED);
     setup.max_restarts = 5;
     setup.handles = handles;
-    experiment = sys->spawn(fake_experiment, r);
-    setup.experiment = caf::actor_cast<trial_listener>(experiment);
+    setup.experiment = caf::actor_cast<trial_listener>(sys->spawn(fake_experiment, r));
     setup.directory = directory;
     trial = spawn_trial(*sys, std::move(setup));
     worker = sys->spawn(fake_worker, r, trial);
@@ -179,7 +177,7 @@ struct fixture : neighbours {
 
   ~fixture() {
     caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
-    caf::send_as(experiment, caf::actor_cast<caf::actor>(trial), caf::exit_msg{experiment.address(), caf::exit_reason::user_shutdown});
+    caf::anon_send_exit(trial, caf::exit_reason::user_shutdown);
     run();
   }
 
@@ -208,10 +206,9 @@ struct fixture : neighbours {
     run();
   }
 
-  /// Sent as its experiment, as the trial would hear it.
   template <class... Ts>
   void tell_trial(Ts... xs) {
-    caf::send_as(experiment, trial, xs...);
+    caf::anon_send(trial, xs...);
     run();
   }
 };
