@@ -1,6 +1,6 @@
-// One allocation: slots from the pool for one run of a trial, and the containers started on
-// them: one, or one per agent when the trial needs more slots than one agent has (its workers
-// then train together, worker 0 the chief).
+// One allocation: slots from the pool for one run of a trial or for a task, and the containers
+// started on them: one, or one per agent when a trial needs more slots than one agent has (its
+// workers then train together, worker 0 the chief).
 //
 //   requested --(pool answers)--> launching --(every ContainerStarted)--> running
 //       |                            |                                      |
@@ -43,11 +43,9 @@ const char* to_string(allocation_phase x) {
 
 struct allocation_state {
   static inline const char* name = "allocation";
-  std::string id;
-  pb::Trial trial;
-  int32_t slots = 0;
-  bool one_agent = false;  // its slots must all be on one agent (a Core API trial)
-  allocation_listener trial_handle;
+  allocation_ask ask;
+  pb::StartContainer container;  // what each part starts, but for its slots, rank and world size
+  allocation_listener trial_handle;  // the trial or task it is for
   resource_pool_actor pool;
   std::vector<container_part> parts;  // empty until the pool places us
   std::optional<pb::ContainerExited> failure;  // the first container that did not end well
@@ -59,7 +57,7 @@ struct allocation_state {
 using self_ptr = allocation_actor::stateful_pointer<allocation_state>;
 
 void finish(self_ptr self, pb::ContainerExited exited) {
-  self->send(self->state.pool, release_atom::value, self->state.id);
+  self->send(self->state.pool, release_atom::value, self->state.ask.id);
   self->send(self->state.trial_handle, std::move(exited));
   self->quit();
 }
@@ -71,11 +69,11 @@ void kill(self_ptr self, int32_t signal, int64_t grace_s) {
   if (st.parts.empty()) {
     // Still queued: give the request back; the pool's error answer ends us.
     st.pending_kill = signal;
-    self->send(st.pool, release_atom::value, st.id);
+    self->send(st.pool, release_atom::value, st.ask.id);
     return;
   }
   for (const auto& part : st.parts)
-    if (!part.exited) self->send(part.where.agent, kill_container(st.id, signal, grace_s));
+    if (!part.exited) self->send(part.where.agent, kill_container(st.ask.id, signal, grace_s));
 }
 
 // One container ended. The run is over when all have; until then a failure stops the rest.
@@ -93,7 +91,7 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
                          ": " + describe_exit(exited));
     st.failure = exited;
     for (const auto& other : st.parts)
-      if (!other.exited) self->send(other.where.agent, kill_container(st.id));
+      if (!other.exited) self->send(other.where.agent, kill_container(st.ask.id));
   }
   for (const auto& p : st.parts)
     if (!p.exited) return;
@@ -108,10 +106,15 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
   auto& st = self->state;
   if (st.pending_kill != 0) {  // killed while the placement was on its way
     if (reclaim)  // its workers run: stop them
-      for (const auto& part : parts) self->send(part.agent, kill_container(st.id));
-    finish(self, exit_without_container(st.id, "", "the allocation was killed before its container started",
+      for (const auto& part : parts) self->send(part.agent, kill_container(st.ask.id));
+    finish(self, exit_without_container(st.ask.id, "", "the allocation was killed before its container started",
                                         pb::EXIT_CAUSE_NEVER_STARTED));
     return;
+  }
+  if (!reclaim) {
+    std::vector<std::string> agents;
+    for (const auto& part : parts) agents.push_back(part.agent_id);
+    self->send(st.trial_handle, launch_atom::value, std::move(agents));
   }
   const int32_t world_size = static_cast<int32_t>(parts.size());
   for (int32_t rank = 0; rank < world_size; ++rank) {
@@ -120,48 +123,41 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     self->monitor(where.agent);
     st.parts.push_back({where});
     if (reclaim) {
-      self->send(where.agent, register_atom::value, st.id, where.slot_ids, container_listener{self});
+      self->send(where.agent, register_atom::value, st.ask.id, where.slot_ids, container_listener{self});
       continue;
     }
-    pb::StartContainer start;
-    start.set_allocation_id(st.id);
-    start.set_trial_id(st.trial.id());
-    start.set_experiment_id(st.trial.experiment_id());
+    pb::StartContainer start = st.container;
+    start.set_allocation_id(st.ask.id);
     for (auto s : where.slot_ids) start.add_slot_ids(s);
     start.set_rank(rank);
     start.set_world_size(world_size);
-    start.set_allocation_token(st.trial.allocation_token());
     self->send(where.agent, launch_atom::value, std::move(start), container_listener{self});
   }
   st.phase = reclaim ? allocation_phase::running : allocation_phase::launching;
 }
 
-allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, pb::Trial trial,
-                                                int32_t slots, bool one_agent, allocation_listener trial_handle,
-                                                resource_pool_actor pool, bool reclaim) {
+allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask ask, pb::StartContainer container,
+                                                allocation_listener trial_handle, resource_pool_actor pool,
+                                                bool reclaim) {
   auto& st = self->state;
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (const auto& part : self->state.parts) {
       if (part.exited || dm.source != part.where.agent.address()) continue;
-      on_exit(self, exit_without_container(self->state.id, part.where.agent_id,
+      on_exit(self, exit_without_container(self->state.ask.id, part.where.agent_id,
                                            "agent " + part.where.agent_id + " was lost",
                                            pb::EXIT_CAUSE_LOST_WITH_AGENT));
       return;
     }
   });
-  st.id = std::move(id);
-  st.trial = std::move(trial);
-  st.slots = slots;
-  st.one_agent = one_agent;
+  st.ask = std::move(ask);
+  st.container = std::move(container);
   st.trial_handle = std::move(trial_handle);
   st.pool = std::move(pool);
   // Waiting for slots has no deadline: the pool answers when it places us or
   // when we release the request. A reclaimed run's containers already run: the pool answers
   // once agents report them, or gives up after agent_reconnect_wait.
-  auto job = std::to_string(st.trial.experiment_id());
-  auto placed = reclaim ? self->request(st.pool, caf::infinite, reclaim_atom::value, st.id, job, st.slots)
-                        : self->request(st.pool, caf::infinite, allocate_atom::value, st.id, job, st.slots,
-                                        st.one_agent);
+  auto placed = reclaim ? self->request(st.pool, caf::infinite, reclaim_atom::value, st.ask)
+                        : self->request(st.pool, caf::infinite, allocate_atom::value, st.ask);
   std::move(placed).then([=](const allocation_parts& parts) { on_placed(self, parts, reclaim); },
                          [=](caf::error& e) {
                            // A reclaim the master's restart lost is not the trial's failure.
@@ -169,7 +165,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
                                               : reclaim               ? pb::EXIT_CAUSE_LOST_WITH_AGENT
                                                                       : pb::EXIT_CAUSE_NEVER_STARTED;
                            finish(self, exit_without_container(
-                                            self->state.id, "",
+                                            self->state.ask.id, "",
                                             e == caf::sec::request_receiver_down
                                                 ? "the allocation was released before it got slots"
                                                 : error_sentence(self->system(), e),
@@ -199,8 +195,9 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
           for (auto s : part.where.slot_ids) slots += (slots.empty() ? "" : ",") + std::to_string(s);
         }
         return state_text{self}
-            .add("id", st.id)
-            .add("trial", st.trial.id())
+            .add("id", st.ask.id)
+            .add("for", st.container.task_id().empty() ? "trial " + std::to_string(st.container.trial_id())
+                                                        : "task " + st.container.task_id())
             .add("phase", to_string(st.phase))
             .add("agents", agents.empty() ? "(none yet)" : agents)
             .add("slots", slots.empty() ? "(none yet)" : slots)
@@ -211,10 +208,9 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, std::string id, p
 
 } // namespace
 
-allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
-                                  const pb::Trial& trial, int32_t slots, bool one_agent, allocation_listener trial_handle,
-                                  const resource_pool_actor& pool, bool reclaim) {
-  return sys.spawn(allocation_impl, allocation_id, trial, slots, one_agent, std::move(trial_handle), pool, reclaim);
+allocation_actor spawn_allocation(caf::actor_system& sys, const allocation_ask& ask, const pb::StartContainer& container,
+                                  allocation_listener listener, const resource_pool_actor& pool, bool reclaim) {
+  return sys.spawn(allocation_impl, ask, container, std::move(listener), pool, reclaim);
 }
 
 } // namespace det

@@ -210,6 +210,7 @@ using persistence_reader_actor = caf::typed_actor<
     // group ("" for all), offset, limit
     caf::replies_to<metrics_atom, trial_id, std::string, int64_t, int32_t>::with<pb::GetTrialMetricsResponse>,
     caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,  // after id, limit
+    caf::replies_to<logs_atom, std::string, int64_t, int32_t>::with<pb::TaskLogsResponse>,  // a task's
     caf::replies_to<checkpoints_atom, experiment_id>::with<pb::GetCheckpointsResponse>,
     caf::replies_to<checkpoints_atom, trial_id>::with<pb::GetCheckpointsResponse>,
     caf::replies_to<get_atom, std::string>::with<pb::GetCheckpointResponse>,  // by uuid
@@ -274,16 +275,31 @@ typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
   return f(caf::meta::type_name("job_settings"), x.priority, x.weight, x.max_slots);
 }
 
-/// A resource pool: answers an allocate request (allocation id, job, slots, one agent only) once its scheduler
+/// What an allocation asks its pool for.
+struct allocation_ask {
+  std::string id;          ///< the allocation: "<trial>.<run>", or a task's id
+  std::string job;         ///< what the pool schedules it under: an experiment's id, or task_job(task)
+  int32_t slots = 0;
+  bool one_agent = false;  ///< its slots must all be on one agent (a Core API trial: one process)
+  bool preemptible = true; ///< a task is never preempted (Determined's rule)
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, allocation_ask& x) {
+  return f(caf::meta::type_name("allocation_ask"), x.id, x.job, x.slots, x.one_agent, x.preemptible);
+}
+
+/// The pool's job of a command, shell, notebook or TensorBoard: experiments' jobs are their ids.
+inline std::string task_job(const std::string& task_id) { return "task " + task_id; }
+
+/// A resource pool: answers an allocate request once its scheduler
 /// places it, with one part per agent, or with errc::unschedulable when none of its agents could ever
 /// hold it; the requester hears preempt_atom when the scheduler wants its slots back.
 using resource_pool_actor = caf::typed_actor<
-    // allocation id, job, slots, one agent only
-    caf::replies_to<allocate_atom, std::string, std::string, int32_t, bool>::with<allocation_parts>,
+    caf::replies_to<allocate_atom, allocation_ask>::with<allocation_parts>,
     caf::reacts_to<release_atom, std::string>,
     // A restored trial's run: answered once an agent reports that allocation still running (it
     // is adopted where it runs), or with an error after agent_reconnect_wait.
-    caf::replies_to<reclaim_atom, std::string, std::string, int32_t>::with<allocation_parts>,
+    caf::replies_to<reclaim_atom, allocation_ask>::with<allocation_parts>,
     caf::reacts_to<expire_atom, std::string>,  // that wait for an allocation id is over
     caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
     caf::reacts_to<remove_atom, std::string>,                // a job has ended
@@ -305,19 +321,37 @@ using agent_registry_actor = caf::typed_actor<
     caf::replies_to<enable_atom, std::string, int32_t, slot_switch>::with<bool>,
     caf::replies_to<list_atom>::with<pb::GetAgentsResponse>>;
 
-/// One allocation of slots for one run of a trial: its containers, one per agent it spans.
+/// One allocation of slots for one run of a trial, or for a task: its containers, one per agent
+/// it spans.
 using allocation_actor = container_listener::extend<
     caf::reacts_to<preempt_atom>,  // the pool wants the slots back
     caf::reacts_to<kill_atom, int32_t, int64_t>,  // signal, then SIGKILL after this many seconds
     caf::reacts_to<kill_atom, int32_t>,
     caf::replies_to<inspect_atom>::with<std::string>>;
 
-/// What an allocation tells its trial: its containers started, the run ended (one
+/// What an allocation tells its trial or task: its containers started, the run ended (one
 /// ContainerExited for all of them), or the pool wants the slots back.
 using allocation_listener = caf::typed_actor<
+    caf::reacts_to<launch_atom, std::vector<std::string>>,  // placed: its containers start on these agents
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<preempt_atom>>;
+
+/// A command, shell, notebook or TensorBoard: its allocation's events, and its owner's kill.
+using task_actor = allocation_listener::extend<
+    caf::reacts_to<kill_atom>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
+/// Every task: stores them on a PostgreSQL connection of its own, starts them, and takes back
+/// those a master restart interrupted. Who may see or kill one is the gateway's to decide.
+using tasks_actor = caf::typed_actor<
+    // kind, owner_id, description, config, slots, resource_pool and entrypoint set; its context (a tar archive)
+    caf::replies_to<create_atom, pb::Task, std::string>::with<pb::Task>,
+    caf::replies_to<list_atom, pb::TaskKind>::with<std::vector<pb::Task>>,  // UNSPECIFIED: every kind
+    caf::replies_to<get_atom, std::string>::with<pb::Task>,                 // errc::not_found
+    caf::replies_to<kill_atom, std::string>::with<bool>,                    // false: it had ended
+    caf::replies_to<list_atom>::with<pb::GetTaskSummariesResponse>,         // tasks and running trials
+    caf::reacts_to<update_atom, pb::Task>>;                                 // a task's new state, from its actor
 
 /// What a trial tells the experiment that owns it.
 using trial_listener = caf::typed_actor<
@@ -347,6 +381,7 @@ using agent_gate_actor = agent_endpoint::extend<
 /// A trial: what its worker reports, plus its allocation's events.
 using trial_actor = worker_reports::extend<
     caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
+    caf::reacts_to<launch_atom, std::vector<std::string>>,
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<train_to_atom, config::length>,  // searcher: train to this length
@@ -392,6 +427,7 @@ struct master_handles {
   std::string default_pool;
   std::string default_aux_pool;
   agent_registry_actor registry;
+  tasks_actor tasks;
   /// What an agent must present to register (security.agent_token_file).
   std::string agent_token;
   /// How long a disconnected agent's work is kept for it to reconnect.

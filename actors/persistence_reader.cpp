@@ -102,6 +102,13 @@ persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string c
           return out;
         });
       },
+      [=, &db](logs_atom, const std::string& task, int64_t after, int32_t limit) {
+        return after_flush<pb::TaskLogsResponse>(self, "logs", [=, &db] {
+          pb::TaskLogsResponse out;
+          for (auto& l : db.task_logs(task, after, limit)) *out.add_logs() = std::move(l);
+          return out;
+        });
+      },
       [=, &db](checkpoints_atom, experiment_id id) {
         return after_flush<pb::GetCheckpointsResponse>(self, "checkpoints", [=, &db] {
           return checkpoints_response<pb::GetCheckpointsResponse>(db.experiment_checkpoints(id.value));

@@ -33,8 +33,7 @@ struct orphan {
 
 struct reclaim {
   waiting_allocation waiting;
-  std::string job;
-  int32_t slots = 0;
+  allocation_ask ask;
 };
 
 // An orphan holds its slots in the scheduler under a task of its own per agent, since a run on
@@ -156,7 +155,7 @@ void try_adopt(self_ptr self, const std::string& allocation_id) {
     return;
   size_t found = 0;
   for (const auto& part : o->second) found += part.slots.size();
-  if (found < static_cast<size_t>(r->second.slots))
+  if (found < static_cast<size_t>(r->second.ask.slots))
     return;  // another agent's container is still to come
   auto claim = std::move(r->second);
   st.reclaims.erase(r);
@@ -169,7 +168,8 @@ void try_adopt(self_ptr self, const std::string& allocation_id) {
     placement.parts.push_back({part.agent_id, {part.slots.begin(), part.slots.end()}});
     known = known && st.agents.count(part.agent_id) > 0;
   }
-  if (!known || !st.policy.adopt({allocation_id, claim.job, claim.slots, true}, placement)) {
+  const auto& ask = claim.ask;
+  if (!known || !st.policy.adopt({allocation_id, ask.job, ask.slots, ask.preemptible, ask.one_agent}, placement)) {
     for (const auto& part : where)  // they must not share slots given to others
       kill_on_agent(self, part.agent_id, allocation_id);
     claim.waiting.promise.deliver(make_error(errc::unavailable, "its slots are no longer free"));
@@ -230,7 +230,7 @@ pb::ResourcePoolInfo describe_pool(self_ptr self) {
   return info;
 }
 
-// One job per experiment with tasks here, in the order its first task arrived.
+// One job per experiment or task with allocations here, in the order its first one arrived.
 pb::GetJobsResponse describe_jobs(self_ptr self) {
   auto& st = self->state;
   std::map<std::string, pb::Job> jobs;
@@ -257,7 +257,10 @@ pb::GetJobsResponse describe_jobs(self_ptr self) {
   for (auto& [at, group] : order) {
     auto& job = jobs[group];
     const auto& settings = st.policy.group(group);
-    job.set_experiment_id(std::stoll(group));
+    if (group.rfind(task_job(""), 0) == 0)
+      job.set_task_id(group.substr(task_job("").size()));
+    else
+      job.set_experiment_id(std::stoll(group));
     job.set_resource_pool(st.spec.name);
     job.set_priority(settings.priority);
     job.set_weight(settings.weight);
@@ -276,11 +279,12 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
   self->state.reconnect_wait_s = reconnect_wait_s;
   self->delayed_send(self, std::chrono::seconds(reconnect_wait_s), schedule_atom::value);  // see refuse_oversized
   return {
-      [=](reclaim_atom, const std::string& allocation_id, const std::string& job, int32_t slots) {
+      [=](reclaim_atom, allocation_ask& ask) {
         auto& st = self->state;
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         auto rp = self->make_response_promise<allocation_parts>();
-        st.reclaims[allocation_id] = reclaim{{rp, std::move(requester)}, job, slots};
+        const auto allocation_id = ask.id;
+        st.reclaims[allocation_id] = reclaim{{rp, std::move(requester)}, std::move(ask)};
         try_adopt(self, allocation_id);
         if (st.reclaims.count(allocation_id))
           self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), expire_atom::value, allocation_id);
@@ -299,13 +303,13 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
           request_pass(self);
         }
       },
-      [=](allocate_atom, const std::string& allocation_id, const std::string& job, int32_t slots, bool one_agent) {
+      [=](allocate_atom, const allocation_ask& ask) {
         auto& st = self->state;
         // Before the promise: making it takes the sender out of the current message.
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         auto rp = self->make_response_promise<allocation_parts>();
-        st.waiting[allocation_id] = {rp, std::move(requester)};
-        st.policy.request({allocation_id, job, slots, true, one_agent});
+        st.waiting[ask.id] = {rp, std::move(requester)};
+        st.policy.request({ask.id, ask.job, ask.slots, ask.preemptible, ask.one_agent});
         request_pass(self);
         return rp;
       },

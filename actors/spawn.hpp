@@ -105,12 +105,28 @@ struct trial_setup {
 
 trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup);
 
-/// `reclaim`: the run's container outlived a master restart; it is taken back where it runs
-/// rather than launched.
-allocation_actor spawn_allocation(caf::actor_system& sys, const std::string& allocation_id,
-                                  const pb::Trial& trial, int32_t slots, bool one_agent,
-                                  allocation_listener trial_handle,
-                                  const resource_pool_actor& pool, bool reclaim = false);
+/// A task as stored, and what its actor needs besides.
+struct task_setup {
+  pb::Task task;            // as stored; its state says where a restored one was
+  std::string token;        // its run's token: DET_ALLOCATION_TOKEN
+  std::string context;      // the tar archive of its uploaded directory; may be empty
+  bool restored = false;    // taken back after a master restart: a started one is reclaimed where it runs
+  tasks_actor registry;     // stores its states
+  master_handles handles;
+};
+
+task_actor spawn_task(caf::actor_system& sys, task_setup setup);
+
+/// Detached, on a connection of its own to `conninfo`; restores the tasks a master restart
+/// interrupted, registering each with `directory`.
+tasks_actor spawn_tasks(caf::actor_system& sys, const std::string& conninfo, const master_handles& handles,
+                        const directory_actor& directory);
+
+/// Asks `pool` for what `ask` says and starts `container` on each part it gets (with the part's
+/// slots, rank and world size filled in); `listener` hears how it goes. `reclaim`: the run's
+/// containers outlived a master restart; they are taken back where they run rather than launched.
+allocation_actor spawn_allocation(caf::actor_system& sys, const allocation_ask& ask, const pb::StartContainer& container,
+                                  allocation_listener listener, const resource_pool_actor& pool, bool reclaim = false);
 
 /// A parsed experiment config and its searcher, made before the experiment
 /// actor so that a config the searcher rejects never creates an experiment.

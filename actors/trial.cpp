@@ -83,8 +83,13 @@ void spawn_run(self_ptr self, bool reclaim) {
   auto& st = self->state;
   begin_run(st.lifecycle);
   st.rendezvous.clear();
-  st.allocation = spawn_allocation(self->system(), run_id(self), trial(self), st.setup.slots_per_trial,
-                                   st.setup.one_agent, allocation_listener{self},
+  pb::StartContainer worker;
+  worker.set_trial_id(trial(self).id());
+  worker.set_experiment_id(trial(self).experiment_id());
+  worker.set_allocation_token(trial(self).allocation_token());
+  const allocation_ask ask{run_id(self), std::to_string(trial(self).experiment_id()), st.setup.slots_per_trial,
+                           st.setup.one_agent, true};
+  st.allocation = spawn_allocation(self->system(), ask, worker, allocation_listener{self},
                                    st.setup.handles.pool(st.setup.resource_pool), reclaim);
   self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, run_id(self),
              caf::actor_cast<caf::actor>(st.allocation));
@@ -522,6 +527,11 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         }
         record_report(self->state.lifecycle, std::move(report), e.rank() == 0);
         return true;
+      },
+      [=](launch_atom, const std::vector<std::string>& agents) {
+        std::string where;
+        for (const auto& a : agents) where += (where.empty() ? "" : ", ") + a;
+        log_line(self, "run " + run_id(self) + " placed on " + where);
       },
       [=](pb::ContainerStarted& started) {
         log_line(self, "container started on allocation " + started.allocation_id() + " (pid " +

@@ -11,7 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -30,6 +32,7 @@
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
 #include "runtime/child_process.hpp"
+#include "runtime/tar_archive.hpp"
 #include "runtime/node.hpp"
 
 namespace det::runtime {
@@ -63,8 +66,23 @@ constexpr int max_log_batch = 1000;
 struct container {
   std::shared_ptr<child_process> process;
   int64_t trial_id = 0;
+  std::string task_id;            // a task's process rather than a trial's worker
   std::vector<int32_t> slot_ids;
+  std::filesystem::path scratch;  // a task's fresh directory, removed when it ends
 };
+
+std::filesystem::path make_scratch_directory(const std::string& prefix) {
+  auto pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error("cannot create a directory under " + std::filesystem::temp_directory_path().string() +
+                             ": " + std::strerror(errno));
+  return pattern;
+}
+
+void remove_scratch_directory(const std::filesystem::path& dir) {
+  std::error_code ignored;  // what cannot be removed stays in the temporary directory
+  std::filesystem::remove_all(dir, ignored);
+}
 
 struct agent_process_state {
   static inline const char* name = "agent";
@@ -130,6 +148,7 @@ void connect(self_ptr self) {
     auto* running = hello.add_running();
     running->set_allocation_id(id);
     running->set_trial_id(c.trial_id);
+    running->set_task_id(c.task_id);
     for (auto slot : c.slot_ids)
       running->add_slot_ids(slot);
   }
@@ -167,61 +186,95 @@ void connect(self_ptr self) {
           });
 }
 
-void start_container(self_ptr self, const pb::StartContainer& start) {
-  auto& st = self->state;
-  std::string visible;
+// What every process the agent starts gets: its slots, its run, the master and the TLS files.
+std::map<std::string, std::string> container_env(const agent_process_state& st, const pb::StartContainer& start) {
+  std::string visible, slot_ids;
   for (auto id : start.slot_ids()) {
+    slot_ids += (slot_ids.empty() ? "" : ",") + std::to_string(id);
     for (auto& slot : st.info.slots())
       if (slot.id() == id && slot.type() == pb::SLOT_TYPE_CUDA)
         visible += (visible.empty() ? "" : ",") + slot.uuid();
   }
   std::map<std::string, std::string> env{
       {"CUDA_VISIBLE_DEVICES", visible},
+      {"DET_SLOT_IDS", slot_ids},
       {"DET_ALLOCATION_ID", start.allocation_id()},
-      {"DET_ALLOCATION_TOKEN", start.allocation_token()},  // the worker proves its run with it
-      {"DET_TRIAL_ID", std::to_string(start.trial_id())},
+      {"DET_ALLOCATION_TOKEN", start.allocation_token()},  // the process proves its run with it
       {"DET_AGENT_ID", st.info.id()},
       {"DET_MASTER", (st.tls ? "https://" : "http://") + st.master_host + ":" + std::to_string(st.http_port)},
   };
+  if (start.task_id().empty())
+    env["DET_TRIAL_ID"] = std::to_string(start.trial_id());
+  else
+    env["DET_TASK_ID"] = start.task_id();
   // Always set: a plain agent started from a shell that exports them must not pass them on.
   env[auth::master_ca_variable] = st.tls ? st.tls->ca : "";
   env[auth::tls_cert_variable] = st.tls ? st.tls->cert : "";
   env[auth::tls_key_variable] = st.tls ? st.tls->key : "";
   for (auto& [k, v] : start.env())
     env[k] = v;
-  std::vector<std::string> argv{st.worker_binary,
-                                "--master=" + st.master_host + ":" + std::to_string(st.master_port),
-                                "--allocation=" + start.allocation_id(),
-                                "--trial=" + std::to_string(start.trial_id())};
+  return env;
+}
+
+// A trial's worker: det-worker, which asks the master for its run.
+process::spawn_request worker_request(const agent_process_state& st, const pb::StartContainer& start) {
+  process::spawn_request request;
+  request.argv = {st.worker_binary, "--master=" + st.master_host + ":" + std::to_string(st.master_port),
+                  "--allocation=" + start.allocation_id(), "--trial=" + std::to_string(start.trial_id())};
   if (start.world_size() > 1) {
-    argv.push_back("--rank=" + std::to_string(start.rank()));
-    argv.push_back("--world-size=" + std::to_string(start.world_size()));
+    request.argv.push_back("--rank=" + std::to_string(start.rank()));
+    request.argv.push_back("--world-size=" + std::to_string(start.world_size()));
   }
+  return request;
+}
+
+// A task: its own program, in its work_dir or in `scratch` holding its uploaded context.
+process::spawn_request task_request(const pb::StartContainer& start, const std::filesystem::path& scratch) {
+  if (!start.context().empty())
+    unpack_archive(start.context(), scratch.string());
+  process::spawn_request request;
+  request.argv = {start.argv().begin(), start.argv().end()};
+  request.search_path = true;
+  request.working_dir = start.work_dir().empty() ? scratch.string() : start.work_dir();
+  return request;
+}
+
+void start_container(self_ptr self, const pb::StartContainer& start) {
+  auto& st = self->state;
   auto alloc = start.allocation_id();
   auto me = caf::actor_cast<agent_process_actor>(self);
   // The workers of a run on several agents share the trial's logs: each line says whose it is.
   std::string label = start.world_size() > 1 ? "[worker " + std::to_string(start.rank()) + "] " : "";
+  const bool is_task = !start.task_id().empty();
+  std::filesystem::path scratch;
   try {
+    if (is_task)
+      scratch = make_scratch_directory("det-task-" + start.task_id());
+    auto request = is_task ? task_request(start, scratch) : worker_request(st, start);
+    request.env = container_env(st, start);
     auto proc = child_process::start(
-        argv, env,
+        std::move(request),
         [me, alloc, label](const std::string& stream, std::string line) {
           caf::anon_send(me, line_atom::value, alloc, stream, label + line);
         },
         [me, alloc](process::process_exit e) {
           caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
         });
-    st.containers[alloc] = {proc, start.trial_id(), {start.slot_ids().begin(), start.slot_ids().end()}};
+    st.containers[alloc] = {proc, start.trial_id(), start.task_id(), {start.slot_ids().begin(), start.slot_ids().end()},
+                            scratch};
     pb::ContainerStarted started;
     started.set_allocation_id(alloc);
     started.set_pid(proc->pid());
     if (st.endpoint)
       self->send(st.endpoint, std::move(started), st.session_token);
   } catch (const std::exception& e) {
+    if (!scratch.empty())
+      remove_scratch_directory(scratch);
     pb::ContainerExited exited;
     exited.set_allocation_id(alloc);
     exited.set_cause(pb::EXIT_CAUSE_NEVER_STARTED);
     exited.set_exit_code(-1);
-    exited.set_message(std::string("the agent could not start the worker: ") + e.what());
+    exited.set_message(std::string("the agent could not start ") + (is_task ? "the task: " : "the worker: ") + e.what());
     if (st.endpoint)
       self->send(st.endpoint, std::move(exited), st.session_token);
   }
@@ -282,6 +335,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         auto it = st.containers.find(alloc);
         auto* e = st.pending_logs.add_entries();
         e->set_trial_id(it == st.containers.end() ? 0 : it->second.trial_id);
+        e->set_task_id(it == st.containers.end() ? "" : it->second.task_id);
         e->set_allocation_id(alloc);
         e->set_stream(stream);
         e->set_text(std::move(line));
@@ -297,7 +351,11 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
       [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
         auto& st = self->state;
         flush_logs(self);
-        st.containers.erase(alloc);
+        if (auto it = st.containers.find(alloc); it != st.containers.end()) {
+          if (!it->second.scratch.empty())
+            remove_scratch_directory(it->second.scratch);
+          st.containers.erase(it);
+        }
         pb::ContainerExited exited;
         exited.set_allocation_id(alloc);
         exited.set_cause(pb::EXIT_CAUSE_EXITED);

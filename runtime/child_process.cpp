@@ -9,7 +9,6 @@
 #include <thread>
 #include <unistd.h>
 
-#include "process/process_spawn.hpp"
 
 namespace det::runtime {
 namespace {
@@ -63,9 +62,8 @@ void pump(int out_fd, int err_fd, const child_process::line_handler& on_line) {
 
 } // namespace
 
-std::shared_ptr<child_process> child_process::start(const std::vector<std::string>& argv,
-                                                    const std::map<std::string, std::string>& env,
-                                                    line_handler on_line, exit_handler on_exit) {
+std::shared_ptr<child_process> child_process::start(process::spawn_request request, line_handler on_line,
+                                                    exit_handler on_exit) {
   int fds[4] = {-1, -1, -1, -1};  // stdout, stderr: read/write ends
   auto close_all = [&] {
     for (int& fd : fds)
@@ -78,9 +76,6 @@ std::shared_ptr<child_process> child_process::start(const std::vector<std::strin
   }
   int* out = fds;
   int* err = fds + 2;
-  process::spawn_request request;
-  request.argv = argv;
-  request.env = env;
   request.stdout_fd = out[1];
   request.stderr_fd = err[1];
   request.new_process_group = true;

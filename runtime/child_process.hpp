@@ -5,12 +5,12 @@
 // exit event.
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "process/process_exit.hpp"
+#include "process/process_spawn.hpp"
 
 namespace det::runtime {
 
@@ -19,13 +19,12 @@ public:
   using line_handler = std::function<void(const std::string& stream, std::string line)>;
   using exit_handler = std::function<void(process::process_exit)>;
 
-  /// Starts `argv` (argv[0] is a path) in a process group of its own, with
-  /// `env` added to this process's environment; it is killed when the thread
-  /// that started it ends, even when the agent is killed with SIGKILL. Throws
-  /// std::runtime_error with a sentence if the program cannot be started.
-  static std::shared_ptr<child_process> start(const std::vector<std::string>& argv,
-                                              const std::map<std::string, std::string>& env,
-                                              line_handler on_line, exit_handler on_exit);
+  /// Starts what `request` says (its program, environment, directory) in a process group of
+  /// its own, its output read into `on_line`; it is killed when the thread that started it ends,
+  /// even when the agent is killed with SIGKILL. Throws std::runtime_error with a sentence if
+  /// the program cannot be started.
+  static std::shared_ptr<child_process> start(process::spawn_request request, line_handler on_line,
+                                              exit_handler on_exit);
 
   int pid() const { return pid_; }
 

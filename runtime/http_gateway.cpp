@@ -26,6 +26,7 @@
 #include "runtime/authenticator.hpp"
 #include "runtime/model_routes.hpp"
 #include "runtime/project_routes.hpp"
+#include "runtime/task_routes.hpp"
 #include "runtime/http_replies.hpp"
 #include "runtime/route_helpers.hpp"
 
@@ -50,6 +51,7 @@ struct http_gateway::impl {
   account_routes accounts;  // its routes refer to it: it lives as long as the server
   model_routes models;
   project_routes projects;
+  task_routes tasks;
   std::unique_ptr<httplib::Server> served;  // an httplib::SSLServer with TLS
   httplib::Server& server;
   std::thread thread;
@@ -61,6 +63,7 @@ struct http_gateway::impl {
         accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        tasks{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         served(make_server(tls)),
         server(*served) {}
 
@@ -675,6 +678,7 @@ struct http_gateway::impl {
     accounts.add_to(server);
     models.add_to(server);
     projects.add_to(server);
+    tasks.add_to(server);
     server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const httplib::Request& req, httplib::Response& res,
                                                                       const principal& who) { continue_trial(req, res, who); }));
     server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const httplib::Request& req,

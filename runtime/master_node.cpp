@@ -183,6 +183,7 @@ int run_master(const master_options& opts) {
   auto directory = spawn_directory(sys);
   handles.registry = spawn_agent_registry(sys, handles, directory);
   auto front = spawn_master_front(sys, handles, directory);
+  handles.tasks = spawn_tasks(sys, db_url, handles, directory);
   caf::anon_send(directory, register_atom::value, std::string{"persistence"}, std::string{"main"},
                  caf::actor_cast<caf::actor>(handles.persistence));
   for (auto& [name, pool] : handles.pools)
@@ -213,6 +214,7 @@ int run_master(const master_options& opts) {
   self->send_exit(gate, caf::exit_reason::user_shutdown);
   self->send_exit(front, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(handles.registry, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(handles.tasks, caf::exit_reason::user_shutdown);
   for (auto& [name, pool] : handles.pools)
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   // The directory takes every experiment, trial, allocation and agent proxy

@@ -183,6 +183,26 @@ class database {
   void delete_workspace(int64_t id);
   void move_experiment(int64_t experiment_id, int64_t project_id);
 
+  /// Commands, shells, notebooks and TensorBoards (storage/database_tasks.cpp). A task is stored
+  /// with its state, start_time now, its run's token and its uploaded context (a tar archive).
+  void insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& context);
+  /// Its state, agent and exit; TERMINATED sets end_time.
+  void update_task(const pb::Task& task);
+  std::optional<pb::Task> get_task(const std::string& id);
+  /// Every task of `kind` (UNSPECIFIED: all kinds), ended ones too, by start time.
+  std::vector<pb::Task> list_tasks(pb::TaskKind kind);
+  /// Every task that has not ended, for the master to take back.
+  struct restorable_task {
+    pb::Task task;
+    std::string allocation_token;
+    std::string context;
+  };
+  std::vector<restorable_task> restorable_tasks();
+  /// A task's entries with id > after_id, ids ascending, at most limit.
+  std::vector<pb::LogEntry> task_logs(const std::string& task_id, int64_t after_id, int limit);
+  /// Every task, and every trial that waits for or holds slots, by start time.
+  std::vector<pb::TaskSummary> task_summaries();
+
   /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
   /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.
   void copy_raw_metrics(int64_t trial_id, int64_t rows);

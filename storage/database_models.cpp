@@ -42,21 +42,6 @@ pb::ModelVersion version_from(const pqxx::row& row) {
   return v;
 }
 
-std::string labels_literal(const std::vector<std::string>& labels) {
-  // A text[] literal: each label double-quoted with its quotes and backslashes escaped.
-  std::string out = "{";
-  for (const auto& l : labels) {
-    if (out.size() > 1) out += ",";
-    out += '"';
-    for (char ch : l) {
-      if (ch == '"' || ch == '\\') out += '\\';
-      out += ch;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
 }  // namespace
 
 std::optional<pb::Model> database::insert_model(const std::string& name, const std::string& description,
@@ -65,7 +50,7 @@ std::optional<pb::Model> database::insert_model(const std::string& name, const s
     pqxx::work tx{impl_->connection};
     auto rows = tx.exec_params("INSERT INTO models (name, description, labels, owner_id) VALUES ($1, $2, $3::text[], $4) "
                                "ON CONFLICT (name) DO NOTHING RETURNING id",
-                               name, description, labels_literal(labels), owner_id);
+                               name, description, text_array_literal(labels), owner_id);
     if (rows.empty()) return std::nullopt;
     auto row = tx.exec_params1(model_select + "WHERE m.id = $1", rows[0][0].as<int64_t>());
     tx.commit();

@@ -172,10 +172,11 @@ void database::write_logs(const std::vector<pb::LogEntry>& entries) {
   describing_failure("store " + std::to_string(entries.size()) + " log lines", [&] {
     pqxx::work tx{impl_->connection};
     pqxx::stream_to copy{tx, "task_logs",
-                         std::vector<std::string>{"trial_id", "allocation_id", "agent_id", "stream", "text", "time"}};
+                         std::vector<std::string>{"trial_id", "task_id", "allocation_id", "agent_id", "stream", "text",
+                                                  "time"}};
     for (const auto& entry : entries)
-      copy << std::make_tuple(entry.trial_id(), entry.allocation_id(), entry.agent_id(), entry.stream(),
-                              entry.text(), sql_time_or_now(entry.time()));
+      copy << std::make_tuple(entry.trial_id(), entry.task_id(), entry.allocation_id(), entry.agent_id(),
+                              entry.stream(), entry.text(), sql_time_or_now(entry.time()));
     copy.complete();
     tx.commit();
   });

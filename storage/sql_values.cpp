@@ -54,6 +54,20 @@ std::optional<google::protobuf::Timestamp> time_from(const pqxx::field& micros) 
   return time;
 }
 
+std::string text_array_literal(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (const auto& item : items) {
+    if (out.size() > 1) out += ",";
+    out += '"';
+    for (char ch : item) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 void text_array_from(const pqxx::field& field, google::protobuf::RepeatedPtrField<std::string>* out) {
   auto parser = field.as_array();
   for (auto [kind, text] = parser.get_next(); kind != pqxx::array_parser::juncture::done; std::tie(kind, text) = parser.get_next())

@@ -5,6 +5,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 #include "messages/common.pb.h"
 
@@ -25,6 +26,8 @@ std::string micros_of(const std::string& column);
 inline std::optional<std::string> text_or_null(bool has, const std::string& value) {
   return has ? std::optional<std::string>{value} : std::nullopt;
 }
+/// A text[] literal of `items` (labels, a command's words), each quoted and escaped.
+std::string text_array_literal(const std::vector<std::string>& items);
 /// Reads a text[] column into `out` (labels).
 void text_array_from(const pqxx::field& field, google::protobuf::RepeatedPtrField<std::string>* out);
 

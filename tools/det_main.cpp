@@ -1,6 +1,7 @@
 // det: the command-line client of a det cluster, after Determined's `det` CLI.
 // It talks to the master's REST API only; `det repl` opens the admin REPL.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "tools/cli_annotations.hpp"
 #include "tools/cli_model.hpp"
 #include "tools/cli_projects.hpp"
+#include "tools/cli_task.hpp"
 #include "tools/rest_client.hpp"
 #include "messages/common.pb.h"
 
@@ -68,6 +70,12 @@ struct command_line {
   std::string project;
   std::string workspace;
   std::int64_t max_length = 0;
+  det::tools::task_launch launch;
+  bool detach = false;
+  std::string task_id;
+  /// The words after the first `--`, which CLI11 never sees: a command to run (det cmd run -- CMD).
+  std::vector<std::string> after_dashes;
+  bool takes_words_after_dashes = false;  // set by the commands that run them
   std::function<int()> run;
 
   void on_master(CLI::App* cmd, std::function<int(rest_client&)> fn) {
@@ -527,6 +535,46 @@ void add_token(CLI::App& app, command_line& cl) {
   cl.on_master(revoke, [&cl](rest_client& m) { return det::tools::revoke_token(m, cl.id); });
 }
 
+// det cmd: one-off commands on the cluster's slots (Determined's `det command`).
+void add_commands(CLI::App& app, command_line& cl) {
+  const auto kind = det::pb::TASK_KIND_COMMAND;
+  auto* c = app.add_subcommand("cmd", "Commands: programs run on the cluster's slots.")->alias("command");
+  c->require_subcommand(1);
+  auto* run = c->add_subcommand("run", "Run a command (the words after the options, or after --) and follow its output.");
+  run->add_option("--config-file", cl.launch.config_path, "Task config (TOML): resources, environment, entrypoint.")
+      ->check(CLI::ExistingFile);
+  run->add_option("--context", cl.launch.context_dir, "Directory to upload (at most 96 MiB); the command runs in a copy of it.")
+      ->check(CLI::ExistingDirectory);
+  run->add_option("-c,--config", cl.launch.overrides, "KEY=VALUE: sets a config key, e.g. resources.slots=2 (repeatable).")
+      ->allow_extra_args(false);
+  run->add_flag("-d,--detach", cl.detach, "Print the command's id and return at once.");
+  // Everything from the first word on (or after --) is the command, its own options included.
+  run->prefix_command()->fallthrough(false);
+  run->callback([&cl, run] {
+    cl.takes_words_after_dashes = true;
+    cl.run = [&cl, run, kind] {
+      cl.launch.entrypoint = run->remaining();
+      for (auto& word : cl.after_dashes) cl.launch.entrypoint.push_back(word);
+      rest_client client(cl.master);
+      return det::tools::run_task(client, kind, cl.launch, cl.detach);
+    };
+  });
+  auto* list = add_list(c, "commands, ended ones too", cl);
+  cl.on_master(list, [&cl, kind](rest_client& m) { return det::tools::list_tasks(m, kind, cl.json); });
+  auto* logs = c->add_subcommand("logs", "Print a command's output.");
+  logs->add_option("id", cl.task_id)->required();
+  logs->add_flag("-f,--follow", cl.follow, "Keep printing until it ends.");
+  cl.on_master(logs, [&cl](rest_client& m) { return det::tools::print_task_logs(m, cl.task_id, cl.follow); });
+  auto* kill = c->add_subcommand("kill", "Kill a command.");
+  kill->add_option("id", cl.task_id)->required();
+  cl.on_master(kill, [&cl, kind](rest_client& m) { return det::tools::kill_task(m, kind, cl.task_id); });
+
+  auto* t = app.add_subcommand("task", "Everything that holds or waits for slots: tasks and trials.");
+  t->require_subcommand(1);
+  auto* all = add_list(t, "tasks, and the trials that wait for or hold slots", cl);
+  cl.on_master(all, [&cl](rest_client& m) { return det::tools::list_all_tasks(m, cl.json); });
+}
+
 void add_repl(CLI::App& app, command_line& cl) {
   auto* repl = app.add_subcommand("repl", "Open the admin REPL (arguments go to the REPL).");
   // Everything after `repl`, --help included, belongs to the REPL.
@@ -573,12 +621,23 @@ int main(int argc, char** argv) {
   add_token(app, cl);
   add_model(app, cl);
   add_workspaces(app, cl);
+  add_commands(app, cl);
   add_repl(app, cl);
 
+  std::vector<std::string> words(argv + 1, argv + argc);
+  if (auto dashes = std::find(words.begin(), words.end(), "--"); dashes != words.end()) {
+    cl.after_dashes.assign(dashes + 1, words.end());
+    words.erase(dashes, words.end());
+  }
+  std::reverse(words.begin(), words.end());  // CLI11 takes a vector of arguments last first
   try {
-    app.parse(argc, argv);
+    app.parse(words);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!cl.after_dashes.empty() && !cl.takes_words_after_dashes) {
+    std::cerr << "det: this command takes no words after --\n";
+    return 2;
   }
   try {
     return cl.run();

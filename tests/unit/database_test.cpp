@@ -411,3 +411,71 @@ TEST_CASE("database: deleting an experiment whose checkpoint a model version poi
   CHECK(db.trial_checkpoints(trial).size() == 1);
   CHECK(db.versions_of_checkpoints_of(experiment).size() == 1);
 }
+
+TEST_CASE("database: a task is stored, moves through its states, keeps its log, and is restorable until it ends") {
+  migrated_database m;
+  auto& db = m.db;
+  pb::Task task;
+  task.set_id("0f8e6a8e-0000-4000-8000-000000000001");
+  task.set_kind(pb::TASK_KIND_COMMAND);
+  task.set_owner_id(database::admin_user_id);
+  task.set_description("Command: echo \"hi\"");
+  task.set_config("entrypoint = [\"echo\", \"hi\"]\n");
+  task.set_slots(2);
+  task.set_resource_pool("default");
+  task.set_state(pb::TASK_STATE_QUEUED);
+  task.add_entrypoint("echo");
+  task.add_entrypoint("a \"quoted\" word");
+  const std::string context("tar\0bytes", 9);
+  db.insert_task(task, "token-1", context);
+
+  auto stored = db.get_task(task.id());
+  REQUIRE(stored);
+  CHECK(stored->owner() == "admin");
+  CHECK(stored->state() == pb::TASK_STATE_QUEUED);
+  CHECK(stored->entrypoint_size() == 2);
+  CHECK(stored->entrypoint(1) == "a \"quoted\" word");
+  CHECK(stored->start_time().seconds() > 0);
+  CHECK_FALSE(stored->has_end_time());
+  CHECK_FALSE(stored->has_exit_code());
+  auto restorable = db.restorable_tasks();
+  REQUIRE(restorable.size() == 1);
+  CHECK(restorable[0].allocation_token == "token-1");
+  CHECK(restorable[0].context == context);
+
+  pb::LogEntry line;
+  line.set_task_id(task.id());
+  line.set_stream("stdout");
+  line.set_text("hi");
+  db.write_logs({line});
+  auto logs = db.task_logs(task.id(), 0, 10);
+  REQUIRE(logs.size() == 1);
+  CHECK(logs[0].text() == "hi");
+  CHECK(logs[0].task_id() == task.id());
+
+  task.set_state(pb::TASK_STATE_TERMINATED);
+  task.set_agent_id("agent-1");
+  task.set_exit_code(3);
+  task.set_exit_reason("exited with code 3");
+  db.update_task(task);
+  stored = db.get_task(task.id());
+  REQUIRE(stored);
+  CHECK(stored->state() == pb::TASK_STATE_TERMINATED);
+  CHECK(stored->exit_code() == 3);
+  CHECK(stored->agent_id() == "agent-1");
+  CHECK(stored->has_end_time());
+  CHECK(db.restorable_tasks().empty());
+  CHECK(db.list_tasks(pb::TASK_KIND_COMMAND).size() == 1);
+  CHECK(db.list_tasks(pb::TASK_KIND_NOTEBOOK).empty());
+  CHECK(db.list_tasks(pb::TASK_KIND_UNSPECIFIED).size() == 1);
+
+  const int64_t experiment = db.insert_experiment(experiment_named("with a running trial"));
+  db.insert_trial(trial_of(experiment, 1, pb::STATE_RUNNING));
+  db.insert_trial(trial_of(experiment, 2, pb::STATE_COMPLETED));
+  const auto summaries = db.task_summaries();
+  REQUIRE(summaries.size() == 2);
+  CHECK(summaries[0].type() == "COMMAND");
+  CHECK(summaries[0].state() == "TERMINATED");
+  CHECK(summaries[1].type() == "TRIAL");
+  CHECK(summaries[1].state() == "RUNNING");
+}

@@ -27,7 +27,7 @@ struct heard {
 /// An allocation as the pool sees it: asks for slots and keeps the answer.
 caf::behavior fake_allocation(caf::event_based_actor* self, std::shared_ptr<heard> h, resource_pool_actor pool,
                               std::string id, int32_t slots) {
-  self->request(pool, caf::infinite, allocate_atom::value, id, std::string{"job-1"}, slots, false)
+  self->request(pool, caf::infinite, allocate_atom::value, allocation_ask{id, "job-1", slots, false, true})
       .then([=](const allocation_parts& parts) { h->placed[id] = parts; },
             [=](caf::error& e) { h->refused[id] = e; });
   return {[=](preempt_atom) { ++h->preempted[id]; }};

@@ -75,7 +75,7 @@ caf::behavior fake_agent(caf::event_based_actor*, std::shared_ptr<recorded> r) {
 
 caf::behavior fake_pool(caf::event_based_actor*, std::shared_ptr<recorded> r) {
   return {
-      [=](allocate_atom, const std::string&, const std::string&, int32_t, bool) -> caf::result<allocation_parts> {
+      [=](allocate_atom, const allocation_ask&) -> caf::result<allocation_parts> {
         ++r->allocate_requests;
         if (r->pool_answer)  // once
           return *std::exchange(r->pool_answer, std::nullopt);

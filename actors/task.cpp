@@ -1,0 +1,133 @@
+// A command, shell, notebook or TensorBoard: one process on an agent, scheduled like a trial's
+// run, never preempted nor restarted. It keeps its lifecycle's facts (actors/task_lifecycle.hpp),
+// feeds each event to step() and carries out what step() answers: signals to its allocation,
+// its stored state, a line in its log.
+
+#include <csignal>
+#include <utility>
+
+#include "actors/spawn.hpp"
+#include "actors/state_text.hpp"
+#include "actors/task_lifecycle.hpp"
+#include "caf/all.hpp"
+#include "messages/timestamp.hpp"
+
+namespace det {
+namespace {
+
+// How long a stopped task's process has between SIGTERM and SIGKILL.
+constexpr int64_t stop_grace_s = 10;
+
+struct task_actor_state {
+  static inline const char* name = "task";
+  task_setup setup;
+  config::task_config config;
+  task_facts facts;
+  allocation_actor allocation;
+};
+
+using self_ptr = task_actor::stateful_pointer<task_actor_state>;
+
+pb::Task& task(self_ptr self) { return self->state.setup.task; }
+
+void log_line(self_ptr self, const std::string& text) {
+  pb::LogBatch batch;
+  auto* e = batch.add_entries();
+  e->set_task_id(task(self).id());
+  e->set_allocation_id(task(self).id());
+  e->set_stream("master");
+  e->set_text(text);
+  *e->mutable_time() = det::now();
+  self->send(self->state.setup.handles.persistence, std::move(batch));
+}
+
+void store(self_ptr self) { self->send(self->state.setup.registry, update_atom::value, task(self)); }
+
+// What the agent runs: the entrypoint with the config's variables, in its context or work_dir.
+pb::StartContainer container_of(self_ptr self) {
+  const auto& st = self->state;
+  pb::StartContainer start;
+  start.set_task_id(task(self).id());
+  start.set_allocation_token(st.setup.token);
+  for (const auto& word : task(self).entrypoint()) start.add_argv(word);
+  for (const auto& [name, value] : st.config.environment_variables) (*start.mutable_env())[name] = value;
+  start.set_context(st.setup.context);
+  start.set_work_dir(st.config.work_dir);
+  return start;
+}
+
+void apply(self_ptr self, const task_event& event) {
+  auto& st = self->state;
+  auto out = step(st.facts, event);
+  const bool moved = out.next.state != st.facts.state;
+  st.facts = out.next;
+  if (out.signal == process_signal::terminate)
+    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
+  if (!out.reason.empty()) log_line(self, out.reason);
+  if (!moved) return;
+  task(self).set_state(to_pb(st.facts.state));
+  if (st.facts.state != task_state::terminated) return store(self);
+  if (out.exit_code >= 0) task(self).set_exit_code(out.exit_code);
+  task(self).set_exit_reason(out.reason);
+  *task(self).mutable_end_time() = det::now();
+  store(self);
+  // Killed while queued: the allocation still waits for slots and gives its request back.
+  if (out.release_slots && event.kind != task_event_kind::process_ended)
+    self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
+  self->send(st.setup.handles.pool(task(self).resource_pool(), task(self).slots()), remove_atom::value,
+             task_job(task(self).id()));
+  self->quit();
+}
+
+task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  const auto& t = task(self);
+  // The gateway checked the config when the task was created; it reads the same now.
+  st.config = config::parse_task_config(t.config(), "the config of task " + t.id(), from_pb(t.kind()));
+  st.facts.state = from_pb(t.state());
+  st.facts.idle_timeout_s = st.config.idle_timeout_s.value_or(0);
+  auto pool = st.setup.handles.pool(t.resource_pool(), t.slots());
+  if (st.config.priority)
+    self->send(pool, update_atom::value, task_job(t.id()), job_settings{*st.config.priority, 1, 0});
+  // A restored task that had been placed runs (or ran) on its agent: take it back there.
+  const bool reclaim = st.setup.restored && st.facts.state != task_state::queued;
+  if (reclaim)
+    log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
+                       " s for its agent to report it");
+  const allocation_ask ask{t.id(), task_job(t.id()), t.slots(), false, false};
+  st.allocation = spawn_allocation(self->system(), ask, container_of(self), allocation_listener{self}, pool, reclaim);
+  if (reclaim && st.facts.state == task_state::terminating)  // it was being stopped: go on
+    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
+  return {
+      [=](launch_atom, const std::vector<std::string>& agents) {
+        if (!agents.empty()) task(self).set_agent_id(agents.front());
+        apply(self, {task_event_kind::slots_assigned, {}});
+      },
+      [=](pb::ContainerStarted& started) {
+        task(self).set_agent_id(started.agent_id());
+        apply(self, {task_event_kind::process_started, {}});
+      },
+      [=](pb::ContainerExited& exited) { apply(self, {task_event_kind::process_ended, std::move(exited)}); },
+      // Tasks are not preemptible: the pool never asks for their slots back.
+      [=](preempt_atom) {},
+      [=](kill_atom) { apply(self, {task_event_kind::kill_requested, {}}); },
+      [=](inspect_atom) -> std::string {
+        const auto& st = self->state;
+        return state_text{self}
+            .add("id", task(self).id())
+            .add("kind", config::to_string(from_pb(task(self).kind())))
+            .add("state", to_string(st.facts.state))
+            .add("stop", to_string(st.facts.stop))
+            .add("agent", task(self).agent_id().empty() ? "(none yet)" : task(self).agent_id())
+            .add("slots", task(self).slots())
+            .str();
+      },
+  };
+}
+
+} // namespace
+
+task_actor spawn_task(caf::actor_system& sys, task_setup setup) { return sys.spawn(task_impl, std::move(setup)); }
+
+} // namespace det

@@ -1,0 +1,115 @@
+// Every command, shell, notebook and TensorBoard, on a PostgreSQL connection of its own: it stores
+// a new task before its actor starts (so a master restart finds it), stores each state its actor
+// reaches, answers lists from the database (ended tasks stay listed), and passes kills to the
+// live actors. On start it takes back the tasks a master restart interrupted.
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "actors/spawn.hpp"
+#include "actors/storage_answer.hpp"
+#include "auth/credentials.hpp"
+#include "caf/all.hpp"
+#include "storage/database.hpp"
+
+namespace det {
+namespace {
+
+struct tasks_state {
+  static inline const char* name = "tasks";
+  std::unique_ptr<storage::database> db;
+  master_handles handles;
+  directory_actor directory;
+  std::map<std::string, task_actor> live;  // by task id, until its actor ends
+};
+
+using self_ptr = tasks_actor::stateful_pointer<tasks_state>;
+
+void start(self_ptr self, pb::Task task, std::string token, std::string context, bool restored) {
+  auto& st = self->state;
+  const auto id = task.id();
+  auto actor = spawn_task(self->system(), {std::move(task), std::move(token), std::move(context), restored,
+                                           tasks_actor{self}, st.handles});
+  self->monitor(actor);
+  self->send(st.directory, register_atom::value, std::string{"task"}, id, caf::actor_cast<caf::actor>(actor));
+  st.live[id] = std::move(actor);
+}
+
+tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, master_handles handles,
+                                      directory_actor directory) {
+  auto& st = self->state;
+  st.db = std::make_unique<storage::database>(conninfo);
+  st.handles = std::move(handles);
+  st.directory = std::move(directory);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto& live = self->state.live;
+    for (auto it = live.begin(); it != live.end(); ++it)
+      if (it->second.address() == dm.source) {
+        live.erase(it);
+        return;
+      }
+  });
+  try {
+    for (auto& r : st.db->restorable_tasks()) start(self, std::move(r.task), std::move(r.allocation_token), std::move(r.context), true);
+  } catch (const std::exception& e) {
+    std::cerr << "master: cannot restore the tasks that were running: " << e.what() << std::endl;
+  }
+  auto& db = *st.db;
+  return {
+      [=, &db](create_atom, pb::Task& task, std::string& context) {
+        return answer_with(attempt_storage("cannot store the new task", [&] {
+          task.set_id(auth::random_uuid());
+          task.set_state(pb::TASK_STATE_QUEUED);
+          auto token = auth::random_secret();
+          db.insert_task(task, token, context);
+          auto stored = db.get_task(task.id()).value_or(task);  // with its owner's name and start time
+          start(self, stored, std::move(token), std::move(context), false);
+          return stored;
+        }));
+      },
+      [&db](list_atom, pb::TaskKind kind) {
+        return answer_with(attempt_storage("cannot list the tasks", [&] { return db.list_tasks(kind); }));
+      },
+      [&db](get_atom, const std::string& id) {
+        return answer_or_refusal<pb::Task>("read task " + id, [&]() -> or_refusal<pb::Task> {
+          if (auto task = db.get_task(id)) return *task;
+          return make_error(errc::not_found, "there is no task " + id);
+        });
+      },
+      [=, &db](kill_atom, const std::string& id) {
+        return answer_or_refusal<bool>("read task " + id, [&]() -> or_refusal<bool> {
+          auto& live = self->state.live;
+          if (auto it = live.find(id); it != live.end()) {
+            self->send(it->second, kill_atom::value);
+            return true;
+          }
+          if (!db.get_task(id)) return make_error(errc::not_found, "there is no task " + id);
+          return false;
+        });
+      },
+      [&db](list_atom) {
+        return answer_with(attempt_storage("cannot list the tasks", [&] {
+          pb::GetTaskSummariesResponse out;
+          for (auto& s : db.task_summaries()) *out.add_tasks() = std::move(s);
+          return out;
+        }));
+      },
+      [&db](update_atom, const pb::Task& task) {
+        try {
+          db.update_task(task);
+        } catch (const std::exception& e) {
+          std::cerr << "master: " << e.what() << std::endl;
+        }
+      },
+  };
+}
+
+} // namespace
+
+tasks_actor spawn_tasks(caf::actor_system& sys, const std::string& conninfo, const master_handles& handles,
+                        const directory_actor& directory) {
+  return sys.spawn<caf::detached>(tasks_impl, conninfo, handles, directory);
+}
+
+} // namespace det

@@ -1,0 +1,142 @@
+#include "runtime/task_routes.hpp"
+
+#include <string>
+
+#include "actors/task_lifecycle.hpp"
+#include "caf/all.hpp"
+#include "config/config_error.hpp"
+#include "config/task_config.hpp"
+#include "runtime/route_helpers.hpp"
+
+namespace det::runtime {
+namespace {
+
+constexpr std::size_t max_context_bytes = std::size_t{96} << 20;
+constexpr int32_t default_log_page = 1000;
+// A task's id, as the routes' patterns match it.
+constexpr const char* uuid_pattern = "([0-9a-f-]{36})";
+
+/// One kind's route names: /api/v1/<plural>, and the JSON field of one.
+struct kind_routes {
+  pb::TaskKind kind;
+  const char* plural;
+};
+constexpr kind_routes kinds[] = {{pb::TASK_KIND_COMMAND, "commands"},
+                                 {pb::TASK_KIND_SHELL, "shells"},
+                                 {pb::TASK_KIND_NOTEBOOK, "notebooks"},
+                                 {pb::TASK_KIND_TENSORBOARD, "tensorboards"}};
+
+pb::TaskReply reply_of(pb::Task task) {
+  pb::TaskReply out;
+  switch (task.kind()) {
+    case pb::TASK_KIND_SHELL: *out.mutable_shell() = std::move(task); break;
+    case pb::TASK_KIND_NOTEBOOK: *out.mutable_notebook() = std::move(task); break;
+    case pb::TASK_KIND_TENSORBOARD: *out.mutable_tensorboard() = std::move(task); break;
+    default: *out.mutable_command() = std::move(task); break;
+  }
+  return out;
+}
+
+pb::TasksReply list_of(pb::TaskKind kind, std::vector<pb::Task>& tasks) {
+  pb::TasksReply out;
+  auto* list = kind == pb::TASK_KIND_SHELL         ? out.mutable_shells()
+               : kind == pb::TASK_KIND_NOTEBOOK    ? out.mutable_notebooks()
+               : kind == pb::TASK_KIND_TENSORBOARD ? out.mutable_tensorboards()
+                                                   : out.mutable_commands();
+  for (auto& t : tasks) *list->Add() = std::move(t);
+  return out;
+}
+
+// "Command: python3 prep.py", at most 80 characters, when the config names no description.
+std::string default_description(config::task_kind kind, const std::vector<std::string>& entrypoint) {
+  auto name = config::to_string(kind);
+  name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  std::string words;
+  for (const auto& w : entrypoint) words += (words.empty() ? "" : " ") + w;
+  if (words.rfind("/bin/sh -c ", 0) == 0) words.erase(0, 11);
+  auto text = words.empty() ? name : name + ": " + words;
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
+} // namespace
+
+void task_routes::add_to(httplib::Server& server) {
+  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, handles.tasks, done, xs...); };
+
+  // The live task the path names, of the route's kind, checked for its owner or an admin, then `then(task)`.
+  auto owned_task = [this, ask](const std::string& id, pb::TaskKind kind, httplib::Response& res, const principal& who,
+                                const std::string& verb, auto then) {
+    ask(res, [&](pb::Task& task) {
+      if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
+      if (auto e = require_owner(who, task.owner_id(), task.owner(), config::to_string(from_pb(kind)) + " " + id, verb))
+        return reply_error(res, sys, e);
+      then(task);
+    }, get_atom::value, id);
+  };
+
+  for (const auto& k : kinds) {
+    const auto kind = k.kind;
+    const std::string base = std::string("/api/v1/") + k.plural;
+    if (kind == pb::TASK_KIND_COMMAND)
+      server.Post(base, signed_in([this, ask, kind](const httplib::Request& req, httplib::Response& res, const principal& who) {
+        auto body = body_of<pb::CreateTaskRequest>(req, res);
+        if (!body) return;
+        if (body->context().size() > max_context_bytes)
+          return reply_error(res, 400, "the context is " + std::to_string(body->context().size() >> 20) +
+                                           " MiB; at most 96 MiB may be uploaded");
+        const auto path = body->config_path().empty() ? std::string{"<request>"} : body->config_path();
+        config::task_config cfg;
+        try {
+          cfg = config::parse_task_config(body->config(), path, from_pb(kind));
+        } catch (const config::config_error& e) {
+          return reply_error(res, 400, e.what());
+        }
+        const auto pool = handles.pool_name(cfg.resource_pool, cfg.slots);
+        if (!handles.pools_at(pool))
+          return reply_error(res, 400, path + ": resources.resource_pool: there is no resource pool named " + pool);
+        pb::Task task;
+        task.set_kind(kind);
+        task.set_owner_id(who.user_id);
+        task.set_description(cfg.description.empty() ? default_description(from_pb(kind), cfg.entrypoint) : cfg.description);
+        task.set_config(body->config());
+        task.set_slots(cfg.slots);
+        task.set_resource_pool(pool);
+        for (const auto& word : cfg.entrypoint) task.add_entrypoint(word);
+        ask(res, [&](pb::Task& created) { reply_json(res, reply_of(std::move(created))); }, create_atom::value,
+            std::move(task), std::move(*body->mutable_context()));
+      }));
+    server.Get(base, signed_in([ask, kind](const httplib::Request&, httplib::Response& res, const principal&) {
+      ask(res, [&](std::vector<pb::Task>& tasks) { reply_json(res, list_of(kind, tasks)); }, list_atom::value, kind);
+    }));
+    server.Get(base + "/" + uuid_pattern, signed_in([ask, kind](const httplib::Request& req, httplib::Response& res, const principal&) {
+      const auto id = req.matches[1].str();
+      ask(res, [&](pb::Task& task) {
+        if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
+        reply_json(res, reply_of(std::move(task)));
+      }, get_atom::value, id);
+    }));
+    server.Post(base + "/" + uuid_pattern + "/kill",
+                signed_in([ask, owned_task, kind](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                  const auto id = req.matches[1].str();
+                  owned_task(id, kind, res, who, "kill", [&](const pb::Task&) {
+                    ask(res, [&](bool) { res.set_content("{}", "application/json"); }, kill_atom::value, id);
+                  });
+                }));
+  }
+  server.Get("/api/v1/tasks", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+    ask(res, [&](pb::GetTaskSummariesResponse& out) { reply_json(res, out); }, list_atom::value);
+  }));
+  server.Get(std::string("/api/v1/tasks/") + uuid_pattern,
+             signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal&) {
+               ask(res, [&](pb::Task& task) { reply_json(res, reply_of(std::move(task))); }, get_atom::value,
+                   req.matches[1].str());
+             }));
+  server.Get(std::string("/api/v1/tasks/") + uuid_pattern + "/logs",
+             signed_in([this](const httplib::Request& req, httplib::Response& res, const principal&) {
+               if (auto p = page_of(req, res, "after_id", default_log_page))
+                 ask_actor(sys, res, handles.reader, [&](pb::TaskLogsResponse& out) { reply_json(res, out); },
+                           logs_atom::value, req.matches[1].str(), p->start, p->limit);
+             }));
+}
+
+} // namespace det::runtime

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Commands on a real cluster (one agent, cpu:2): det cmd run shows a command's output and exit,
+uploads a context, holds slots a trial waits for until the command is killed, survives a master
+kill -9, refuses bad configs with file, line and key, and only its owner or an admin kills it."""
+
+import os
+import signal
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster, simulated_config, wait_for  # noqa: E402
+
+
+def command_of(c, task_id):
+    return c.get(f"/api/v1/commands/{task_id}")["command"]
+
+
+def wait_state(c, task_id, state, timeout=60):
+    return wait_for(lambda: (lambda t: t if t["state"] == state else None)(command_of(c, task_id)), timeout,
+                    f"command {task_id} to be {state}")
+
+
+def launched_id(out):
+    """The id `det cmd run -d` prints."""
+    return out.stdout.strip().splitlines()[-1]
+
+
+class CommandTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=1, slots="cpu:2",
+                              master_config="[resource_manager]\nagent_reconnect_wait = 20\n").start()
+        wait_for(lambda: len(cls.cluster.connected_agents()) == 1, 30, "the agent to register")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def test_1_output_and_exit_code(self):
+        c = self.cluster
+        out = c.det("cmd", "run", "--", "sh", "-c", 'echo hi; echo "slots=[$CUDA_VISIBLE_DEVICES]"; echo task=$DET_TASK_ID')
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn("hi", lines)
+        self.assertIn("slots=[]", lines)  # CPU slots: no GPU is visible
+        task_id = [l for l in lines if l.startswith("task=")][0][5:]
+        command = command_of(c, task_id)
+        self.assertEqual(command["state"], "TASK_STATE_TERMINATED")
+        self.assertEqual(command["exit_code"], 0)
+        self.assertEqual(command["entrypoint"][0], "sh")
+
+        failed = c.det("cmd", "run", "sh", "-c", "echo failing >&2; exit 3")
+        self.assertEqual(failed.returncode, 3)
+        self.assertIn("failing", failed.stderr)
+        self.assertIn("exited with code 3", failed.stderr)
+        missing = c.det("cmd", "run", "--", "no-such-program-here")
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("no-such-program-here", missing.stderr)
+
+    def test_2_context_config_and_environment(self):
+        c = self.cluster
+        context = tempfile.mkdtemp(dir=c.root)
+        with open(os.path.join(context, "data.txt"), "w") as f:
+            f.write("from the context\n")
+        config = os.path.join(c.root, "command.toml")
+        with open(config, "w") as f:
+            f.write('description = "reads its context"\n'
+                    'entrypoint = "cat data.txt; echo greeting=$GREETING; echo slot_ids=$DET_SLOT_IDS"\n'
+                    '[resources]\nslots = 1\n'
+                    '[environment]\nenvironment_variables = ["GREETING=hello there"]\n')
+        out = c.det("cmd", "run", "--config-file", config, "--context", context)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("from the context", out.stdout)
+        self.assertIn("greeting=hello there", out.stdout)
+        slot_line = [l for l in out.stdout.splitlines() if l.startswith("slot_ids=")][0]
+        self.assertIn(slot_line, ("slot_ids=0", "slot_ids=1"))
+        listed = c.det("cmd", "list", "--json")
+        self.assertIn("reads its context", listed.stdout)
+
+    def test_3_bad_config_names_file_line_and_key(self):
+        c = self.cluster
+        config = os.path.join(c.root, "bad.toml")
+        with open(config, "w") as f:
+            f.write('entrypoint = "true"\n[resources]\nslots = "two"\nimage = "ubuntu"\n')
+        out = c.det("cmd", "run", "--config-file", config)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn(f"{config}:3", out.stderr)
+        self.assertIn("resources.slots", out.stderr)
+        self.assertIn("resources.image", out.stderr)
+        override = c.det("cmd", "run", "-c", "resources.slots=-1", "--", "true")
+        self.assertEqual(override.returncode, 1)
+        self.assertIn("resources.slots", override.stderr)
+        # The master checks what reaches it the same way.
+        status, error = c.status("POST", "/api/v1/commands", {"config": "entrypoint = 7\n", "config_path": "api.toml"})
+        self.assertEqual(status, 400)
+        self.assertIn("api.toml:1", error)
+        self.assertIn("entrypoint", error)
+        status, error = c.status("POST", "/api/v1/commands",
+                                 {"config": 'entrypoint = "true"\n[resources]\nresource_pool = "nope"\n'})
+        self.assertEqual(status, 400)
+        self.assertIn("nope", error)
+
+    def test_4_a_command_holds_its_slots_until_killed(self):
+        c = self.cluster
+        out = c.det("cmd", "run", "-d", "-c", "resources.slots=2", "--", "sh", "-c",
+                    "while true; do echo tick; sleep 0.2; done")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        task_id = launched_id(out)
+        wait_state(c, task_id, "TASK_STATE_RUNNING")
+        exp_id = c.submit(simulated_config("waits for the command", batches=20, slots_per_trial=2))
+        time.sleep(2)
+        trial = c.experiment(exp_id)["trials"][0]
+        self.assertEqual(trial["state"], "STATE_QUEUED")
+        tasks = {t["id"]: t for t in c.get("/api/v1/tasks")["tasks"]}
+        self.assertEqual(tasks[task_id]["type"], "COMMAND")
+        self.assertIn(f"{trial['id']}.1", tasks)
+        self.assertIn("tick", c.det("cmd", "logs", task_id).stdout)
+
+        # Another user may read it but not kill it; nobody logged out may even list it.
+        other = c.add_user("bob", "bob-password-1")
+        self.assertEqual(c.status("POST", f"/api/v1/commands/{task_id}/kill", {}, token=other)[0], 403)
+        self.assertEqual(c.status("GET", "/api/v1/commands", token=None)[0], 401)
+        self.assertEqual(c.status("GET", f"/api/v1/notebooks/{task_id}")[0], 404)
+
+        killed = c.det("cmd", "kill", task_id)
+        self.assertEqual(killed.returncode, 0, killed.stderr)
+        command = wait_state(c, task_id, "TASK_STATE_TERMINATED", timeout=30)
+        self.assertIn("killed on request", command["exit_reason"])
+        self.assertEqual(c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}, timeout=120)
+                         ["experiment"]["state"], "STATE_COMPLETED")
+
+    def test_5_a_running_command_survives_a_master_kill_9(self):
+        c = self.cluster
+        out = c.det("cmd", "run", "-d", "--", "sh", "-c", "i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; done")
+        task_id = launched_id(out)
+        wait_state(c, task_id, "TASK_STATE_RUNNING")
+        os.kill(c.master.pid, signal.SIGKILL)
+        c.master.wait()
+        c._stop_leftover_postgres()
+        time.sleep(1)
+        c.start_master()
+        wait_for(lambda: len(c.connected_agents()) == 1, 30, "the agent to re-register")
+        self.assertEqual(command_of(c, task_id)["state"], "TASK_STATE_RUNNING")
+        seen = len(c.get(f"/api/v1/tasks/{task_id}/logs?limit=100000")["logs"])
+        # The same process goes on writing into the same log.
+        wait_for(lambda: len(c.get(f"/api/v1/tasks/{task_id}/logs?limit=100000")["logs"]) > seen + 3, 30,
+                 "more lines after the restart")
+        texts = [l["text"] for l in c.get(f"/api/v1/tasks/{task_id}/logs?limit=100000")["logs"] if l["stream"] == "stdout"]
+        numbers = [int(t.split()[1]) for t in texts if t.startswith("line ")]
+        self.assertEqual(numbers, sorted(numbers))
+        self.assertEqual(c.det("cmd", "kill", task_id).returncode, 0)
+        wait_state(c, task_id, "TASK_STATE_TERMINATED", timeout=30)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,183 @@
+#include "tools/cli_task.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "config/config_error.hpp"
+#include "config/config_overrides.hpp"
+#include "config/task_config.hpp"
+#include "messages/json.hpp"
+#include "runtime/tar_archive.hpp"
+#include "tools/cli_format.hpp"
+#include "tools/rest_client.hpp"
+
+namespace det::tools {
+namespace {
+
+constexpr auto poll_interval = std::chrono::milliseconds(200);
+constexpr std::int64_t log_page = 1000;
+
+const char* plural_of(pb::TaskKind kind) {
+  switch (kind) {
+    case pb::TASK_KIND_SHELL: return "shells";
+    case pb::TASK_KIND_NOTEBOOK: return "notebooks";
+    case pb::TASK_KIND_TENSORBOARD: return "tensorboards";
+    default: return "commands";
+  }
+}
+
+config::task_kind config_kind(pb::TaskKind kind) {
+  switch (kind) {
+    case pb::TASK_KIND_SHELL: return config::task_kind::shell;
+    case pb::TASK_KIND_NOTEBOOK: return config::task_kind::notebook;
+    case pb::TASK_KIND_TENSORBOARD: return config::task_kind::tensorboard;
+    default: return config::task_kind::command;
+  }
+}
+
+const pb::Task& task_of(const pb::TaskReply& reply) {
+  return reply.has_shell() ? reply.shell()
+         : reply.has_notebook() ? reply.notebook()
+         : reply.has_tensorboard() ? reply.tensorboard()
+                                   : reply.command();
+}
+
+std::string state_text(pb::TaskState state) {
+  auto name = pb::TaskState_Name(state);
+  return name.rfind("TASK_STATE_", 0) == 0 ? name.substr(11) : name;
+}
+
+// The config as sent: the file as it is, or with the command line's changes applied.
+pb::CreateTaskRequest request_of(pb::TaskKind kind, const task_launch& launch) {
+  pb::CreateTaskRequest request;
+  std::string text = launch.config_path.empty() ? "" : read_file(launch.config_path);
+  std::string path = launch.config_path.empty() ? "the command line's config" : launch.config_path;
+  auto overrides = launch.overrides;
+  if (!launch.entrypoint.empty()) {
+    std::string words;
+    for (const auto& w : launch.entrypoint) words += (words.empty() ? "" : ", ") + config::toml_string_literal(w);
+    overrides.push_back("entrypoint=[" + words + "]");
+  }
+  if (!overrides.empty()) {
+    text = config::with_overrides(text, path, overrides);
+    if (!launch.config_path.empty()) path += " with the command line's changes";
+  }
+  config::parse_task_config(text, path, config_kind(kind));  // the same check the master makes, before any upload
+  request.set_config(text);
+  request.set_config_path(path);
+  if (!launch.context_dir.empty())
+    request.set_context(runtime::pack_directory(launch.context_dir, std::size_t{96} << 20));
+  return request;
+}
+
+pb::TaskLogsResponse fetch_logs(rest_client& master, const std::string& id, std::int64_t after_id) {
+  return master.get<pb::TaskLogsResponse>("/api/v1/tasks/" + id + "/logs?after_id=" + std::to_string(after_id) +
+                                          "&limit=" + std::to_string(log_page));
+}
+
+// A task's own lines as it wrote them; the master's about it marked as such.
+std::int64_t drain_logs(rest_client& master, const std::string& id, std::int64_t after_id) {
+  for (;;) {
+    auto page = fetch_logs(master, id, after_id);
+    for (const auto& entry : page.logs()) {
+      (entry.stream() == "stderr" ? std::cerr : std::cout)
+          << (entry.stream() == "master" ? "[master] " : "") << entry.text() << '\n';
+      after_id = std::max(after_id, entry.id());
+    }
+    if (page.logs_size() < log_page) break;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  return after_id;
+}
+
+// Follows the logs until the task ends; returns it as it ended.
+pb::Task follow(rest_client& master, const std::string& id) {
+  master.retry_unreachable_for(master_restart_window);
+  std::int64_t after_id = 0;
+  for (;;) {
+    // The state first: once it has ended, one more drain gets every line.
+    auto task = task_of(master.get<pb::TaskReply>("/api/v1/tasks/" + id));
+    after_id = drain_logs(master, id, after_id);
+    if (task.state() == pb::TASK_STATE_TERMINATED) return task;
+    std::this_thread::sleep_for(poll_interval);
+  }
+}
+
+}  // namespace
+
+int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
+  pb::CreateTaskRequest request;
+  try {
+    request = request_of(kind, launch);
+  } catch (const config::config_error& e) {
+    std::cerr << e.what() << '\n';
+    return 1;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "det: " << e.what() << '\n';
+    return 1;
+  }
+  pb::TaskReply created;
+  master.post(std::string("/api/v1/") + plural_of(kind), request, created);
+  const auto& task = task_of(created);
+  std::cerr << "Launched " << config::to_string(config_kind(kind)) << " " << task.id() << " (" << task.description()
+            << ")" << std::endl;
+  if (detach) {
+    std::cout << task.id() << std::endl;
+    return 0;
+  }
+  auto ended = follow(master, task.id());
+  if (ended.has_exit_code() && ended.exit_code() == 0) return 0;
+  std::cerr << config::to_string(config_kind(kind)) << " " << task.id() << " " << ended.exit_reason() << std::endl;
+  return ended.has_exit_code() && ended.exit_code() > 0 && ended.exit_code() < 256 ? ended.exit_code() : 1;
+}
+
+int list_tasks(rest_client& master, pb::TaskKind kind, bool json) {
+  auto all = master.get<pb::TasksReply>(std::string("/api/v1/") + plural_of(kind));
+  if (json) {
+    std::cout << det::to_json(all, true) << '\n';
+    return 0;
+  }
+  const auto& tasks = kind == pb::TASK_KIND_SHELL         ? all.shells()
+                      : kind == pb::TASK_KIND_NOTEBOOK    ? all.notebooks()
+                      : kind == pb::TASK_KIND_TENSORBOARD ? all.tensorboards()
+                                                          : all.commands();
+  table out({"ID", "Owner", "Description", "State", "Slots", "Pool", "Agent", "Exit", "Started"});
+  for (const auto& t : tasks)
+    out.add_row({t.id(), t.owner(), t.description(), state_text(t.state()), std::to_string(t.slots()), t.resource_pool(),
+                 t.agent_id(), t.has_exit_code() ? std::to_string(t.exit_code()) : "", format_time(t.start_time())});
+  out.print(std::cout);
+  return 0;
+}
+
+int print_task_logs(rest_client& master, const std::string& id, bool follow_logs) {
+  if (follow_logs)
+    follow(master, id);
+  else
+    drain_logs(master, id, 0);
+  return 0;
+}
+
+int kill_task(rest_client& master, pb::TaskKind kind, const std::string& id) {
+  pb::TaskReply ignored;
+  master.post(std::string("/api/v1/") + plural_of(kind) + "/" + id + "/kill", pb::TaskReply{}, ignored);
+  std::cout << "Killed " << config::to_string(config_kind(kind)) << " " << id << "\n";
+  return 0;
+}
+
+int list_all_tasks(rest_client& master, bool json) {
+  auto all = master.get<pb::GetTaskSummariesResponse>("/api/v1/tasks");
+  if (json) {
+    std::cout << det::to_json(all, true) << '\n';
+    return 0;
+  }
+  table out({"ID", "Type", "State", "Description", "Owner", "Slots", "Pool", "Started"});
+  for (const auto& t : all.tasks())
+    out.add_row({t.id(), t.type(), t.state(), t.description(), t.owner(), std::to_string(t.slots()), t.resource_pool(),
+                 format_time(t.start_time())});
+  out.print(std::cout);
+  return 0;
+}
+
+} // namespace det::tools
