@@ -63,6 +63,7 @@ using owner_atom = caf::atom_constant<caf::atom("owner")>;
 using password_atom = caf::atom_constant<caf::atom("password")>;
 using pause_atom = caf::atom_constant<caf::atom("pause")>;
 using preempt_atom = caf::atom_constant<caf::atom("preempt")>;
+using proxy_atom = caf::atom_constant<caf::atom("proxy")>;
 using reclaim_atom = caf::atom_constant<caf::atom("reclaim")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
@@ -340,6 +341,8 @@ using allocation_listener = caf::typed_actor<
 /// A command, shell, notebook or TensorBoard: its allocation's events, and its owner's kill.
 using task_actor = allocation_listener::extend<
     caf::reacts_to<kill_atom>,
+    caf::replies_to<proxy_atom>::with<pb::Task>,  // a request to its service: it was used just now
+    caf::reacts_to<tick_atom>,                     // time to check its idle timeout
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// Every task: stores them on a PostgreSQL connection of its own, starts them, and takes back
@@ -350,6 +353,8 @@ using tasks_actor = caf::typed_actor<
     caf::replies_to<list_atom, pb::TaskKind>::with<std::vector<pb::Task>>,  // UNSPECIFIED: every kind
     caf::replies_to<get_atom, std::string>::with<pb::Task>,                 // errc::not_found
     caf::replies_to<kill_atom, std::string>::with<bool>,                    // false: it had ended
+    // A request to a running task's service: the task as it is now (errc::not_found unless it runs).
+    caf::replies_to<proxy_atom, std::string>::with<pb::Task>,
     caf::replies_to<list_atom>::with<pb::GetTaskSummariesResponse>,         // tasks and running trials
     caf::reacts_to<update_atom, pb::Task>>;                                 // a task's new state, from its actor
 

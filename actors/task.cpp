@@ -3,6 +3,7 @@
 // feeds each event to step() and carries out what step() answers: signals to its allocation,
 // its stored state, a line in its log.
 
+#include <chrono>
 #include <csignal>
 #include <utility>
 
@@ -17,6 +18,8 @@ namespace {
 
 // How long a stopped task's process has between SIGTERM and SIGKILL.
 constexpr int64_t stop_grace_s = 10;
+// How often a task with an idle timeout checks it (Determined's tick).
+constexpr auto idle_tick = std::chrono::seconds(1);
 
 struct task_actor_state {
   static inline const char* name = "task";
@@ -24,6 +27,8 @@ struct task_actor_state {
   config::task_config config;
   task_facts facts;
   allocation_actor allocation;
+  // The last request to its service (or when it became ready): its idle clock.
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
 };
 
 using self_ptr = task_actor::stateful_pointer<task_actor_state>;
@@ -43,13 +48,33 @@ void log_line(self_ptr self, const std::string& text) {
 
 void store(self_ptr self) { self->send(self->state.setup.registry, update_atom::value, task(self)); }
 
-// What the agent runs: the entrypoint with the config's variables, in its context or work_dir.
+// What the agent runs: the entrypoint with the config's variables, in its context or work_dir;
+// a service's on the port the agent picks ("{port}"), ready once its ready_path answers.
 pb::StartContainer container_of(self_ptr self) {
   const auto& st = self->state;
+  const auto& t = task(self);
   pb::StartContainer start;
-  start.set_task_id(task(self).id());
+  start.set_task_id(t.id());
   start.set_allocation_token(st.setup.token);
-  for (const auto& word : task(self).entrypoint()) start.add_argv(word);
+  for (const auto& word : t.entrypoint()) start.add_argv(word);
+  const auto base_url = "/proxy/" + t.id() + "/";
+  switch (t.kind()) {
+    case pb::TASK_KIND_NOTEBOOK:
+      // Debian's Jupyter Notebook 6.4 under the proxy's path, on every interface (the master
+      // reaches it from its own machine); the token, in the environment, keeps others out.
+      for (const char* word : {"jupyter-notebook", "--no-browser", "--ip=0.0.0.0", "--port={port}", "--port-retries=0",
+                               "--NotebookApp.allow_root=True", "--NotebookApp.allow_origin=*",
+                               "--NotebookApp.trust_xheaders=True", "--notebook-dir=."})
+        start.add_argv(word);
+      start.add_argv("--NotebookApp.base_url=" + base_url);
+      start.set_service(pb::SERVICE_KIND_HTTP);
+      start.set_ready_path(base_url + "api");
+      (*start.mutable_env())["JUPYTER_TOKEN"] = st.setup.service_token;
+      (*start.mutable_env())["DET_NOTEBOOK_TOKEN"] = st.setup.service_token;
+      break;
+    default:
+      break;
+  }
   for (const auto& [name, value] : st.config.environment_variables) (*start.mutable_env())[name] = value;
   start.set_context(st.setup.context);
   start.set_work_dir(st.config.work_dir);
@@ -99,6 +124,8 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
   st.allocation = spawn_allocation(self->system(), ask, container_of(self), allocation_listener{self}, pool, reclaim);
   if (reclaim && st.facts.state == task_state::terminating)  // it was being stopped: go on
     self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
+  st.facts.ready = t.ready();  // a restored task that was ready still is: the agent kept it
+  if (st.facts.idle_timeout_s > 0) self->send(self, tick_atom::value);
   return {
       [=](launch_atom, const std::vector<std::string>& agents) {
         if (!agents.empty()) task(self).set_agent_id(agents.front());
@@ -106,7 +133,25 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
       },
       [=](pb::ContainerStarted& started) {
         task(self).set_agent_id(started.agent_id());
-        apply(self, {task_event_kind::process_started, {}});
+        if (started.service_address().empty()) return apply(self, {task_event_kind::process_started, {}});
+        task(self).set_service_address(started.service_address());
+        task(self).set_ready(true);
+        self->state.last_used = std::chrono::steady_clock::now();
+        log_line(self, "ready at /proxy/" + task(self).id() + "/");
+        apply(self, {task_event_kind::became_ready, {}});
+        store(self);
+      },
+      [=](proxy_atom) {
+        self->state.last_used = std::chrono::steady_clock::now();
+        return task(self);
+      },
+      [=](tick_atom) {
+        auto& st = self->state;
+        if (st.facts.state == task_state::terminated) return;
+        self->delayed_send(self, idle_tick, tick_atom::value);
+        const auto idle = std::chrono::steady_clock::now() - st.last_used;
+        if (st.facts.ready && idle >= std::chrono::seconds(st.facts.idle_timeout_s))
+          apply(self, {task_event_kind::idle_timeout, {}});
       },
       [=](pb::ContainerExited& exited) { apply(self, {task_event_kind::process_ended, std::move(exited)}); },
       // Tasks are not preemptible: the pool never asks for their slots back.

@@ -26,11 +26,12 @@ struct tasks_state {
 
 using self_ptr = tasks_actor::stateful_pointer<tasks_state>;
 
-void start(self_ptr self, pb::Task task, std::string token, std::string context, bool restored) {
+void start(self_ptr self, pb::Task task, std::string token, std::string service_token, std::string context,
+           bool restored) {
   auto& st = self->state;
   const auto id = task.id();
-  auto actor = spawn_task(self->system(), {std::move(task), std::move(token), std::move(context), restored,
-                                           tasks_actor{self}, st.handles});
+  auto actor = spawn_task(self->system(), {std::move(task), std::move(token), std::move(service_token),
+                                           std::move(context), restored, tasks_actor{self}, st.handles});
   self->monitor(actor);
   self->send(st.directory, register_atom::value, std::string{"task"}, id, caf::actor_cast<caf::actor>(actor));
   st.live[id] = std::move(actor);
@@ -51,7 +52,9 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
       }
   });
   try {
-    for (auto& r : st.db->restorable_tasks()) start(self, std::move(r.task), std::move(r.allocation_token), std::move(r.context), true);
+    for (auto& r : st.db->restorable_tasks())
+      start(self, std::move(r.task), std::move(r.allocation_token), std::move(r.service_token), std::move(r.context),
+            true);
   } catch (const std::exception& e) {
     std::cerr << "master: cannot restore the tasks that were running: " << e.what() << std::endl;
   }
@@ -62,9 +65,11 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
           task.set_id(auth::random_uuid());
           task.set_state(pb::TASK_STATE_QUEUED);
           auto token = auth::random_secret();
-          db.insert_task(task, token, context);
-          auto stored = db.get_task(task.id()).value_or(task);  // with its owner's name and start time
-          start(self, stored, std::move(token), std::move(context), false);
+          // A notebook's token opens it in a browser: Jupyter's own, and good for its proxy URL.
+          auto service_token = task.kind() == pb::TASK_KIND_NOTEBOOK ? auth::random_secret() : std::string{};
+          db.insert_task(task, token, service_token, context);
+          auto stored = db.get_task(task.id()).value_or(task);  // with its owner's name, start time and proxy path
+          start(self, stored, std::move(token), std::move(service_token), std::move(context), false);
           return stored;
         }));
       },
@@ -87,6 +92,12 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
           if (!db.get_task(id)) return make_error(errc::not_found, "there is no task " + id);
           return false;
         });
+      },
+      [=](proxy_atom, const std::string& id) -> caf::result<pb::Task> {
+        auto& live = self->state.live;
+        auto it = live.find(id);
+        if (it == live.end()) return make_error(errc::not_found, "task " + id + " is not running");
+        return self->delegate(it->second, proxy_atom::value);
       },
       [&db](list_atom) {
         return answer_with(attempt_storage("cannot list the tasks", [&] {

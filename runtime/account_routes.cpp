@@ -26,11 +26,11 @@ constexpr int64_t max_token_lifespan_s = int64_t{10} * 365 * 24 * 3600;
 
 } // namespace
 
-void account_routes::add_to(httplib::Server& server) {
+void account_routes::add_to(http_router& server) {
   // Asks the accounts actor; `done` gets the reply, errors go to the client with their status.
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, accounts, done, xs...); };
+  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, accounts, done, xs...); };
   // Issues a token for `user` and answers with it.
-  auto issue = [this, ask](httplib::Response& res, const pb::User& user, pb::TokenKind kind, const std::string& description,
+  auto issue = [this, ask](http_response& res, const pb::User& user, pb::TokenKind kind, const std::string& description,
                            int64_t lifespan_s, auto reply) {
     const auto token = auth::random_secret();
     const auto sha = auth::sha256(token);
@@ -55,7 +55,7 @@ void account_routes::add_to(httplib::Server& server) {
     return found;
   };
 
-  server.Post("/api/v1/auth/login", [this, ask, issue](const httplib::Request& req, httplib::Response& res) {
+  server.Post("/api/v1/auth/login", [this, ask, issue](const http_request& req, http_response& res) {
     auto body = body_of<pb::LoginRequest>(req, res);
     if (!body)
       return;
@@ -83,7 +83,7 @@ void account_routes::add_to(httplib::Server& server) {
       reply_json(res, out);
     });
   });
-  server.Post("/api/v1/auth/logout", signed_in([this, ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+  server.Post("/api/v1/auth/logout", signed_in([this, ask](const http_request&, http_response& res, const principal& who) {
     if (who.kind != pb::TOKEN_KIND_SESSION)
       return reply_error(res, 400, "this is an access token, not a login session: revoke it with det token revoke " +
                                        std::to_string(who.token_id) + " (DELETE /api/v1/tokens/" +
@@ -93,17 +93,17 @@ void account_routes::add_to(httplib::Server& server) {
       res.set_content("{}", "application/json");
     }, remove_atom::value, token_id{who.token_id});
   }));
-  server.Get("/api/v1/me", signed_in([this, ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+  server.Get("/api/v1/me", signed_in([this, ask](const http_request&, http_response& res, const principal& who) {
     ask(res, [&](storage::stored_user& u) {
       pb::GetMeResponse out;
       *out.mutable_user() = std::move(u.user);
       reply_json(res, out);
     }, get_atom::value, user_id{who.user_id});
   }));
-  server.Get("/api/v1/users", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+  server.Get("/api/v1/users", signed_in([ask](const http_request&, http_response& res, const principal&) {
     ask(res, [&](pb::GetUsersResponse& out) { reply_json(res, out); }, list_atom::value);
   }));
-  server.Post("/api/v1/users", signed_in([this, ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+  server.Post("/api/v1/users", signed_in([this, ask](const http_request& req, http_response& res, const principal& who) {
     if (auto e = require_admin(who, "creating a user"))
       return reply_error(res, sys, e);
     auto body = body_of<pb::PostUserRequest>(req, res);
@@ -120,7 +120,7 @@ void account_routes::add_to(httplib::Server& server) {
     }, create_atom::value, body->username(), auth::hash_password(body->password()), body->admin());
   }));
   server.Post(R"(/api/v1/users/([^/]+)/password)",
-              signed_in([this, ask, user_named](const httplib::Request& req, httplib::Response& res, const principal& who) {
+              signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
                 auto body = body_of<pb::SetUserPasswordRequest>(req, res);
                 if (!body)
                   return;
@@ -147,7 +147,7 @@ void account_routes::add_to(httplib::Server& server) {
                 }, password_atom::value, user_id{user.user.id()}, auth::hash_password(body->password()));
               }));
   server.Patch(R"(/api/v1/users/([^/]+))",
-               signed_in([this, ask, user_named](const httplib::Request& req, httplib::Response& res, const principal& who) {
+               signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
                  if (auto e = require_admin(who, "activating or deactivating a user"))
                    return reply_error(res, sys, e);
                  auto body = body_of<pb::PatchUserRequest>(req, res);
@@ -166,7 +166,7 @@ void account_routes::add_to(httplib::Server& server) {
                    res.set_content("{}", "application/json");
                  }, enable_atom::value, user_id{user.user.id()}, body->active());
                }));
-  server.Post("/api/v1/tokens", signed_in([this, ask, issue](const httplib::Request& req, httplib::Response& res, const principal& who) {
+  server.Post("/api/v1/tokens", signed_in([this, ask, issue](const http_request& req, http_response& res, const principal& who) {
     auto body = body_of<pb::CreateAccessTokenRequest>(req, res);
     if (!body)
       return;
@@ -182,12 +182,12 @@ void account_routes::add_to(httplib::Server& server) {
       });
     }, get_atom::value, user_id{who.user_id});
   }));
-  server.Get("/api/v1/tokens", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal& who) {
+  server.Get("/api/v1/tokens", signed_in([ask](const http_request&, http_response& res, const principal& who) {
     // An admin sees everyone's, as it may revoke any.
     ask(res, [&](pb::GetAccessTokensResponse& out) { reply_json(res, out); }, list_atom::value,
         user_id{who.admin ? 0 : who.user_id});
   }));
-  server.Delete(R"(/api/v1/tokens/(\d+))", signed_in([this, ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+  server.Delete(R"(/api/v1/tokens/(\d+))", signed_in([this, ask](const http_request& req, http_response& res, const principal& who) {
     const auto id = parse_id(req.matches[1]).value_or(0);
     ask(res, [&](pb::AccessToken& token) {
       if (auto e = require_owner(who, token.user_id(), token.username(), "token " + std::to_string(id), "revoke"))
@@ -200,7 +200,7 @@ void account_routes::add_to(httplib::Server& server) {
   }));
 }
 
-std::optional<bool> account_routes::check_password(const httplib::Request& req, httplib::Response& res,
+std::optional<bool> account_routes::check_password(const http_request& req, http_response& res,
                                                    const std::string& username, const std::string& password,
                                                    const std::string& hash) {
   const auto now = auth::login_throttle::clock::now();

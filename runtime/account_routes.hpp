@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include <httplib.h>
+#include "runtime/http_types.hpp"
 
 #include "auth/login_throttle.hpp"
 #include "runtime/authenticator.hpp"
@@ -15,7 +15,7 @@
 namespace det::runtime {
 
 /// A route's handler once its caller is known.
-using signed_in_handler = std::function<void(const httplib::Request&, httplib::Response&, const principal&)>;
+using signed_in_handler = std::function<void(const http_request&, http_response&, const principal&)>;
 
 struct account_routes {
   caf::actor_system& sys;
@@ -23,15 +23,15 @@ struct account_routes {
   authenticator& auth;
   int64_t session_lifespan_s;
   /// Wraps a handler so that it runs only for a caller with a valid token.
-  std::function<httplib::Server::Handler(signed_in_handler)> signed_in;
+  std::function<http_handler(signed_in_handler)> signed_in;
   auth::login_throttle throttle;
 
-  void add_to(httplib::Server& server);
+  void add_to(http_router& server);
 
   /// Whether `password` is `username`'s (whose stored hash is `hash`), checked through the
   /// throttle that slows guessing, for a login and a password change alike; nullopt, with 429
   /// answered, while the caller's address must wait.
-  std::optional<bool> check_password(const httplib::Request& req, httplib::Response& res, const std::string& username,
+  std::optional<bool> check_password(const http_request& req, http_response& res, const std::string& username,
                                      const std::string& password, const std::string& hash);
 };
 

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <thread>
 #include <unistd.h>
 
 #include "messages/timestamp.hpp"
@@ -32,6 +33,7 @@
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
 #include "runtime/child_process.hpp"
+#include "runtime/service_probe.hpp"
 #include "runtime/tar_archive.hpp"
 #include "runtime/node.hpp"
 
@@ -44,6 +46,7 @@ using ended_atom = caf::atom_constant<caf::atom("ended")>;
 using send_logs_atom = caf::atom_constant<caf::atom("sendlogs")>;
 using force_atom = caf::atom_constant<caf::atom("force")>;
 using give_up_atom = caf::atom_constant<caf::atom("giveup")>;
+using ready_atom = caf::atom_constant<caf::atom("ready")>;
 
 /// The agent as the master sees it, plus what its own threads tell it.
 using agent_process_actor = agent_actor::extend<
@@ -52,7 +55,8 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<ended_atom, std::string, int32_t, int32_t>,
     caf::reacts_to<send_logs_atom>,
     caf::reacts_to<force_atom, std::string>,
-    caf::reacts_to<give_up_atom, int64_t>>;
+    caf::reacts_to<give_up_atom, int64_t>,
+    caf::reacts_to<ready_atom, std::string, int32_t>>;  // a task's service answers on that port
 
 constexpr auto retry_delay = std::chrono::seconds(1);
 
@@ -62,6 +66,7 @@ constexpr auto hello_timeout = std::chrono::seconds(10);
 constexpr auto log_flush_delay = std::chrono::milliseconds(50);
 constexpr auto kill_grace = std::chrono::seconds(30);
 constexpr int max_log_batch = 1000;
+constexpr auto service_probe_interval = std::chrono::milliseconds(100);
 
 struct container {
   std::shared_ptr<child_process> process;
@@ -69,6 +74,7 @@ struct container {
   std::string task_id;            // a task's process rather than a trial's worker
   std::vector<int32_t> slot_ids;
   std::filesystem::path scratch;  // a task's fresh directory, removed when it ends
+  std::shared_ptr<std::atomic<bool>> ended = std::make_shared<std::atomic<bool>>(false);  // stops its probe
 };
 
 std::filesystem::path make_scratch_directory(const std::string& prefix) {
@@ -91,6 +97,8 @@ struct agent_process_state {
   int http_port = 0;  // the master's REST API, from its welcome
   uint16_t master_port = 0;
   std::string worker_binary;
+  std::map<std::string, std::string> programs;  // tasks' service programs by the name the master uses
+  std::string address;  // how the master reaches this machine: tasks' services are at address:port
   std::optional<auth::tls_files> tls;  // the links are TLS; its workers show the same certificate
   std::string agent_token;  // the cluster's: the master admits no agent without it
   std::string session_token;  // from the latest welcome: every message to the endpoint carries it
@@ -228,15 +236,36 @@ process::spawn_request worker_request(const agent_process_state& st, const pb::S
   return request;
 }
 
-// A task: its own program, in its work_dir or in `scratch` holding its uploaded context.
-process::spawn_request task_request(const pb::StartContainer& start, const std::filesystem::path& scratch) {
+// A task: its own program (a service's as this agent has it installed, on `port`), in its
+// work_dir or in `scratch` holding its uploaded context.
+process::spawn_request task_request(const agent_process_state& st, const pb::StartContainer& start,
+                                    const std::filesystem::path& scratch, int port) {
   if (!start.context().empty())
     unpack_archive(start.context(), scratch.string());
   process::spawn_request request;
   request.argv = {start.argv().begin(), start.argv().end()};
+  if (auto program = st.programs.find(request.argv.at(0)); program != st.programs.end())
+    request.argv[0] = program->second;
+  for (auto& word : request.argv)
+    for (auto at = word.find("{port}"); at != std::string::npos; at = word.find("{port}"))
+      word.replace(at, 6, std::to_string(port));
   request.search_path = true;
   request.working_dir = start.work_dir().empty() ? scratch.string() : start.work_dir();
   return request;
+}
+
+// Polls a task's service until it answers (then tells the agent) or its process ends.
+void probe_service(agent_process_actor me, std::string alloc, int port, std::string http_path,
+                   std::shared_ptr<std::atomic<bool>> ended) {
+  std::thread([=] {
+    while (!*ended) {
+      if (service_answers(port, http_path)) {
+        caf::anon_send(me, ready_atom::value, alloc, int32_t{port});
+        return;
+      }
+      std::this_thread::sleep_for(service_probe_interval);
+    }
+  }).detach();
 }
 
 void start_container(self_ptr self, const pb::StartContainer& start) {
@@ -248,10 +277,12 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
   const bool is_task = !start.task_id().empty();
   std::filesystem::path scratch;
   try {
+    const int port = start.service() == pb::SERVICE_KIND_NONE ? 0 : free_port();
     if (is_task)
       scratch = make_scratch_directory("det-task-" + start.task_id());
-    auto request = is_task ? task_request(start, scratch) : worker_request(st, start);
+    auto request = is_task ? task_request(st, start, scratch, port) : worker_request(st, start);
     request.env = container_env(st, start);
+    if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
     auto proc = child_process::start(
         std::move(request),
         [me, alloc, label](const std::string& stream, std::string line) {
@@ -260,8 +291,10 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
         [me, alloc](process::process_exit e) {
           caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
         });
-    st.containers[alloc] = {proc, start.trial_id(), start.task_id(), {start.slot_ids().begin(), start.slot_ids().end()},
-                            scratch};
+    auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
+                                      {start.slot_ids().begin(), start.slot_ids().end()}, scratch};
+    if (port != 0)
+      probe_service(me, alloc, port, start.service() == pb::SERVICE_KIND_HTTP ? start.ready_path() : "", c.ended);
     pb::ContainerStarted started;
     started.set_allocation_id(alloc);
     started.set_pid(proc->pid());
@@ -282,8 +315,11 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
 
 agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host, uint16_t port,
                                               std::string worker_binary, std::string agent_token,
-                                              std::optional<auth::tls_files> tls) {
+                                              std::optional<auth::tls_files> tls,
+                                              std::map<std::string, std::string> programs) {
   auto& st = self->state;
+  st.programs = std::move(programs);
+  st.address = local_address_towards(host, port);
   st.agent_token = std::move(agent_token);
   st.tls = std::move(tls);
   st.info = std::move(info);
@@ -348,10 +384,21 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         }
       },
       [=](send_logs_atom) { flush_logs(self); },
+      [=](ready_atom, const std::string& alloc, int32_t port) {
+        auto& st = self->state;
+        auto it = st.containers.find(alloc);
+        if (it == st.containers.end() || !st.endpoint) return;  // ended, or no master to tell yet
+        pb::ContainerStarted ready;
+        ready.set_allocation_id(alloc);
+        ready.set_pid(it->second.process->pid());
+        ready.set_service_address(st.address + ":" + std::to_string(port));
+        self->send(st.endpoint, std::move(ready), st.session_token);
+      },
       [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
         auto& st = self->state;
         flush_logs(self);
         if (auto it = st.containers.find(alloc); it != st.containers.end()) {
+          *it->second.ended = true;
           if (!it->second.scratch.empty())
             remove_scratch_directory(it->second.scratch);
           st.containers.erase(it);
@@ -448,7 +495,8 @@ int run_agent(const agent_options& opts) {
   if (tls)
     use_tls_links(cfg, *tls);
   caf::actor_system sys{cfg};
-  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls);
+  auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls,
+                                        opts.programs);
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;

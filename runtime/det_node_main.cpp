@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", a.tls_cert, "agent: with --master-ca, this agent's certificate (signed by the master's "
                                            "security.tls.ca; its workers show it too)");
   app.add_option("--tls-key", a.tls_key, "agent: with --master-ca, the private key of --tls-cert");
+  std::string jupyter, tensorboard, sshd;
+  app.add_option("--jupyter", jupyter, "agent: notebooks' program (default: jupyter-notebook on PATH)");
+  app.add_option("--tensorboard", tensorboard, "agent: TensorBoards' program (default: tensorboard on PATH)");
+  app.add_option("--sshd", sshd, "agent: shells' OpenSSH server (default: /usr/sbin/sshd)");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -47,6 +51,9 @@ int main(int argc, char** argv) {
     det::runtime::block_stop_signals();
     if (!master_addr.empty())
       a.master = master_addr;
+    a.programs["sshd"] = sshd.empty() ? "/usr/sbin/sshd" : sshd;
+    if (!jupyter.empty()) a.programs["jupyter-notebook"] = jupyter;
+    if (!tensorboard.empty()) a.programs["tensorboard"] = tensorboard;
     a.agent_token = det::runtime::read_agent_token(agent_token_file);
     return det::runtime::run_agent(a);
   } catch (const std::exception& e) {

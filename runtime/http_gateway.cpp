@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <httplib.h>
+#include "runtime/http_types.hpp"
 
 #include "caf/all.hpp"
 #include "config/continuation.hpp"
@@ -28,6 +28,7 @@
 #include "runtime/project_routes.hpp"
 #include "runtime/task_routes.hpp"
 #include "runtime/http_replies.hpp"
+#include "runtime/http_server.hpp"
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
@@ -52,9 +53,8 @@ struct http_gateway::impl {
   model_routes models;
   project_routes projects;
   task_routes tasks;
-  std::unique_ptr<httplib::Server> served;  // an httplib::SSLServer with TLS
-  httplib::Server& server;
-  std::thread thread;
+  http_router server;  // the routes, before the HTTP server that answers with them exists
+  std::unique_ptr<http_server> http;
 
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan,
        const std::optional<auth::tls_files>& tls)
@@ -63,19 +63,13 @@ struct http_gateway::impl {
         accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
-        tasks{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
-        served(make_server(tls)),
-        server(*served) {}
-
-  static std::unique_ptr<httplib::Server> make_server(const std::optional<auth::tls_files>& tls) {
-    if (!tls)
-      return std::make_unique<httplib::Server>();
-    return std::make_unique<httplib::SSLServer>(tls->cert.c_str(), tls->key.c_str());
-  }
+        tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        http(std::make_unique<http_server>(server, [this](const http_request& req) { return tasks.proxy_target_of(req); },
+                                           tls)) {}
 
   /// `handler`, run only for a caller whose bearer token is valid; 401 with the reason otherwise.
-  httplib::Server::Handler signed_in(signed_in_handler handler) {
-    return [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+  http_handler signed_in(signed_in_handler handler) {
+    return [this, handler = std::move(handler)](const http_request& req, http_response& res) {
 #ifdef DET_BENCH_WITHOUT_AUTH
       // bench/auth_bench.py's baseline only (bench_det_node_without_auth, never installed): the
       // same gateway with every caller taken for admin, so that the ratio is authentication's cost.
@@ -88,14 +82,14 @@ struct http_gateway::impl {
     };
   }
   /// As signed_in(), for any user: reads are open to everyone logged in.
-  httplib::Server::Handler reader(httplib::Server::Handler handler) {
-    return signed_in([handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+  http_handler reader(http_handler handler) {
+    return signed_in([handler = std::move(handler)](const http_request& req, http_response& res,
                                                     const principal&) { handler(req, res); });
   }
   /// As signed_in(), for admins only: `action` names what needs one in the 403's sentence.
-  httplib::Server::Handler admin_only(std::string action, httplib::Server::Handler handler) {
+  http_handler admin_only(std::string action, http_handler handler) {
     return signed_in([this, action = std::move(action), handler = std::move(handler)](
-                         const httplib::Request& req, httplib::Response& res, const principal& who) {
+                         const http_request& req, http_response& res, const principal& who) {
       if (auto e = require_admin(who, action))
         return reply_error(res, sys, e);
       handler(req, res);
@@ -113,9 +107,9 @@ struct http_gateway::impl {
   }
 
   /// As signed_in(), for the owner of the experiment the path's first number names, or an admin.
-  httplib::Server::Handler experiment_owner(std::string verb, signed_in_handler handler) {
+  http_handler experiment_owner(std::string verb, signed_in_handler handler) {
     return signed_in([this, verb = std::move(verb), handler = std::move(handler)](
-                         const httplib::Request& req, httplib::Response& res, const principal& who) {
+                         const http_request& req, http_response& res, const principal& who) {
       auto id = parse_id(req.matches[1]);
       if (!id)
         return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
@@ -124,21 +118,21 @@ struct http_gateway::impl {
       handler(req, res, who);
     });
   }
-  httplib::Server::Handler experiment_owner(std::string verb, httplib::Server::Handler handler) {
-    return experiment_owner(std::move(verb), [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+  http_handler experiment_owner(std::string verb, http_handler handler) {
+    return experiment_owner(std::move(verb), [handler = std::move(handler)](const http_request& req, http_response& res,
                                                                             const principal&) { handler(req, res); });
   }
 
   /// Asks `dest` and answers the HTTP request with the reply, or with the error's status
   /// (status_of) and sentence.
   template <class Reply, class Handle, class... Ts>
-  void ask(httplib::Response& res, const Handle& dest, Ts&&... xs) {
+  void ask(http_response& res, const Handle& dest, Ts&&... xs) {
     ask_found<Reply>(res, [](const Reply&) { return true; }, "", dest, std::forward<Ts>(xs)...);
   }
 
   /// As ask(), but answers 404 with `missing` when `found(reply)` is false.
   template <class Reply, class Found, class Handle, class... Ts>
-  void ask_found(httplib::Response& res, Found found, const std::string& missing,
+  void ask_found(http_response& res, Found found, const std::string& missing,
                  const Handle& dest, Ts&&... xs) {
     caf::scoped_actor self{sys};
     self->request(dest, route_timeout, std::forward<Ts>(xs)...)
@@ -154,7 +148,7 @@ struct http_gateway::impl {
 
   /// Asks the writer to store a change; false (with the error answered) when it could not.
   template <class... Ts>
-  bool store(httplib::Response& res, Ts&&... xs) {
+  bool store(http_response& res, Ts&&... xs) {
     caf::scoped_actor self{sys};
     bool stored = false;
     self->request(handles.persistence, route_timeout, std::forward<Ts>(xs)...)
@@ -163,7 +157,7 @@ struct http_gateway::impl {
   }
 
   /// The filter of GET /api/v1/experiments from its query; nullopt with a 400 naming the bad parameter.
-  std::optional<pb::ExperimentFilter> experiment_filter(const httplib::Request& req, httplib::Response& res) {
+  std::optional<pb::ExperimentFilter> experiment_filter(const http_request& req, http_response& res) {
     pb::ExperimentFilter filter;
     filter.set_user(req.get_param_value("user"));
     filter.set_label(req.get_param_value("label"));
@@ -211,7 +205,7 @@ struct http_gateway::impl {
   }
 
   /// archive or unarchive, for an ended experiment only.
-  void archive(int64_t id, bool archived, httplib::Response& res) {
+  void archive(int64_t id, bool archived, http_response& res) {
     caf::scoped_actor self{sys};
     caf::error failure;
     bool done = false;
@@ -227,7 +221,7 @@ struct http_gateway::impl {
 
   /// Whether `who` may put experiments into the project: Uncategorized is everyone's, another
   /// project takes them from its owner or an admin. False with the error answered.
-  bool may_add_to_project(int64_t id, const principal& who, httplib::Response& res) {
+  bool may_add_to_project(int64_t id, const principal& who, http_response& res) {
     caf::scoped_actor self{sys};
     caf::error failure;
     self->request(handles.projects, route_timeout, get_atom::value, project_id{id})
@@ -246,7 +240,7 @@ struct http_gateway::impl {
   }
 
   /// Deletes a checkpoint's files for its experiment's owner or an admin.
-  void delete_checkpoint(const std::string& uuid, httplib::Response& res, const principal& who) {
+  void delete_checkpoint(const std::string& uuid, http_response& res, const principal& who) {
     caf::scoped_actor self{sys};
     caf::error failure;
     pb::GetCheckpointResponse found;
@@ -271,7 +265,7 @@ struct http_gateway::impl {
 
   /// A fork: what the request leaves empty (config, model definition) comes from its parent.
   /// False, with the error answered, when the parent cannot be read.
-  bool inherit_from_parent(pb::CreateExperimentRequest& body, httplib::Response& res) {
+  bool inherit_from_parent(pb::CreateExperimentRequest& body, http_response& res) {
     const auto parent = body.parent_id();
     caf::scoped_actor self{sys};
     caf::error failure;
@@ -298,7 +292,7 @@ struct http_gateway::impl {
   }
 
   /// det trial continue: a new experiment that resumes the trial from its latest checkpoint.
-  void continue_trial(const httplib::Request& req, httplib::Response& res, const principal& who) {
+  void continue_trial(const http_request& req, http_response& res, const principal& who) {
     const auto id = parse_id(req.matches[1]).value_or(0);
     auto body = body_of<pb::ContinueTrialRequest>(req, res);
     if (!body)
@@ -333,12 +327,12 @@ struct http_gateway::impl {
     create_from(std::move(create), res, who);
   }
 
-  void create_experiment(const httplib::Request& req, httplib::Response& res, const principal& who) {
+  void create_experiment(const http_request& req, http_response& res, const principal& who) {
     if (auto body = body_of<pb::CreateExperimentRequest>(req, res))
       create_from(std::move(*body), res, who);
   }
 
-  void create_from(pb::CreateExperimentRequest body, httplib::Response& res, const principal& who) {
+  void create_from(pb::CreateExperimentRequest body, http_response& res, const principal& who) {
     if (body.parent_id() < 0)
       return reply_error(res, 400, "parent_id must be an experiment's id");
     if (body.parent_id() > 0 && !inherit_from_parent(body, res))
@@ -375,7 +369,7 @@ struct http_gateway::impl {
                  [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
-  void preview_search(const httplib::Request& req, httplib::Response& res) {
+  void preview_search(const http_request& req, http_response& res) {
     auto parsed = body_of<pb::PreviewSearchRequest>(req, res);
     if (!parsed)
       return;
@@ -400,7 +394,7 @@ struct http_gateway::impl {
   /// kill, pause, activate or new scheduling settings (`msg`): sent to the live experiment; an
   /// experiment that already ended answers {} for kill and 400 for the others.
   template <class... Msg>
-  void signal_experiment(int64_t id, const char* verb, httplib::Response& res, Msg... msg) {
+  void signal_experiment(int64_t id, const char* verb, http_response& res, Msg... msg) {
     caf::scoped_actor self{sys};
     bool live = false;
     caf::error failure;
@@ -446,7 +440,7 @@ struct http_gateway::impl {
   }
 
   /// det agent|slot enable|disable: `slot` -1 for the whole agent.
-  void enable_agent(const httplib::Request& req, httplib::Response& res, int32_t slot) {
+  void enable_agent(const http_request& req, http_response& res, int32_t slot) {
     const auto agent = req.matches[1].str();
     const bool enable = req.matches[req.matches.size() - 1].str() == "enable";
     auto body = body_of<pb::DisableRequest>(req, res);
@@ -470,10 +464,10 @@ struct http_gateway::impl {
   void annotation_routes() {
     for (bool archived : {true, false})
       server.Post(archived ? R"(/api/v1/experiments/(\d+)/archive)" : R"(/api/v1/experiments/(\d+)/unarchive)",
-                  experiment_owner(archived ? "archive" : "unarchive", [this, archived](const httplib::Request& req, httplib::Response& res) {
+                  experiment_owner(archived ? "archive" : "unarchive", [this, archived](const http_request& req, http_response& res) {
                     archive(*parse_id(req.matches[1]), archived, res);
                   }));
-    server.Post(R"(/api/v1/experiments/(\d+)/labels)", experiment_owner("label", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Post(R"(/api/v1/experiments/(\d+)/labels)", experiment_owner("label", [this](const http_request& req, http_response& res) {
       auto parsed = body_of<pb::LabelRequest>(req, res);
       if (!parsed) return;
       const auto& body = *parsed;
@@ -482,21 +476,21 @@ struct http_gateway::impl {
       if (store(res, add_atom::value, experiment_id{*parse_id(req.matches[1])}, body.label()))
         res.set_content("{}", "application/json");
     }));
-    server.Delete(R"(/api/v1/experiments/(\d+)/labels/(.+))", experiment_owner("remove a label of", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Delete(R"(/api/v1/experiments/(\d+)/labels/(.+))", experiment_owner("remove a label of", [this](const http_request& req, http_response& res) {
       if (store(res, remove_atom::value, experiment_id{*parse_id(req.matches[1])}, req.matches[2].str()))
         res.set_content("{}", "application/json");
     }));
   }
 
   void scheduling_routes() {
-    server.Get("/api/v1/resource-pools", reader([this](const httplib::Request&, httplib::Response& res) {
+    server.Get("/api/v1/resource-pools", reader([this](const http_request&, http_response& res) {
       caf::error failure;
       pb::GetResourcePoolsResponse out;
       for (auto& [info, jobs] : pool_states(failure)) *out.add_resource_pools() = std::move(info);
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
     }));
-    server.Get("/api/v1/job-queues", reader([this](const httplib::Request& req, httplib::Response& res) {
+    server.Get("/api/v1/job-queues", reader([this](const http_request& req, http_response& res) {
       caf::error failure;
       auto pool = req.get_param_value("resource_pool");
       pb::GetJobsResponse out;
@@ -506,7 +500,7 @@ struct http_gateway::impl {
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
     }));
-    server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change", [this](const http_request& req, http_response& res) {
       auto id = parse_id(req.matches[1]);  // experiment_owner() found the experiment
       auto parsed = body_of<pb::PatchExperimentRequest>(req, res);
       if (!parsed) return;
@@ -539,9 +533,9 @@ struct http_gateway::impl {
         res.set_content("{}", "application/json");
     }));
     server.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
-                admin_only("enabling or disabling an agent", [this](const httplib::Request& req, httplib::Response& res) { enable_agent(req, res, -1); }));
+                admin_only("enabling or disabling an agent", [this](const http_request& req, http_response& res) { enable_agent(req, res, -1); }));
     server.Post(R"(/api/v1/agents/([^/]+)/slots/(\d+)/(enable|disable))",
-                admin_only("enabling or disabling a slot", [this](const httplib::Request& req, httplib::Response& res) {
+                admin_only("enabling or disabling a slot", [this](const http_request& req, http_response& res) {
                   auto slot = parse_id(req.matches[2]);
                   if (!slot || *slot > INT32_MAX) return reply_error(res, 404, "no slot " + req.matches[2].str());
                   enable_agent(req, res, static_cast<int32_t>(*slot));
@@ -549,7 +543,7 @@ struct http_gateway::impl {
   }
 
   /// A Core API call: `call` with the trial id and the bearer token of the request filled in.
-  void core_api(const httplib::Request& req, httplib::Response& res, int64_t trial, pb::CoreApiCall call) {
+  void core_api(const http_request& req, http_response& res, int64_t trial, pb::CoreApiCall call) {
     call.set_trial_id(trial);
     call.set_token(bearer_token(req.get_header_value("Authorization")));
     caf::scoped_actor self{sys};
@@ -564,7 +558,7 @@ struct http_gateway::impl {
   /// POST) into the call for the trial the path's first number names.
   template <class Body, class Fill>
   void core_api_post(const char* pattern, Fill fill) {
-    server.Post(pattern, [this, fill](const httplib::Request& req, httplib::Response& res) {
+    server.Post(pattern, [this, fill](const http_request& req, http_response& res) {
       auto body = body_of<Body>(req, res);
       if (!body)
         return;
@@ -575,7 +569,7 @@ struct http_gateway::impl {
   }
   template <class Fill>
   void core_api_get(const char* pattern, Fill fill) {
-    server.Get(pattern, [this, fill](const httplib::Request& req, httplib::Response& res) {
+    server.Get(pattern, [this, fill](const http_request& req, http_response& res) {
       pb::CoreApiCall call;
       fill(call);
       core_api(req, res, parse_id(req.matches[1]).value_or(0), std::move(call));
@@ -601,7 +595,7 @@ struct http_gateway::impl {
   }
 
   /// One file of a checkpoint, read from the checkpoint storage.
-  void checkpoint_file(const httplib::Request& req, httplib::Response& res) {
+  void checkpoint_file(const http_request& req, http_response& res) {
     auto uuid = req.matches[1].str();
     auto name = req.matches[2].str();
     pb::GetCheckpointResponse found;
@@ -615,38 +609,27 @@ struct http_gateway::impl {
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) || name == "." || name == "..")
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
-    // Streamed a megabyte at a time: checkpoints can be larger than the master's spare memory.
+    // Streamed from disk: checkpoints can be larger than the master's spare memory.
     const std::string path = c.storage_path() + "/" + uuid + "/" + name;
     std::error_code error;
-    auto size = std::filesystem::file_size(path, error);
-    auto file = std::make_shared<std::ifstream>(path, std::ios::binary);
-    if (error || !*file)
+    if (!std::filesystem::is_regular_file(path, error) || !std::ifstream(path, std::ios::binary))
       return reply_error(res, 500, "cannot read " + name + " of checkpoint " + uuid + " from " + c.storage_path());
-    res.set_content_provider(static_cast<std::size_t>(size), "application/octet-stream",
-                             [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                               std::vector<char> chunk(std::min<std::size_t>(length, std::size_t{1} << 20));
-                               file->seekg(static_cast<std::streamoff>(offset));
-                               file->read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-                               auto got = file->gcount();
-                               if (got <= 0)
-                                 return false;  // the file shrank: the client sees a short body
-                               sink.write(chunk.data(), static_cast<std::size_t>(got));
-                               return true;
-                             });
+    res.content_type = "application/octet-stream";
+    res.file_path = path;
   }
 
   void routes() {
-    server.Get("/api/v1/master", [this](const httplib::Request&, httplib::Response& res) {
+    server.Get("/api/v1/master", [this](const http_request&, http_response& res) {
       pb::MasterInfo info;
       info.set_version(det_version);
       info.set_actor_port(actor_port);
       reply_json(res, info);
     });
-    server.Post("/api/v1/experiments", signed_in([this](const httplib::Request& req, httplib::Response& res,
+    server.Post("/api/v1/experiments", signed_in([this](const http_request& req, http_response& res,
                                                          const principal& who) { create_experiment(req, res, who); }));
     server.Post("/api/v1/preview-hp-search",
-                reader([this](const httplib::Request& req, httplib::Response& res) { preview_search(req, res); }));
-    server.Get("/api/v1/experiments", reader([this](const httplib::Request& req, httplib::Response& res) {
+                reader([this](const http_request& req, http_response& res) { preview_search(req, res); }));
+    server.Get("/api/v1/experiments", reader([this](const http_request& req, http_response& res) {
       auto p = page_of(req, res, "offset", default_experiment_page);
       if (!p)
         return;
@@ -654,22 +637,22 @@ struct http_gateway::impl {
         ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit, std::move(*filter));
     }));
     server.Get(R"(/api/v1/experiments/(\d+))",
-               reader([this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask_found<pb::GetExperimentResponse>(
                      res, [](auto& r) { return r.experiment().id() != 0; },
                      "experiment " + req.matches[1].str() + " not found", handles.reader,
                      get_atom::value, experiment_id{id});
                }));
-    server.Post(R"(/api/v1/experiments/(\d+)/kill)", experiment_owner("kill", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Post(R"(/api/v1/experiments/(\d+)/kill)", experiment_owner("kill", [this](const http_request& req, http_response& res) {
       auto id = *parse_id(req.matches[1]);
       signal_experiment(id, "killed", res, kill_atom::value, experiment_id{id});
     }));
-    server.Post(R"(/api/v1/experiments/(\d+)/pause)", experiment_owner("pause", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Post(R"(/api/v1/experiments/(\d+)/pause)", experiment_owner("pause", [this](const http_request& req, http_response& res) {
       auto id = *parse_id(req.matches[1]);
       signal_experiment(id, "paused", res, pause_atom::value, experiment_id{id});
     }));
-    server.Post(R"(/api/v1/experiments/(\d+)/activate)", experiment_owner("activate", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Post(R"(/api/v1/experiments/(\d+)/activate)", experiment_owner("activate", [this](const http_request& req, http_response& res) {
       auto id = *parse_id(req.matches[1]);
       signal_experiment(id, "activated", res, activate_atom::value, experiment_id{id});
     }));
@@ -679,10 +662,10 @@ struct http_gateway::impl {
     models.add_to(server);
     projects.add_to(server);
     tasks.add_to(server);
-    server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const httplib::Request& req, httplib::Response& res,
+    server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const http_request& req, http_response& res,
                                                                       const principal& who) { continue_trial(req, res, who); }));
-    server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const httplib::Request& req,
-                                                                                httplib::Response& res, const principal& who) {
+    server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const http_request& req,
+                                                                                http_response& res, const principal& who) {
       pb::MoveExperimentRequest body;
       std::string error;
       if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
@@ -693,19 +676,19 @@ struct http_gateway::impl {
                     project_id{body.project_id()})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
     }));
-    server.Delete(R"(/api/v1/experiments/(\d+))", experiment_owner("delete", [this](const httplib::Request& req, httplib::Response& res) {
+    server.Delete(R"(/api/v1/experiments/(\d+))", experiment_owner("delete", [this](const http_request& req, http_response& res) {
       caf::scoped_actor self{sys};
       self->request(handles.collector, route_timeout, remove_atom::value, experiment_id{*parse_id(req.matches[1])})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
     }));
-    server.Get(R"(/api/v1/trials/(\d+))", reader([this](const httplib::Request& req, httplib::Response& res) {
+    server.Get(R"(/api/v1/trials/(\d+))", reader([this](const http_request& req, http_response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(
           res, [](auto& r) { return r.trial().id() != 0; }, "trial " + req.matches[1].str() + " not found",
           handles.reader, get_atom::value, trial_id{id});
     }));
     server.Get(R"(/api/v1/trials/(\d+)/metrics)",
-               reader([this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
                  if (auto p = page_of(req, res, "offset", default_metric_page))
@@ -713,63 +696,45 @@ struct http_gateway::impl {
                                                     p->start, p->limit);
                }));
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
-               reader([this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  if (auto p = page_of(req, res, "after_id", default_log_page))
                    ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, p->start, p->limit);
                }));
     server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
-               reader([this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value,
                                                  experiment_id{id});
                }));
     server.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
-               reader([this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value, trial_id{id});
                }));
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
-               reader([this](const httplib::Request& req, httplib::Response& res) {
+               reader([this](const http_request& req, http_response& res) {
                  ask_found<pb::GetCheckpointResponse>(
                      res, [](auto& r) { return !r.checkpoint().uuid().empty(); },
                      "checkpoint " + req.matches[1].str() + " not found", handles.reader, get_atom::value,
                      req.matches[1].str());
                }));
     server.Delete(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
-                  signed_in([this](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                  signed_in([this](const http_request& req, http_response& res, const principal& who) {
                     delete_checkpoint(req.matches[1].str(), res, who);
                   }));
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
-               reader([this](const httplib::Request& req, httplib::Response& res) { checkpoint_file(req, res); }));
+               reader([this](const http_request& req, http_response& res) { checkpoint_file(req, res); }));
     core_api_routes();
-    server.Get("/api/v1/agents", reader([this](const httplib::Request&, httplib::Response& res) {
+    server.Get("/api/v1/agents", reader([this](const http_request&, http_response& res) {
       ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
     }));
-    server.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-          std::string what = "unknown error";
-          try {
-            std::rethrow_exception(ep);
-          } catch (const std::exception& e) {
-            what = e.what();
-          } catch (...) {
-          }
-          reply_error(res, 500, "the master failed to answer: " + what);
-        });
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (res.status == 404 && res.body.empty())
-        reply_error(res, 404, "no such route: " + req.method + " " + req.path);
-    });
   }
 };
 
 http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
                            int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls)
     : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s, tls)) {
-  if (!impl_->server.is_valid())
-    throw std::runtime_error("cannot serve HTTPS with security.tls.cert " + tls->cert + " and security.tls.key " +
-                             tls->key);
   impl_->routes();
 }
 
@@ -778,30 +743,12 @@ http_gateway::~http_gateway() {
 }
 
 int http_gateway::start(const std::string& address, int port) {
-  auto& srv = impl_->server;
-  srv.set_tcp_nodelay(true);
-  // httplib closes a kept-alive connection after 5 requests by default: a client reporting metrics
-  // would then pay a new TCP (and TLS) handshake every fifth request. Each kept-alive connection
-  // holds a pool thread until it closes, so connections still rotate, every 100 requests, and the
-  // pool has room for many Core API processes besides the CLI.
-  srv.set_keep_alive_max_count(100);
-  srv.new_task_queue = [] { return new httplib::ThreadPool(32); };
-  int bound = port == 0 ? srv.bind_to_any_port(address.c_str()) : port;
-  if (port != 0 && !srv.bind_to_port(address.c_str(), port))
-    bound = -1;
-  if (bound < 0)
-    throw std::runtime_error("cannot serve the REST API on " + address + ":" +
-                             std::to_string(port) + " (is the port in use?)");
-  impl_->thread = std::thread([&srv] { srv.listen_after_bind(); });
-  return bound;
+  return impl_->http->start(address, port);
 }
 
 void http_gateway::stop() {
-  if (!impl_)
-    return;
-  impl_->server.stop();
-  if (impl_->thread.joinable())
-    impl_->thread.join();
+  if (impl_)
+    impl_->http->stop();
 }
 
 } // namespace det::runtime

@@ -8,11 +8,11 @@
 
 namespace det::runtime {
 
-void reply_json(httplib::Response& res, const google::protobuf::Message& msg) {
+void reply_json(http_response& res, const google::protobuf::Message& msg) {
   res.set_content(to_json(msg), "application/json");
 }
 
-void reply_error(httplib::Response& res, int status, const std::string& sentence) {
+void reply_error(http_response& res, int status, const std::string& sentence) {
   pb::ErrorResponse err;
   err.set_error(sentence);
   err.set_code(status);
@@ -20,7 +20,7 @@ void reply_error(httplib::Response& res, int status, const std::string& sentence
   res.set_content(to_json(err), "application/json");
 }
 
-void reply_error(httplib::Response& res, caf::actor_system& sys, const caf::error& e) {
+void reply_error(http_response& res, caf::actor_system& sys, const caf::error& e) {
   // An error from an actor: its context carries the sentence when there is one.
   auto& ctx = e.context();
   auto sentence =
@@ -48,7 +48,7 @@ int status_of(const caf::error& e) {
   return 500;
 }
 
-std::optional<page> page_of(const httplib::Request& req, httplib::Response& res, const char* start_name,
+std::optional<page> page_of(const http_request& req, http_response& res, const char* start_name,
                             int32_t default_limit) {
   auto refuse = [&](const char* name, const std::string& text, int min) -> std::optional<page> {
     reply_error(res, 400, std::string{"query parameter "} + name + " must be a whole number of at least " +

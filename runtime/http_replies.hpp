@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include <httplib.h>
+#include "runtime/http_types.hpp"
 
 namespace google::protobuf {
 class Message;
@@ -19,10 +19,10 @@ class error;
 
 namespace det::runtime {
 
-void reply_json(httplib::Response& res, const google::protobuf::Message& msg);
-void reply_error(httplib::Response& res, int status, const std::string& sentence);
+void reply_json(http_response& res, const google::protobuf::Message& msg);
+void reply_error(http_response& res, int status, const std::string& sentence);
 /// An actor's error: the status status_of() gives it and its sentence.
-void reply_error(httplib::Response& res, caf::actor_system& sys, const caf::error& e);
+void reply_error(http_response& res, caf::actor_system& sys, const caf::error& e);
 
 /// The one table that turns an error into an HTTP status.
 int status_of(const caf::error& e);
@@ -49,7 +49,7 @@ struct page {
   int32_t limit = 0;
 };
 /// nullopt, with a 400 naming the parameter, when either is not a number in range.
-std::optional<page> page_of(const httplib::Request& req, httplib::Response& res, const char* start_name,
+std::optional<page> page_of(const http_request& req, http_response& res, const char* start_name,
                             int32_t default_limit);
 
 } // namespace det::runtime

@@ -15,11 +15,11 @@ std::string bad_model_name_reason(const std::string& name) {
 }
 } // namespace
 
-void model_routes::add_to(httplib::Server& server) {
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, models, done, xs...); };
+void model_routes::add_to(http_router& server) {
+  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, models, done, xs...); };
   // The model the path names, for its owner or an admin; nullopt with the error answered.
   auto owned_model = [this](const std::string& name, const principal& who, const std::string& verb,
-                            httplib::Response& res) -> std::optional<pb::GetModelResponse> {
+                            http_response& res) -> std::optional<pb::GetModelResponse> {
     std::optional<pb::GetModelResponse> found;
     caf::scoped_actor self{sys};
     self->request(models, route_timeout, get_atom::value, name)
@@ -33,7 +33,7 @@ void model_routes::add_to(httplib::Server& server) {
     return found;
   };
 
-  server.Post("/api/v1/models", signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+  server.Post("/api/v1/models", signed_in([ask](const http_request& req, http_response& res, const principal& who) {
     auto body = body_of<pb::PostModelRequest>(req, res);
     if (!body)
       return;
@@ -45,15 +45,15 @@ void model_routes::add_to(httplib::Server& server) {
       reply_json(res, out);
     }, create_atom::value, std::move(*body), user_id{who.user_id});
   }));
-  server.Get("/api/v1/models", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+  server.Get("/api/v1/models", signed_in([ask](const http_request&, http_response& res, const principal&) {
     ask(res, [&](pb::GetModelsResponse& out) { reply_json(res, out); }, list_atom::value);
   }));
   for (const char* pattern : {R"(/api/v1/models/([^/]+))", R"(/api/v1/models/([^/]+)/versions)"})
-    server.Get(pattern, signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal&) {
+    server.Get(pattern, signed_in([ask](const http_request& req, http_response& res, const principal&) {
       ask(res, [&](pb::GetModelResponse& out) { reply_json(res, out); }, get_atom::value, req.matches[1].str());
     }));
   server.Post(R"(/api/v1/models/([^/]+)/versions)",
-              signed_in([ask, owned_model](const httplib::Request& req, httplib::Response& res, const principal& who) {
+              signed_in([ask, owned_model](const http_request& req, http_response& res, const principal& who) {
                 auto body = body_of<pb::PostModelVersionRequest>(req, res);
                 if (!body)
                   return;
@@ -67,7 +67,7 @@ void model_routes::add_to(httplib::Server& server) {
                 }, add_atom::value, name, std::move(*body), user_id{who.user_id}, who.admin);
               }));
   server.Delete(R"(/api/v1/models/([^/]+))",
-                signed_in([ask, owned_model](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                signed_in([ask, owned_model](const http_request& req, http_response& res, const principal& who) {
                   const auto name = req.matches[1].str();
                   if (!owned_model(name, who, "delete", res))
                     return;

@@ -4,6 +4,7 @@
 // is done.
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace det::runtime {
@@ -27,6 +28,9 @@ struct agent_options {
   std::string master_ca;                  // TLS: the CA the master's certificate chains to
   std::string tls_cert;                   // TLS: this agent's certificate, signed by the master's security.tls.ca
   std::string tls_key;                    // TLS: its private key
+  /// The programs of tasks' services, where they are not the names the master asks for on PATH:
+  /// "jupyter-notebook", "tensorboard", "sshd".
+  std::map<std::string, std::string> programs;
 };
 
 struct worker_options {

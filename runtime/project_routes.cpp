@@ -7,11 +7,11 @@
 
 namespace det::runtime {
 
-void project_routes::add_to(httplib::Server& server) {
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, projects, done, xs...); };
-  auto id_of = [](const httplib::Request& req) { return parse_id(req.matches[1]).value_or(0); };
+void project_routes::add_to(http_router& server) {
+  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, projects, done, xs...); };
+  auto id_of = [](const http_request& req) { return parse_id(req.matches[1]).value_or(0); };
 
-  server.Post("/api/v1/workspaces", signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal& who) {
+  server.Post("/api/v1/workspaces", signed_in([ask](const http_request& req, http_response& res, const principal& who) {
     auto body = body_of<pb::PostWorkspaceRequest>(req, res);
     if (!body)
       return;
@@ -19,14 +19,14 @@ void project_routes::add_to(httplib::Server& server) {
       return reply_error(res, 400, why);
     ask(res, [&](pb::Workspace& w) { reply_json(res, w); }, create_atom::value, std::move(*body), user_id{who.user_id});
   }));
-  server.Get("/api/v1/workspaces", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+  server.Get("/api/v1/workspaces", signed_in([ask](const http_request&, http_response& res, const principal&) {
     ask(res, [&](pb::GetWorkspacesResponse& out) { reply_json(res, out); }, list_atom::value);
   }));
-  server.Get(R"(/api/v1/workspaces/(\d+))", signed_in([ask, id_of](const httplib::Request& req, httplib::Response& res, const principal&) {
+  server.Get(R"(/api/v1/workspaces/(\d+))", signed_in([ask, id_of](const http_request& req, http_response& res, const principal&) {
     ask(res, [&](pb::GetWorkspaceResponse& out) { reply_json(res, out); }, get_atom::value, workspace_id{id_of(req)});
   }));
   server.Get(R"(/api/v1/workspaces/(\d+)/projects)",
-             signed_in([ask, id_of](const httplib::Request& req, httplib::Response& res, const principal&) {
+             signed_in([ask, id_of](const http_request& req, http_response& res, const principal&) {
                ask(res, [&](pb::GetWorkspaceResponse& w) {
                  pb::GetProjectsResponse out;
                  *out.mutable_projects() = std::move(*w.mutable_projects());
@@ -34,7 +34,7 @@ void project_routes::add_to(httplib::Server& server) {
                }, get_atom::value, workspace_id{id_of(req)});
              }));
   server.Delete(R"(/api/v1/workspaces/(\d+))",
-                signed_in([this, ask, id_of](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                signed_in([this, ask, id_of](const http_request& req, http_response& res, const principal& who) {
                   const auto id = id_of(req);
                   ask(res, [&](pb::GetWorkspaceResponse& w) {
                     const auto& ws = w.workspace();
@@ -44,7 +44,7 @@ void project_routes::add_to(httplib::Server& server) {
                   }, get_atom::value, workspace_id{id});
                 }));
   server.Post(R"(/api/v1/workspaces/(\d+)/projects)",
-              signed_in([this, ask, id_of](const httplib::Request& req, httplib::Response& res, const principal& who) {
+              signed_in([this, ask, id_of](const http_request& req, http_response& res, const principal& who) {
                 auto body = body_of<pb::PostProjectRequest>(req, res);
                 if (!body)
                   return;
@@ -61,7 +61,7 @@ void project_routes::add_to(httplib::Server& server) {
                       user_id{who.user_id});
                 }, get_atom::value, workspace_id{id});
               }));
-  server.Get(R"(/api/v1/projects/(\d+))", signed_in([ask, id_of](const httplib::Request& req, httplib::Response& res, const principal&) {
+  server.Get(R"(/api/v1/projects/(\d+))", signed_in([ask, id_of](const http_request& req, http_response& res, const principal&) {
     ask(res, [&](pb::Project& p) {
       pb::GetProjectResponse out;
       *out.mutable_project() = std::move(p);
@@ -69,7 +69,7 @@ void project_routes::add_to(httplib::Server& server) {
     }, get_atom::value, project_id{id_of(req)});
   }));
   // The project the path names, checked for its owner or an admin, then `then(id)`.
-  auto owned_project = [this, ask, id_of](const httplib::Request& req, httplib::Response& res, const principal& who,
+  auto owned_project = [this, ask, id_of](const http_request& req, http_response& res, const principal& who,
                                           const std::string& verb, auto then) {
     const auto id = id_of(req);
     ask(res, [&](pb::Project& p) {
@@ -79,7 +79,7 @@ void project_routes::add_to(httplib::Server& server) {
     }, get_atom::value, project_id{id});
   };
   server.Patch(R"(/api/v1/projects/(\d+))",
-               signed_in([ask, owned_project](const httplib::Request& req, httplib::Response& res, const principal& who) {
+               signed_in([ask, owned_project](const http_request& req, http_response& res, const principal& who) {
                  auto body = body_of<pb::PatchProjectRequest>(req, res);
                  if (!body)
                    return;
@@ -94,7 +94,7 @@ void project_routes::add_to(httplib::Server& server) {
                  });
                }));
   server.Delete(R"(/api/v1/projects/(\d+))",
-                signed_in([ask, owned_project](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                signed_in([ask, owned_project](const http_request& req, http_response& res, const principal& who) {
                   owned_project(req, res, who, "delete", [&](int64_t id) {
                     ask(res, [&](bool) { res.set_content("{}", "application/json"); }, remove_atom::value, project_id{id});
                   });

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include <httplib.h>
+#include "runtime/http_types.hpp"
 
 #include "runtime/account_routes.hpp"
 
@@ -13,9 +13,9 @@ namespace det::runtime {
 struct project_routes {
   caf::actor_system& sys;
   projects_actor projects;
-  std::function<httplib::Server::Handler(signed_in_handler)> signed_in;
+  std::function<http_handler(signed_in_handler)> signed_in;
 
-  void add_to(httplib::Server& server);
+  void add_to(http_router& server);
 };
 
 } // namespace det::runtime

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include <httplib.h>
+#include "runtime/http_types.hpp"
 
 #include "caf/scoped_actor.hpp"
 #include "messages/json.hpp"
@@ -29,7 +29,7 @@ inline std::string bad_name_reason(const std::string& what, const std::string& n
 
 /// The request's body as a `Body` ("" reads as {}); nullopt with a 400 naming the problem.
 template <class Body>
-std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res) {
+std::optional<Body> body_of(const http_request& req, http_response& res) {
   Body body;
   std::string error;
   if (from_json(req.body.empty() ? "{}" : req.body, body, error))
@@ -40,7 +40,7 @@ std::optional<Body> body_of(const httplib::Request& req, httplib::Response& res)
 
 /// Asks `dest` with `xs...`: `done` gets the reply; an error is answered with its status.
 template <class Handle, class Done, class... Ts>
-void ask_actor(caf::actor_system& sys, httplib::Response& res, const Handle& dest, Done done, Ts&&... xs) {
+void ask_actor(caf::actor_system& sys, http_response& res, const Handle& dest, Done done, Ts&&... xs) {
   caf::scoped_actor self{sys};
   self->request(dest, route_timeout, std::forward<Ts>(xs)...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
 }

@@ -3,7 +3,9 @@
 #include <string>
 
 #include "actors/task_lifecycle.hpp"
+#include "auth/credentials.hpp"
 #include "caf/all.hpp"
+#include "messages/caf_types.hpp"
 #include "config/config_error.hpp"
 #include "config/task_config.hpp"
 #include "runtime/route_helpers.hpp"
@@ -58,13 +60,67 @@ std::string default_description(config::task_kind kind, const std::vector<std::s
   return text.size() > 80 ? text.substr(0, 77) + "..." : text;
 }
 
+// The notebook token in a task's proxy path ("/proxy/ID/?token=T"), or "".
+std::string service_token_of(const pb::Task& task) {
+  const auto at = task.proxy_path().find("?token=");
+  return at == std::string::npos ? std::string{} : task.proxy_path().substr(at + 7);
+}
+
+proxy_target refusal(int status, std::string sentence) {
+  proxy_target t;
+  t.refusal_status = status;
+  t.refusal = std::move(sentence);
+  return t;
+}
+
 } // namespace
 
-void task_routes::add_to(httplib::Server& server) {
-  auto ask = [this](httplib::Response& res, auto done, auto... xs) { ask_actor(sys, res, handles.tasks, done, xs...); };
+proxy_target task_routes::proxy_target_of(const http_request& req) {
+  constexpr std::string_view prefix = "/proxy/";
+  const auto rest = req.path.substr(prefix.size());
+  const auto slash = rest.find('/');
+  const auto id = rest.substr(0, slash);
+  if (slash == std::string::npos)
+    return refusal(404, "a task's service is under /proxy/" + id + "/ (with the trailing slash)");
+  pb::Task task;
+  caf::error failure;
+  caf::scoped_actor self{sys};
+  self->request(handles.tasks, route_timeout, proxy_atom::value, id)
+      .receive([&](pb::Task& t) { task = std::move(t); }, [&](caf::error& e) { failure = std::move(e); });
+  if (failure) return refusal(status_of(failure), error_sentence(sys, failure));
+  const auto cookie_name = "det_task_" + id;
+  const auto token = service_token_of(task);
+  const auto authorization = req.get_header_value("Authorization");
+  const bool token_given =
+      !token.empty() && (auth::same_secret(req.get_param_value("token"), token) ||
+                         auth::same_secret(authorization.rfind("token ", 0) == 0 ? authorization.substr(6) : "", token) ||
+                         auth::same_secret(req.cookie(cookie_name), token));
+  proxy_target target;
+  if (token_given) {
+    target.set_cookie = cookie_name + "=" + token + "; Path=/proxy/" + id + "/; HttpOnly; SameSite=Lax";
+  } else {
+    const auto session = req.cookie("auth");
+    auto who = auth.authenticate(authorization.rfind("Bearer ", 0) == 0 || session.empty() ? authorization
+                                                                                            : "Bearer " + session);
+    if (!who) return refusal(status_of(who.error()), error_sentence(sys, who.error()));
+    const auto what = config::to_string(from_pb(task.kind())) + " " + id;
+    if (auto e = require_owner(*who, task.owner_id(), task.owner(), what, "open"))
+      return refusal(status_of(e), error_sentence(sys, e));
+  }
+  if (!task.ready() || task.service_address().empty())
+    return refusal(503, config::to_string(from_pb(task.kind())) + " " + id + " is not ready yet; try again shortly");
+  const auto colon = task.service_address().rfind(':');
+  target.host = task.service_address().substr(0, colon);
+  target.port = std::stoi(task.service_address().substr(colon + 1));
+  target.raw_tcp = task.kind() == pb::TASK_KIND_SHELL;
+  return target;
+}
+
+void task_routes::add_to(http_router& server) {
+  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, handles.tasks, done, xs...); };
 
   // The live task the path names, of the route's kind, checked for its owner or an admin, then `then(task)`.
-  auto owned_task = [this, ask](const std::string& id, pb::TaskKind kind, httplib::Response& res, const principal& who,
+  auto owned_task = [this, ask](const std::string& id, pb::TaskKind kind, http_response& res, const principal& who,
                                 const std::string& verb, auto then) {
     ask(res, [&](pb::Task& task) {
       if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
@@ -77,8 +133,8 @@ void task_routes::add_to(httplib::Server& server) {
   for (const auto& k : kinds) {
     const auto kind = k.kind;
     const std::string base = std::string("/api/v1/") + k.plural;
-    if (kind == pb::TASK_KIND_COMMAND)
-      server.Post(base, signed_in([this, ask, kind](const httplib::Request& req, httplib::Response& res, const principal& who) {
+    if (kind == pb::TASK_KIND_COMMAND || kind == pb::TASK_KIND_NOTEBOOK)
+      server.Post(base, signed_in([this, ask, kind](const http_request& req, http_response& res, const principal& who) {
         auto body = body_of<pb::CreateTaskRequest>(req, res);
         if (!body) return;
         if (body->context().size() > max_context_bytes)
@@ -105,10 +161,10 @@ void task_routes::add_to(httplib::Server& server) {
         ask(res, [&](pb::Task& created) { reply_json(res, reply_of(std::move(created))); }, create_atom::value,
             std::move(task), std::move(*body->mutable_context()));
       }));
-    server.Get(base, signed_in([ask, kind](const httplib::Request&, httplib::Response& res, const principal&) {
+    server.Get(base, signed_in([ask, kind](const http_request&, http_response& res, const principal&) {
       ask(res, [&](std::vector<pb::Task>& tasks) { reply_json(res, list_of(kind, tasks)); }, list_atom::value, kind);
     }));
-    server.Get(base + "/" + uuid_pattern, signed_in([ask, kind](const httplib::Request& req, httplib::Response& res, const principal&) {
+    server.Get(base + "/" + uuid_pattern, signed_in([ask, kind](const http_request& req, http_response& res, const principal&) {
       const auto id = req.matches[1].str();
       ask(res, [&](pb::Task& task) {
         if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
@@ -116,23 +172,23 @@ void task_routes::add_to(httplib::Server& server) {
       }, get_atom::value, id);
     }));
     server.Post(base + "/" + uuid_pattern + "/kill",
-                signed_in([ask, owned_task, kind](const httplib::Request& req, httplib::Response& res, const principal& who) {
+                signed_in([ask, owned_task, kind](const http_request& req, http_response& res, const principal& who) {
                   const auto id = req.matches[1].str();
                   owned_task(id, kind, res, who, "kill", [&](const pb::Task&) {
                     ask(res, [&](bool) { res.set_content("{}", "application/json"); }, kill_atom::value, id);
                   });
                 }));
   }
-  server.Get("/api/v1/tasks", signed_in([ask](const httplib::Request&, httplib::Response& res, const principal&) {
+  server.Get("/api/v1/tasks", signed_in([ask](const http_request&, http_response& res, const principal&) {
     ask(res, [&](pb::GetTaskSummariesResponse& out) { reply_json(res, out); }, list_atom::value);
   }));
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern,
-             signed_in([ask](const httplib::Request& req, httplib::Response& res, const principal&) {
+             signed_in([ask](const http_request& req, http_response& res, const principal&) {
                ask(res, [&](pb::Task& task) { reply_json(res, reply_of(std::move(task))); }, get_atom::value,
                    req.matches[1].str());
              }));
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern + "/logs",
-             signed_in([this](const httplib::Request& req, httplib::Response& res, const principal&) {
+             signed_in([this](const http_request& req, http_response& res, const principal&) {
                if (auto p = page_of(req, res, "after_id", default_log_page))
                  ask_actor(sys, res, handles.reader, [&](pb::TaskLogsResponse& out) { reply_json(res, out); },
                            logs_atom::value, req.matches[1].str(), p->start, p->limit);

@@ -5,18 +5,26 @@
 
 #include <functional>
 
-#include <httplib.h>
+#include "runtime/http_types.hpp"
 
 #include "runtime/account_routes.hpp"
+#include "runtime/http_server.hpp"
 
 namespace det::runtime {
 
 struct task_routes {
   caf::actor_system& sys;
   master_handles handles;
-  std::function<httplib::Server::Handler(signed_in_handler)> signed_in;
+  authenticator& auth;
+  std::function<http_handler(signed_in_handler)> signed_in;
 
-  void add_to(httplib::Server& server);
+  void add_to(http_router& server);
+
+  /// Where a request under /proxy/{task}/ goes: the running task's service, for its owner or an
+  /// admin (a session as a Bearer header or the `auth` cookie), or anyone with a notebook's own
+  /// token (?token=, "Authorization: token T", or the cookie its first use sets). Each request
+  /// counts as a use of the task (its idle clock).
+  proxy_target proxy_target_of(const http_request& req);
 };
 
 } // namespace det::runtime

@@ -8,7 +8,10 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
   nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev
-  dataset-fashion-mnist"
+  libboost1.81-dev dataset-fashion-mnist
+  jupyter-notebook openssh-server openssh-client"
+# libboost1.81-dev: Beast and Asio, the master's HTTP and WebSocket server. jupyter-notebook and
+# openssh-server are what agents run for notebooks and shells; openssh-client is det shell open's ssh.
 # The TLS tests make their certificates at run time with the openssl command.
 TEST_PACKAGES="openssl"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"

@@ -184,9 +184,12 @@ class database {
   void move_experiment(int64_t experiment_id, int64_t project_id);
 
   /// Commands, shells, notebooks and TensorBoards (storage/database_tasks.cpp). A task is stored
-  /// with its state, start_time now, its run's token and its uploaded context (a tar archive).
-  void insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& context);
-  /// Its state, agent and exit; TERMINATED sets end_time.
+  /// with its state, start_time now, its run's token, its service's token (a notebook's; "" for
+  /// none) and its uploaded context (a tar archive). A task read back has its proxy_path, with
+  /// that token: the caller shows it to whom it may.
+  void insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& service_token,
+                   const std::string& context);
+  /// Its state, agent, exit and service; TERMINATED sets end_time.
   void update_task(const pb::Task& task);
   std::optional<pb::Task> get_task(const std::string& id);
   /// Every task of `kind` (UNSPECIFIED: all kinds), ended ones too, by start time.
@@ -195,6 +198,7 @@ class database {
   struct restorable_task {
     pb::Task task;
     std::string allocation_token;
+    std::string service_token;
     std::string context;
   };
   std::vector<restorable_task> restorable_tasks();

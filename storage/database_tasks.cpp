@@ -12,7 +12,8 @@ namespace {
 const std::string task_select =
     "SELECT t.id, t.kind, t.description, t.state, t.owner_id, u.username, t.config, t.slots, t.resource_pool, " +
     micros_of("t.start_time") + ", " + micros_of("t.end_time") +
-    ", t.exit_code, t.exit_reason, t.agent_id, t.entrypoint FROM tasks t JOIN users u ON u.id = t.owner_id ";
+    ", t.exit_code, t.exit_reason, t.agent_id, t.entrypoint, t.ready, t.service_address, t.service_token "
+    "FROM tasks t JOIN users u ON u.id = t.owner_id ";
 
 pb::Task task_from(const pqxx::row& row) {
   pb::Task t;
@@ -35,6 +36,10 @@ pb::Task task_from(const pqxx::row& row) {
   t.set_exit_reason(row[12].as<std::string>());
   t.set_agent_id(row[13].as<std::string>());
   text_array_from(row[14], t.mutable_entrypoint());
+  t.set_ready(row[15].as<bool>());
+  t.set_service_address(row[16].as<std::string>());
+  const auto token = row[17].as<std::string>();
+  t.set_proxy_path("/proxy/" + t.id() + "/" + (token.empty() ? "" : "?token=" + token));
   return t;
 }
 
@@ -51,14 +56,16 @@ pb::LogEntry log_from(const pqxx::row& row) {
 
 }  // namespace
 
-void database::insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& context) {
+void database::insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& service_token,
+                           const std::string& context) {
   describing_failure("store task " + task.id(), [&] {
     pqxx::work tx{impl_->connection};
     tx.exec_params("INSERT INTO tasks (id, kind, owner_id, description, config, entrypoint, slots, resource_pool, "
-                   "state, allocation_token, context) VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11)",
+                   "state, allocation_token, service_token, context) "
+                   "VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12)",
                    task.id(), pb::TaskKind_Name(task.kind()), task.owner_id(), task.description(), task.config(),
                    text_array_literal({task.entrypoint().begin(), task.entrypoint().end()}), task.slots(),
-                   task.resource_pool(), pb::TaskState_Name(task.state()), allocation_token,
+                   task.resource_pool(), pb::TaskState_Name(task.state()), allocation_token, service_token,
                    pqxx::binarystring(context));
     tx.commit();
   });
@@ -69,10 +76,11 @@ void database::update_task(const pb::Task& task) {
     pqxx::work tx{impl_->connection};
     const bool ended = task.state() == pb::TASK_STATE_TERMINATED;
     tx.exec_params("UPDATE tasks SET state = $2, agent_id = $3, exit_code = $4, exit_reason = $5, "
-                   "end_time = CASE WHEN $6 THEN COALESCE(end_time, now()) END WHERE id = $1",
+                   "end_time = CASE WHEN $6 THEN COALESCE(end_time, now()) END, ready = $7, service_address = $8 "
+                   "WHERE id = $1",
                    task.id(), pb::TaskState_Name(task.state()), task.agent_id(),
                    task.has_exit_code() ? std::optional<int32_t>{task.exit_code()} : std::nullopt, task.exit_reason(),
-                   ended);
+                   ended, task.ready(), task.service_address());
     tx.commit();
   });
 }
@@ -103,11 +111,13 @@ std::vector<database::restorable_task> database::restorable_tasks() {
   return describing_failure("read the tasks to restore", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<restorable_task> out;
-    const auto rows = tx.exec_params("SELECT id, allocation_token, context FROM tasks WHERE state <> $1 ORDER BY start_time",
+    const auto rows = tx.exec_params("SELECT id, allocation_token, service_token, context FROM tasks WHERE state <> $1 "
+                                     "ORDER BY start_time",
                                      pb::TaskState_Name(pb::TASK_STATE_TERMINATED));
     for (const auto& row : rows) {
       const auto task = tx.exec_params(task_select + "WHERE t.id = $1", row[0].as<std::string>());
-      out.push_back({task_from(task[0]), row[1].as<std::string>(), pqxx::binarystring(row[2]).str()});
+      out.push_back({task_from(task[0]), row[1].as<std::string>(), row[2].as<std::string>(),
+                     pqxx::binarystring(row[3]).str()});
     }
     return out;
   });

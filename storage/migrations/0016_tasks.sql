@@ -15,6 +15,9 @@ CREATE TABLE tasks (
   agent_id         text NOT NULL DEFAULT '',
   exit_code        integer,
   exit_reason      text NOT NULL DEFAULT '',
+  ready            boolean NOT NULL DEFAULT false,
+  service_address  text NOT NULL DEFAULT '',
+  service_token    text NOT NULL DEFAULT '',  -- a notebook's token: its proxy URL and Jupyter's
   start_time       timestamptz NOT NULL DEFAULT now(),
   end_time         timestamptz
 );

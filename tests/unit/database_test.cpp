@@ -427,7 +427,7 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   task.add_entrypoint("echo");
   task.add_entrypoint("a \"quoted\" word");
   const std::string context("tar\0bytes", 9);
-  db.insert_task(task, "token-1", context);
+  db.insert_task(task, "token-1", "", context);
 
   auto stored = db.get_task(task.id());
   REQUIRE(stored);
@@ -442,6 +442,7 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   REQUIRE(restorable.size() == 1);
   CHECK(restorable[0].allocation_token == "token-1");
   CHECK(restorable[0].context == context);
+  CHECK(stored->proxy_path() == "/proxy/" + task.id() + "/");
 
   pb::LogEntry line;
   line.set_task_id(task.id());
@@ -457,6 +458,8 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   task.set_agent_id("agent-1");
   task.set_exit_code(3);
   task.set_exit_reason("exited with code 3");
+  task.set_ready(true);
+  task.set_service_address("127.0.0.1:2900");
   db.update_task(task);
   stored = db.get_task(task.id());
   REQUIRE(stored);
@@ -464,6 +467,8 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   CHECK(stored->exit_code() == 3);
   CHECK(stored->agent_id() == "agent-1");
   CHECK(stored->has_end_time());
+  CHECK(stored->ready());
+  CHECK(stored->service_address() == "127.0.0.1:2900");
   CHECK(db.restorable_tasks().empty());
   CHECK(db.list_tasks(pb::TASK_KIND_COMMAND).size() == 1);
   CHECK(db.list_tasks(pb::TASK_KIND_NOTEBOOK).empty());

@@ -1,0 +1,408 @@
+// Built as C++20 (runtime/CMakeLists.txt): each connection is one Asio coroutine, which reads like
+// the protocol it speaks. Nothing C++20 leaks into the header.
+
+#include "runtime/http_server.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+
+#include "runtime/http_replies.hpp"
+
+namespace det::runtime {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+using net::awaitable;
+using net::use_awaitable;
+using namespace net::experimental::awaitable_operators;
+constexpr auto as_tuple_awaitable = net::as_tuple(use_awaitable);
+
+// How long a connection may sit between requests, and a request take to arrive.
+constexpr auto idle_timeout = std::chrono::seconds(120);
+constexpr auto handshake_timeout = std::chrono::seconds(30);
+// Threads for routes, which wait on actors: what many slow requests at once may hold.
+constexpr std::size_t handler_threads = 32;
+constexpr std::size_t io_threads = 2;
+constexpr std::size_t relay_chunk = 64 * 1024;
+
+using string_request = http::request<http::string_body>;
+
+bool is_proxy_path(beast::string_view target) { return target.starts_with("/proxy/"); }
+
+http_request to_request(const string_request& req, const std::string& remote) {
+  http_request r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  auto query = r.target.find('?');
+  r.path = percent_decoded(r.target.substr(0, query), false);
+  if (query != std::string::npos) {
+    const auto q = r.target.substr(query + 1);
+    for (std::size_t start = 0; start <= q.size();) {
+      auto end = q.find('&', start);
+      if (end == std::string::npos) end = q.size();
+      auto pair = q.substr(start, end - start);
+      if (!pair.empty()) {
+        auto eq = pair.find('=');
+        r.params.emplace(percent_decoded(pair.substr(0, eq), true),
+                         eq == std::string::npos ? "" : percent_decoded(pair.substr(eq + 1), true));
+      }
+      start = end + 1;
+    }
+  }
+  for (const auto& field : req) r.headers.emplace(std::string(field.name_string()), std::string(field.value()));
+  r.body = req.body();
+  r.remote_addr = remote;
+  return r;
+}
+
+template <class Stream>
+tcp::socket::lowest_layer_type& socket_of(Stream& s) {
+  return beast::get_lowest_layer(s).socket().lowest_layer();
+}
+
+template <class Stream>
+awaitable<void> write_response(Stream& stream, http_response& res, unsigned version, bool keep_alive) {
+  auto fill = [&](auto& msg) {
+    msg.version(version);
+    msg.result(static_cast<http::status>(res.status));
+    if (!res.content_type.empty()) msg.set(http::field::content_type, res.content_type);
+    for (const auto& [name, value] : res.headers) msg.set(name, value);
+    msg.keep_alive(keep_alive);
+  };
+  if (!res.file_path.empty()) {
+    http::response<http::file_body> msg;
+    beast::error_code ec;
+    msg.body().open(res.file_path.c_str(), beast::file_mode::scan, ec);
+    if (!ec) {
+      fill(msg);
+      msg.prepare_payload();
+      co_await http::async_write(stream, msg, use_awaitable);
+      co_return;
+    }
+    reply_error(res, 500, "cannot read " + res.file_path + ": " + ec.message());
+  }
+  http::response<http::string_body> msg;
+  fill(msg);
+  msg.body() = std::move(res.body);
+  msg.prepare_payload();
+  co_await http::async_write(stream, msg, use_awaitable);
+}
+
+// A connection's failure (a peer that vanished mid-relay) ends that connection only.
+void connection_ended(const std::exception_ptr&) {}
+
+http_response error_response(int status, const std::string& sentence) {
+  http_response res;
+  reply_error(res, status, sentence);
+  return res;
+}
+
+} // namespace
+
+struct http_server::impl {
+  const http_router& router;
+  proxy_resolver proxy;
+  std::optional<ssl::context> tls;
+  net::io_context io{static_cast<int>(io_threads)};
+  net::thread_pool handlers{handler_threads};
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopped{false};
+
+  impl(const http_router& r, proxy_resolver p) : router(r), proxy(std::move(p)) {}
+
+  /// Runs `f` on a handler thread and resumes on the connection's own executor when it is done.
+  template <class F>
+  awaitable<void> on_handler_thread(F f) {
+    co_await net::co_spawn(handlers, [&]() -> awaitable<void> { f(); co_return; }, use_awaitable);
+  }
+
+  awaitable<void> accept_loop() {
+    for (;;) {
+      // Each connection on a strand of its own: a relay reads and writes at once, on two threads.
+      auto [ec, socket] = co_await acceptor.async_accept(net::make_strand(io), as_tuple_awaitable);
+      if (ec) {
+        if (stopped) co_return;
+        continue;  // a connection that failed before we took it: the next one
+      }
+      socket.set_option(tcp::no_delay(true));
+      auto remote = socket.remote_endpoint(ec).address().to_string();
+      auto exec = socket.get_executor();
+      if (tls) {
+        net::co_spawn(exec, serve_tls(ssl::stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), remote),
+                      connection_ended);
+      } else {
+        net::co_spawn(exec, serve(beast::tcp_stream(std::move(socket)), remote), connection_ended);
+      }
+    }
+  }
+
+  awaitable<void> serve_tls(ssl::stream<beast::tcp_stream> stream, std::string remote) {
+    beast::get_lowest_layer(stream).expires_after(handshake_timeout);
+    auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, as_tuple_awaitable);
+    if (ec) co_return;  // a plain-text client, or one that does not trust us: no HTTP answer is possible
+    co_await serve(std::move(stream), std::move(remote));
+  }
+
+  /// One connection: requests in turn while the client keeps it alive.
+  template <class Stream>
+  awaitable<void> serve(Stream stream, std::string remote) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(max_body_bytes);
+      beast::get_lowest_layer(stream).expires_after(idle_timeout);
+      auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, as_tuple_awaitable);
+      if (ec) co_return;
+      if (parser.get()[http::field::expect] == "100-continue") {
+        http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+        co_await http::async_write(stream, go_on, use_awaitable);
+      }
+      std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
+      if (ec == http::error::body_limit) {
+        auto res = error_response(413, "the request body is larger than the " +
+                                           std::to_string(max_body_bytes >> 20) + " MiB the master reads");
+        co_await write_response(stream, res, parser.get().version(), false);
+        co_return;
+      }
+      if (ec) co_return;
+      auto req = parser.release();
+      if (is_proxy_path(req.target())) {
+        if (!co_await relay(stream, std::move(req), remote)) co_return;
+        continue;
+      }
+      const bool keep_alive = req.keep_alive();
+      auto r = to_request(req, remote);
+      http_response res;
+      co_await on_handler_thread([&] { router.dispatch(r, res); });
+      co_await write_response(stream, res, req.version(), keep_alive);
+      if (!keep_alive) break;
+    }
+    beast::error_code ignored;
+    socket_of(stream).shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  /// A request under /proxy/: relayed where the gateway says, or refused. Returns whether the
+  /// client's connection can take another request.
+  template <class Stream>
+  awaitable<bool> relay(Stream& client, string_request req, const std::string& remote) {
+    proxy_target target;
+    auto r = to_request(req, remote);
+    co_await on_handler_thread([&] { target = proxy(r); });
+    const bool keep_alive = req.keep_alive();
+    if (target.refusal_status != 0) {
+      auto res = error_response(target.refusal_status, target.refusal);
+      co_await write_response(client, res, req.version(), keep_alive);
+      co_return keep_alive;
+    }
+    beast::tcp_stream backend(co_await net::this_coro::executor);
+    tcp::resolver resolver(co_await net::this_coro::executor);
+    auto [rec, endpoints] = co_await resolver.async_resolve(target.host, std::to_string(target.port), as_tuple_awaitable);
+    beast::error_code ec = rec;
+    if (!ec) {
+      beast::get_lowest_layer(backend).expires_after(handshake_timeout);
+      std::tie(ec, std::ignore) = co_await backend.async_connect(endpoints, as_tuple_awaitable);
+    }
+    if (ec) {
+      auto res = error_response(502, "the task's service at " + target.host + ":" + std::to_string(target.port) +
+                                         " does not answer: " + ec.message());
+      co_await write_response(client, res, req.version(), keep_alive);
+      co_return keep_alive;
+    }
+    backend.expires_never();
+    beast::get_lowest_layer(client).expires_never();
+    if (websocket::is_upgrade(req)) {
+      websocket::stream<Stream&> outside(client);
+      if (target.raw_tcp)
+        co_await carry_tcp(outside, std::move(req), std::move(backend));
+      else
+        co_await carry_websocket(outside, std::move(req), std::move(backend), target);
+      co_return false;
+    }
+    co_return co_await relay_http(client, std::move(req), backend, target, remote);
+  }
+
+  /// A plain HTTP exchange: the request as it came, the response streamed back as it arrives.
+  template <class Stream>
+  awaitable<bool> relay_http(Stream& client, string_request req, beast::tcp_stream& backend,
+                             const proxy_target& target, const std::string& remote) {
+    const bool client_keep_alive = req.keep_alive();
+    req.set(http::field::host, target.host + ":" + std::to_string(target.port));
+    req.set("X-Forwarded-For", remote);
+    req.set("X-Real-IP", remote);
+    req.set("X-Forwarded-Proto", tls ? "https" : "http");
+    req.keep_alive(false);  // one backend connection per request: nothing to pool across tasks
+    co_await http::async_write(backend, req, use_awaitable);
+    beast::flat_buffer backend_buffer;
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);
+    co_await http::async_read_header(backend, backend_buffer, parser, use_awaitable);
+    auto& msg = parser.get();
+    // A body that ends when the backend hangs up can only end ours the same way.
+    const bool keep_alive = client_keep_alive && (msg.has_content_length() || msg.chunked() ||
+                                                  parser.is_done());
+    msg.keep_alive(keep_alive);
+    msg.version(req.version());
+    if (!target.set_cookie.empty()) msg.insert(http::field::set_cookie, target.set_cookie);
+    http::serializer<false, http::buffer_body> serializer{msg};
+    co_await http::async_write_header(client, serializer, use_awaitable);
+    std::vector<char> chunk(relay_chunk);
+    while (!parser.is_done()) {
+      msg.body().data = chunk.data();
+      msg.body().size = chunk.size();
+      auto [ec, n] = co_await http::async_read(backend, backend_buffer, parser, as_tuple_awaitable);
+      if (ec && ec != http::error::need_buffer) throw beast::system_error(ec);
+      msg.body().size = chunk.size() - msg.body().size;
+      msg.body().data = chunk.data();
+      msg.body().more = !parser.is_done();
+      std::tie(ec, n) = co_await http::async_write(client, serializer, as_tuple_awaitable);
+      if (ec && ec != http::error::need_buffer) throw beast::system_error(ec);
+    }
+    if (!serializer.is_done()) {  // the last, empty chunk of a chunked body
+      msg.body().data = nullptr;
+      msg.body().size = 0;
+      msg.body().more = false;
+      auto [ec, n] = co_await http::async_write(client, serializer, as_tuple_awaitable);
+      if (ec && ec != http::error::need_buffer) throw beast::system_error(ec);
+    }
+    co_return keep_alive;
+  }
+
+  /// A WebSocket to a WebSocket: frames pass through with their kind (a notebook's kernel channel).
+  template <class Outside>
+  awaitable<void> carry_websocket(Outside& outside, string_request req, beast::tcp_stream backend,
+                                  const proxy_target& target) {
+    websocket::stream<beast::tcp_stream> inside(std::move(backend));
+    inside.set_option(websocket::stream_base::decorator([&req](websocket::request_type& out) {
+      for (auto field : {http::field::cookie, http::field::authorization, http::field::origin,
+                         http::field::sec_websocket_protocol, http::field::user_agent})
+        if (req.count(field)) out.set(field, req[field]);
+    }));
+    websocket::response_type answer;
+    auto [ec] = co_await inside.async_handshake(answer, target.host + ":" + std::to_string(target.port),
+                                                req.target(), as_tuple_awaitable);
+    if (ec) co_return;  // the client sees its connection close, as a refused upgrade looks
+    const auto protocol = std::string(answer[http::field::sec_websocket_protocol]);
+    outside.set_option(websocket::stream_base::decorator([protocol](websocket::response_type& out) {
+      if (!protocol.empty()) out.set(http::field::sec_websocket_protocol, protocol);
+    }));
+    std::tie(ec) = co_await outside.async_accept(req, as_tuple_awaitable);
+    if (ec) co_return;
+    co_await (pass_frames(outside, inside) || pass_frames(inside, outside));
+  }
+
+  template <class From, class To>
+  static awaitable<void> pass_frames(From& from, To& to) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      auto [ec, n] = co_await from.async_read(buffer, as_tuple_awaitable);
+      if (ec) break;
+      to.binary(from.got_binary());
+      std::tie(ec, n) = co_await to.async_write(buffer.data(), as_tuple_awaitable);
+      if (ec) break;
+      buffer.consume(buffer.size());
+    }
+    beast::error_code ignored;
+    co_await to.async_close(websocket::close_code::normal, net::redirect_error(use_awaitable, ignored));
+  }
+
+  /// A WebSocket whose binary frames carry a TCP stream (det tunnel to a shell's sshd).
+  template <class Outside>
+  awaitable<void> carry_tcp(Outside& outside, string_request req, beast::tcp_stream backend) {
+    auto [ec] = co_await outside.async_accept(req, as_tuple_awaitable);
+    if (ec) co_return;
+    outside.binary(true);
+    co_await (frames_to_tcp(outside, backend) || tcp_to_frames(backend, outside));
+  }
+
+  template <class Outside>
+  static awaitable<void> frames_to_tcp(Outside& outside, beast::tcp_stream& backend) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      auto [ec, n] = co_await outside.async_read(buffer, as_tuple_awaitable);
+      if (ec) break;
+      std::tie(ec, n) = co_await net::async_write(backend, buffer.data(), as_tuple_awaitable);
+      if (ec) break;
+      buffer.consume(buffer.size());
+    }
+    beast::error_code ignored;
+    backend.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  template <class Outside>
+  static awaitable<void> tcp_to_frames(beast::tcp_stream& backend, Outside& outside) {
+    std::vector<char> chunk(relay_chunk);
+    for (;;) {
+      auto [ec, n] = co_await backend.async_read_some(net::buffer(chunk), as_tuple_awaitable);
+      if (ec) break;
+      std::tie(ec, n) = co_await outside.async_write(net::buffer(chunk.data(), n), as_tuple_awaitable);
+      if (ec) break;
+    }
+    beast::error_code ignored;
+    co_await outside.async_close(websocket::close_code::normal, net::redirect_error(use_awaitable, ignored));
+  }
+};
+
+http_server::http_server(const http_router& router, proxy_resolver proxy, const std::optional<auth::tls_files>& tls)
+    : impl_(std::make_unique<impl>(router, std::move(proxy))) {
+  if (!tls) return;
+  auto& context = impl_->tls.emplace(ssl::context::tls_server);
+  try {
+    context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    context.use_certificate_chain_file(tls->cert);
+    context.use_private_key_file(tls->key, ssl::context::pem);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot serve HTTPS with security.tls.cert " + tls->cert + " and security.tls.key " +
+                             tls->key + ": " + e.what());
+  }
+}
+
+http_server::~http_server() { stop(); }
+
+int http_server::start(const std::string& address, int port) {
+  auto& s = *impl_;
+  beast::error_code ec;
+  const auto ip = net::ip::make_address(address, ec);
+  tcp::endpoint endpoint{ip, static_cast<unsigned short>(port)};
+  if (!ec) s.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(endpoint, ec);
+  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error("cannot serve the REST API on " + address + ":" + std::to_string(port) + ": " +
+                             ec.message() + " (is the port in use?)");
+  const int bound = s.acceptor.local_endpoint().port();
+  net::co_spawn(s.io, s.accept_loop(), net::detached);
+  for (std::size_t i = 0; i < io_threads; ++i)
+    s.threads.emplace_back([&s] { s.io.run(); });
+  return bound;
+}
+
+void http_server::stop() {
+  if (!impl_ || impl_->stopped.exchange(true)) return;
+  beast::error_code ignored;
+  impl_->acceptor.close(ignored);
+  impl_->io.stop();
+  for (auto& t : impl_->threads)
+    if (t.joinable()) t.join();
+  impl_->handlers.join();
+}
+
+} // namespace det::runtime

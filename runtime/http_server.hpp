@@ -1,0 +1,50 @@
+#pragma once
+// The master's HTTP server: Boost.Beast on Asio, HTTP/1.1 with keep-alive, HTTPS with the TLS
+// settings, request bodies bounded. Connections cost no thread while they wait; a request's route
+// runs on a pool of handler threads (routes ask actors and wait for their answers). Paths under
+// /proxy/{task}/ are relayed to the task's service (HTTP, WebSocket, or a TCP stream carried by a
+// WebSocket) once the gateway says where it is and that the caller may reach it.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "auth/tls_files.hpp"
+#include "runtime/http_types.hpp"
+
+namespace det::runtime {
+
+/// Where one request under /proxy/ goes, as the gateway decided (on a handler thread).
+struct proxy_target {
+  int refusal_status = 0;  ///< not 0: answer with this status and `refusal` instead
+  std::string refusal;
+  std::string host;
+  int port = 0;
+  bool raw_tcp = false;    ///< the service is a TCP stream (a shell's sshd) carried in WebSocket binary frames
+  std::string set_cookie;  ///< a Set-Cookie header for the relayed HTTP response, or ""
+};
+using proxy_resolver = std::function<proxy_target(const http_request&)>;
+
+class http_server {
+ public:
+  /// With `tls`, serves HTTPS only with tls->cert and tls->key; throws a sentence if they do not load.
+  http_server(const http_router& router, proxy_resolver proxy, const std::optional<auth::tls_files>& tls);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Binds and serves on threads of its own; returns the bound port (useful with port 0).
+  /// Throws std::runtime_error with a sentence if it cannot bind.
+  int start(const std::string& address, int port);
+  void stop();
+
+  /// The largest request body it reads (a model definition of 96 MiB in base64, with room).
+  static constexpr std::size_t max_body_bytes = std::size_t{160} << 20;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace det::runtime

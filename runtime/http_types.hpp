@@ -1,0 +1,83 @@
+#pragma once
+// What the gateway's routes see of HTTP: a request (its path's regex matches, query parameters,
+// headers and body) and the response they fill in, and the router that picks a route by method
+// and path. The server (runtime/http_server.cpp) moves the bytes; the routes never see a socket.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace det::runtime {
+
+/// Header names compare without case, as HTTP says.
+struct case_insensitive_less {
+  bool operator()(const std::string& a, const std::string& b) const;
+};
+
+struct http_request {
+  std::string method;
+  std::string path;    ///< without the query string, percent-decoded
+  std::string target;  ///< as the client sent it, query included
+  std::string body;
+  std::string remote_addr;
+  std::multimap<std::string, std::string, case_insensitive_less> headers;
+  std::multimap<std::string, std::string> params;  ///< the query's, decoded
+  std::smatch matches;                             ///< the route's pattern against `path`
+
+  std::string get_header_value(const std::string& name) const;
+  bool has_param(const std::string& name) const;
+  std::string get_param_value(const std::string& name, std::size_t index = 0) const;
+  std::size_t get_param_value_count(const std::string& name) const;
+  /// The value of cookie `name`, or "".
+  std::string cookie(const std::string& name) const;
+};
+
+struct http_response {
+  int status = 200;
+  std::string body;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// A file to send as the body instead of `body` (a checkpoint's file), streamed from disk.
+  std::string file_path;
+
+  void set_content(std::string text, const std::string& type) {
+    body = std::move(text);
+    content_type = type;
+  }
+  void set_header(const std::string& name, const std::string& value) { headers.emplace_back(name, value); }
+};
+
+using http_handler = std::function<void(const http_request&, http_response&)>;
+
+/// Routes by method and a regex that must match the whole path (httplib's convention, which the
+/// route files were written for); the first route added wins.
+class http_router {
+ public:
+  void Get(const std::string& pattern, http_handler handler) { add("GET", pattern, std::move(handler)); }
+  void Post(const std::string& pattern, http_handler handler) { add("POST", pattern, std::move(handler)); }
+  void Put(const std::string& pattern, http_handler handler) { add("PUT", pattern, std::move(handler)); }
+  void Patch(const std::string& pattern, http_handler handler) { add("PATCH", pattern, std::move(handler)); }
+  void Delete(const std::string& pattern, http_handler handler) { add("DELETE", pattern, std::move(handler)); }
+
+  /// Answers `req` with its route (404 naming the method and path when none matches; 500 with the
+  /// sentence when the route throws).
+  void dispatch(http_request& req, http_response& res) const;
+
+ private:
+  struct route {
+    std::string method;
+    std::regex pattern;
+    http_handler handler;
+  };
+  void add(std::string method, const std::string& pattern, http_handler handler);
+  std::vector<route> routes_;
+};
+
+/// `text` with %XX sequences decoded, and '+' as a space when `plus_is_space` (query strings).
+std::string percent_decoded(const std::string& text, bool plus_is_space);
+
+} // namespace det::runtime
