@@ -51,7 +51,9 @@ struct allocation_state {
   std::optional<pb::ContainerExited> failure;  // the first container that did not end well
   bool lost = false;                  // a container's agent was lost: the run ends transient
   allocation_phase phase = allocation_phase::requested;
-  int32_t pending_kill = 0;  // killed while still waiting for slots
+  int32_t pending_kill = 0;  // killed while still waiting for slots, or for its containers to be reclaimed
+  int64_t pending_grace_s = 0;
+  bool reclaiming = false;   // its containers outlived a master restart: they are taken back, not launched
 };
 
 using self_ptr = allocation_actor::stateful_pointer<allocation_state>;
@@ -67,8 +69,11 @@ void finish(self_ptr self, pb::ContainerExited exited) {
 void kill(self_ptr self, int32_t signal, int64_t grace_s) {
   auto& st = self->state;
   if (st.parts.empty()) {
-    // Still queued: give the request back; the pool's error answer ends us.
     st.pending_kill = signal;
+    st.pending_grace_s = grace_s;
+    // Containers that run still but are not reclaimed yet get the signal once they are.
+    if (st.reclaiming) return;
+    // Still queued: give the request back; the pool's error answer ends us.
     self->send(st.pool, release_atom::value, st.ask.id);
     return;
   }
@@ -104,9 +109,7 @@ void on_exit(self_ptr self, pb::ContainerExited exited) {
 // The pool placed us: launch a container on each part (or take back those that run already).
 void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
   auto& st = self->state;
-  if (st.pending_kill != 0) {  // killed while the placement was on its way
-    if (reclaim)  // its workers run: stop them
-      for (const auto& part : parts) self->send(part.agent, kill_container(st.ask.id));
+  if (st.pending_kill != 0 && !reclaim) {  // killed while the placement was on its way
     finish(self, exit_without_container(st.ask.id, "", "the allocation was killed before its container started",
                                         pb::EXIT_CAUSE_NEVER_STARTED));
     return;
@@ -134,6 +137,9 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     self->send(where.agent, launch_atom::value, std::move(start), container_listener{self});
   }
   st.phase = reclaim ? allocation_phase::running : allocation_phase::launching;
+  if (st.pending_kill != 0)  // killed while its containers were being reclaimed: they end as asked
+    for (const auto& part : st.parts)
+      self->send(part.where.agent, kill_container(st.ask.id, st.pending_kill, st.pending_grace_s));
 }
 
 allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask ask, pb::StartContainer container,
@@ -151,6 +157,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask as
   });
   st.ask = std::move(ask);
   st.container = std::move(container);
+  st.reclaiming = reclaim;
   st.trial_handle = std::move(trial_handle);
   st.pool = std::move(pool);
   // Waiting for slots has no deadline: the pool answers when it places us or

@@ -28,6 +28,12 @@ constexpr kind_routes kinds[] = {{pb::TASK_KIND_COMMAND, "commands"},
                                  {pb::TASK_KIND_NOTEBOOK, "notebooks"},
                                  {pb::TASK_KIND_TENSORBOARD, "tensorboards"}};
 
+// A notebook's token opens it: only its owner and admins see it in the proxy path.
+pb::Task as_seen_by(pb::Task task, const principal& who) {
+  if (!who.admin && who.user_id != task.owner_id()) task.set_proxy_path("/proxy/" + task.id() + "/");
+  return task;
+}
+
 pb::TaskReply reply_of(pb::Task task) {
   pb::TaskReply out;
   switch (task.kind()) {
@@ -39,13 +45,13 @@ pb::TaskReply reply_of(pb::Task task) {
   return out;
 }
 
-pb::TasksReply list_of(pb::TaskKind kind, std::vector<pb::Task>& tasks) {
+pb::TasksReply list_of(pb::TaskKind kind, std::vector<pb::Task>& tasks, const principal& who) {
   pb::TasksReply out;
   auto* list = kind == pb::TASK_KIND_SHELL         ? out.mutable_shells()
                : kind == pb::TASK_KIND_NOTEBOOK    ? out.mutable_notebooks()
                : kind == pb::TASK_KIND_TENSORBOARD ? out.mutable_tensorboards()
                                                    : out.mutable_commands();
-  for (auto& t : tasks) *list->Add() = std::move(t);
+  for (auto& t : tasks) *list->Add() = as_seen_by(std::move(t), who);
   return out;
 }
 
@@ -158,17 +164,17 @@ void task_routes::add_to(http_router& server) {
         task.set_slots(cfg.slots);
         task.set_resource_pool(pool);
         for (const auto& word : cfg.entrypoint) task.add_entrypoint(word);
-        ask(res, [&](pb::Task& created) { reply_json(res, reply_of(std::move(created))); }, create_atom::value,
+        ask(res, [&](pb::Task& created) { reply_json(res, reply_of(as_seen_by(std::move(created), who))); }, create_atom::value,
             std::move(task), std::move(*body->mutable_context()));
       }));
-    server.Get(base, signed_in([ask, kind](const http_request&, http_response& res, const principal&) {
-      ask(res, [&](std::vector<pb::Task>& tasks) { reply_json(res, list_of(kind, tasks)); }, list_atom::value, kind);
+    server.Get(base, signed_in([ask, kind](const http_request&, http_response& res, const principal& who) {
+      ask(res, [&](std::vector<pb::Task>& tasks) { reply_json(res, list_of(kind, tasks, who)); }, list_atom::value, kind);
     }));
-    server.Get(base + "/" + uuid_pattern, signed_in([ask, kind](const http_request& req, http_response& res, const principal&) {
+    server.Get(base + "/" + uuid_pattern, signed_in([ask, kind](const http_request& req, http_response& res, const principal& who) {
       const auto id = req.matches[1].str();
       ask(res, [&](pb::Task& task) {
         if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
-        reply_json(res, reply_of(std::move(task)));
+        reply_json(res, reply_of(as_seen_by(std::move(task), who)));
       }, get_atom::value, id);
     }));
     server.Post(base + "/" + uuid_pattern + "/kill",
@@ -183,9 +189,9 @@ void task_routes::add_to(http_router& server) {
     ask(res, [&](pb::GetTaskSummariesResponse& out) { reply_json(res, out); }, list_atom::value);
   }));
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern,
-             signed_in([ask](const http_request& req, http_response& res, const principal&) {
-               ask(res, [&](pb::Task& task) { reply_json(res, reply_of(std::move(task))); }, get_atom::value,
-                   req.matches[1].str());
+             signed_in([ask](const http_request& req, http_response& res, const principal& who) {
+               ask(res, [&](pb::Task& task) { reply_json(res, reply_of(as_seen_by(std::move(task), who))); },
+                   get_atom::value, req.matches[1].str());
              }));
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern + "/logs",
              signed_in([this](const http_request& req, http_response& res, const principal&) {

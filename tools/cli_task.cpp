@@ -1,6 +1,7 @@
 #include "tools/cli_task.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -105,7 +106,53 @@ pb::Task follow(rest_client& master, const std::string& id) {
   }
 }
 
+std::string kind_path(pb::TaskKind kind, const std::string& id) {
+  return std::string("/api/v1/") + plural_of(kind) + "/" + id;
+}
+
+// Waits until the task answers (or ends: an error naming why) and returns it.
+pb::Task wait_ready(rest_client& master, pb::TaskKind kind, const std::string& id) {
+  master.retry_unreachable_for(master_restart_window);
+  for (;;) {
+    auto task = task_of(master.get<pb::TaskReply>(kind_path(kind, id)));
+    if (task.ready()) return task;
+    if (task.state() == pb::TASK_STATE_TERMINATED)
+      throw std::runtime_error(config::to_string(config_kind(kind)) + " " + id + " ended before it was ready: " +
+                               task.exit_reason() + " (det " + (kind == pb::TASK_KIND_NOTEBOOK ? "notebook" : "task") +
+                               " logs " + id + ")");
+    std::this_thread::sleep_for(poll_interval);
+  }
+}
+
 }  // namespace
+
+int start_service(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
+  pb::CreateTaskRequest request;
+  try {
+    request = request_of(kind, launch);
+  } catch (const std::runtime_error& e) {  // config_error is one
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+  pb::TaskReply created;
+  master.post(std::string("/api/v1/") + plural_of(kind), request, created);
+  const auto id = task_of(created).id();
+  std::cerr << "Launched " << config::to_string(config_kind(kind)) << " " << id << std::endl;
+  if (detach) {
+    std::cout << id << std::endl;
+    return 0;
+  }
+  return open_service(master, kind, id, false);
+}
+
+int open_service(rest_client& master, pb::TaskKind kind, const std::string& id, bool browser) {
+  const auto task = wait_ready(master, kind, id);
+  const auto url = master.master_url() + task.proxy_path();
+  std::cout << url << std::endl;
+  if (browser && std::system(("xdg-open '" + url + "' >/dev/null 2>&1").c_str()) != 0)
+    std::cerr << "det: could not open a browser; open the URL above" << std::endl;
+  return 0;
+}
 
 int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
   pb::CreateTaskRequest request;

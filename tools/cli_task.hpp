@@ -23,6 +23,11 @@ struct task_launch {
 /// Starts the task and prints its id; unless `detach`, follows its logs until it ends and returns
 /// its exit code (1 for a failure without one).
 int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach);
+/// Starts a notebook, waits until it answers and prints the URL that opens it; with `detach`,
+/// prints its id at once.
+int start_service(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach);
+/// Waits until the task answers and prints the URL that opens it (with `browser`, opens it too).
+int open_service(rest_client& master, pb::TaskKind kind, const std::string& id, bool browser);
 int list_tasks(rest_client& master, pb::TaskKind kind, bool json);
 /// Prints its logs; with `follow`, until it ends.
 int print_task_logs(rest_client& master, const std::string& id, bool follow);

@@ -72,6 +72,7 @@ struct command_line {
   std::int64_t max_length = 0;
   det::tools::task_launch launch;
   bool detach = false;
+  bool browser = false;
   std::string task_id;
   /// The words after the first `--`, which CLI11 never sees: a command to run (det cmd run -- CMD).
   std::vector<std::string> after_dashes;
@@ -535,18 +536,35 @@ void add_token(CLI::App& app, command_line& cl) {
   cl.on_master(revoke, [&cl](rest_client& m) { return det::tools::revoke_token(m, cl.id); });
 }
 
-// det cmd: one-off commands on the cluster's slots (Determined's `det command`).
+void add_task_launch_options(CLI::App* cmd, command_line& cl) {
+  cmd->add_option("--config-file", cl.launch.config_path, "Task config (TOML): resources, environment, idle_timeout.")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--context", cl.launch.context_dir, "Directory to upload (at most 96 MiB); the task runs in a copy of it.")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("-c,--config", cl.launch.overrides, "KEY=VALUE: sets a config key, e.g. resources.slots=2 (repeatable).")
+      ->allow_extra_args(false);
+}
+
+// list, logs and kill of one kind of task.
+void add_task_verbs(CLI::App* parent, det::pb::TaskKind kind, const std::string& what, command_line& cl) {
+  auto* list = add_list(parent, what + "s, ended ones too", cl);
+  cl.on_master(list, [&cl, kind](rest_client& m) { return det::tools::list_tasks(m, kind, cl.json); });
+  auto* logs = parent->add_subcommand("logs", "Print a " + what + "'s output.");
+  logs->add_option("id", cl.task_id)->required();
+  logs->add_flag("-f,--follow", cl.follow, "Keep printing until it ends.");
+  cl.on_master(logs, [&cl](rest_client& m) { return det::tools::print_task_logs(m, cl.task_id, cl.follow); });
+  auto* kill = parent->add_subcommand("kill", "Kill a " + what + ".");
+  kill->add_option("id", cl.task_id)->required();
+  cl.on_master(kill, [&cl, kind](rest_client& m) { return det::tools::kill_task(m, kind, cl.task_id); });
+}
+
+// det cmd: one-off commands on the cluster's slots (Determined's `det command`); det notebook.
 void add_commands(CLI::App& app, command_line& cl) {
   const auto kind = det::pb::TASK_KIND_COMMAND;
   auto* c = app.add_subcommand("cmd", "Commands: programs run on the cluster's slots.")->alias("command");
   c->require_subcommand(1);
   auto* run = c->add_subcommand("run", "Run a command (the words after the options, or after --) and follow its output.");
-  run->add_option("--config-file", cl.launch.config_path, "Task config (TOML): resources, environment, entrypoint.")
-      ->check(CLI::ExistingFile);
-  run->add_option("--context", cl.launch.context_dir, "Directory to upload (at most 96 MiB); the command runs in a copy of it.")
-      ->check(CLI::ExistingDirectory);
-  run->add_option("-c,--config", cl.launch.overrides, "KEY=VALUE: sets a config key, e.g. resources.slots=2 (repeatable).")
-      ->allow_extra_args(false);
+  add_task_launch_options(run, cl);
   run->add_flag("-d,--detach", cl.detach, "Print the command's id and return at once.");
   // Everything from the first word on (or after --) is the command, its own options included.
   run->prefix_command()->fallthrough(false);
@@ -559,15 +577,20 @@ void add_commands(CLI::App& app, command_line& cl) {
       return det::tools::run_task(client, kind, cl.launch, cl.detach);
     };
   });
-  auto* list = add_list(c, "commands, ended ones too", cl);
-  cl.on_master(list, [&cl, kind](rest_client& m) { return det::tools::list_tasks(m, kind, cl.json); });
-  auto* logs = c->add_subcommand("logs", "Print a command's output.");
-  logs->add_option("id", cl.task_id)->required();
-  logs->add_flag("-f,--follow", cl.follow, "Keep printing until it ends.");
-  cl.on_master(logs, [&cl](rest_client& m) { return det::tools::print_task_logs(m, cl.task_id, cl.follow); });
-  auto* kill = c->add_subcommand("kill", "Kill a command.");
-  kill->add_option("id", cl.task_id)->required();
-  cl.on_master(kill, [&cl, kind](rest_client& m) { return det::tools::kill_task(m, kind, cl.task_id); });
+  add_task_verbs(c, kind, "command", cl);
+
+  const auto notebook = det::pb::TASK_KIND_NOTEBOOK;
+  auto* n = app.add_subcommand("notebook", "Jupyter notebooks on the cluster, reached through the master.");
+  n->require_subcommand(1);
+  auto* start = n->add_subcommand("start", "Start a notebook; print its URL once it answers.");
+  add_task_launch_options(start, cl);
+  start->add_flag("-d,--detach", cl.detach, "Print the notebook's id and return at once.");
+  cl.on_master(start, [&cl, notebook](rest_client& m) { return det::tools::start_service(m, notebook, cl.launch, cl.detach); });
+  auto* open = n->add_subcommand("open", "Print the URL that opens a notebook, once it answers.");
+  open->add_option("id", cl.task_id)->required();
+  open->add_flag("--browser", cl.browser, "Open it in a browser too.");
+  cl.on_master(open, [&cl, notebook](rest_client& m) { return det::tools::open_service(m, notebook, cl.task_id, cl.browser); });
+  add_task_verbs(n, notebook, "notebook", cl);
 
   auto* t = app.add_subcommand("task", "Everything that holds or waits for slots: tasks and trials.");
   t->require_subcommand(1);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Commands on a real cluster (one agent, cpu:2): det cmd run shows a command's output and exit,
-uploads a context, holds slots a trial waits for until the command is killed, survives a master
-kill -9, refuses bad configs with file, line and key, and only its owner or an admin kills it."""
+"""Tasks on a real cluster (one agent, cpu:2). Commands: det cmd run shows a command's output and
+exit, uploads a context, holds slots a trial waits for until the command is killed, survives a
+master kill -9, refuses bad configs with file, line and key, and only its owner or an admin kills
+it. Notebooks: Debian's Jupyter reached through the master's proxy (its API, a kernel executing
+code over its WebSocket channel), rights, idle timeouts, and a master kill -9."""
 
 import os
 import signal
@@ -9,9 +11,14 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
+import urllib.request
+import uuid
+import json
 
 sys.path.insert(0, os.path.dirname(__file__))
 from cluster import Cluster, simulated_config, wait_for  # noqa: E402
+from websocket import WebSocket  # noqa: E402
 
 
 def command_of(c, task_id):
@@ -26,6 +33,62 @@ def wait_state(c, task_id, state, timeout=60):
 def launched_id(out):
     """The id `det cmd run -d` prints."""
     return out.stdout.strip().splitlines()[-1]
+
+
+def proxied(c, path, token="admin", method="GET", body=None):
+    """(status, JSON or text) of a request through the master's proxy."""
+    headers = {"Content-Type": "application/json"}
+    token = c.token if token == "admin" else token
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(c.url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            text = r.read().decode()
+            return r.status, (json.loads(text) if text.startswith(("{", "[")) else text)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def start_notebook(c, *args):
+    """(id, token) of a notebook started with det notebook start, once it answers."""
+    out = c.det("notebook", "start", *args, timeout=180)
+    assert out.returncode == 0, out.stderr + c.log("agent-0")
+    url = out.stdout.strip().splitlines()[-1]
+    path = url[len(c.url):]
+    task_id = path.split("/")[2]
+    return task_id, path.split("?token=")[1]
+
+
+def execute(c, task_id, token, code):
+    """What a new kernel of the notebook prints for `code`, over its WebSocket channel through the proxy."""
+    status, kernel = proxied(c, f"/proxy/{task_id}/api/kernels?token={token}", method="POST", body={})
+    assert status == 201, (status, kernel)
+    ws = WebSocket(c.url.replace("http", "ws", 1) + f"/proxy/{task_id}/api/kernels/{kernel['id']}/channels?token={token}",
+                   headers={"Authorization": f"Bearer {c.token}"})
+    msg_id = uuid.uuid4().hex
+    ws.send_text(json.dumps({
+        "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex, "msg_type": "execute_request",
+                   "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+                    "allow_stdin": False, "stop_on_error": True}}))
+    printed = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        opcode, payload = ws.recv()
+        if opcode != 1:
+            continue
+        msg = json.loads(payload)
+        if msg.get("parent_header", {}).get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            printed += msg["content"]["text"]
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    ws.close()
+    return printed
 
 
 class CommandTest(unittest.TestCase):
@@ -153,6 +216,51 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(numbers, sorted(numbers))
         self.assertEqual(c.det("cmd", "kill", task_id).returncode, 0)
         wait_state(c, task_id, "TASK_STATE_TERMINATED", timeout=30)
+
+    def test_6_a_notebook_through_the_proxy(self):
+        c = self.cluster
+        task_id, token = start_notebook(c)
+        status, info = proxied(c, f"/proxy/{task_id}/api")
+        self.assertEqual(status, 200, info)
+        self.assertIn("version", info)
+        self.assertEqual(execute(c, task_id, token, "print(6*7)").strip(), "42")
+        # Nobody logged out, and no other user, reaches it; its own token does.
+        self.assertEqual(proxied(c, f"/proxy/{task_id}/api", token=None)[0], 401)
+        bob = c.login("bob", "bob-password-1") if "bob" in [u["username"] for u in c.get("/api/v1/users")["users"]] \
+            else c.add_user("bob", "bob-password-1")
+        self.assertEqual(proxied(c, f"/proxy/{task_id}/api", token=bob)[0], 403)
+        self.assertEqual(proxied(c, f"/proxy/{task_id}/api?token={token}", token=None)[0], 200)
+        self.assertEqual(proxied(c, f"/proxy/{task_id}/api?token=not-{token}", token=None)[0], 401)
+        # Only its owner sees the token in its URL.
+        self.assertNotIn(token, json.dumps(c.get(f"/api/v1/notebooks/{task_id}", token=bob)))
+        self.assertIn(token, c.get(f"/api/v1/notebooks/{task_id}")["notebook"]["proxy_path"])
+
+        # A master kill -9: the notebook is reachable again once the master is back.
+        os.kill(c.master.pid, signal.SIGKILL)
+        c.master.wait()
+        c._stop_leftover_postgres()
+        time.sleep(1)
+        c.start_master()
+        wait_for(lambda: proxied(c, f"/proxy/{task_id}/api")[0] == 200, 60, "the notebook to answer after the restart")
+        self.assertEqual(c.det("notebook", "kill", task_id).returncode, 0)
+        ended = wait_for(lambda: (lambda t: t if t["state"] == "TASK_STATE_TERMINATED" else None)(
+            c.get(f"/api/v1/notebooks/{task_id}")["notebook"]), 30, "the notebook to end")
+        self.assertIn("killed on request", ended["exit_reason"])
+        self.assertEqual(proxied(c, f"/proxy/{task_id}/api")[0], 404)
+
+    def test_7_an_idle_notebook_stops_and_a_used_one_does_not(self):
+        c = self.cluster
+        idle_id, _ = start_notebook(c, "-c", "idle_timeout=4")
+        used_id, _ = start_notebook(c, "-c", "idle_timeout=4")
+        deadline = time.monotonic() + 9
+        while time.monotonic() < deadline:
+            self.assertEqual(proxied(c, f"/proxy/{used_id}/api")[0], 200)
+            time.sleep(1)
+        idle = c.get(f"/api/v1/notebooks/{idle_id}")["notebook"]
+        self.assertEqual(idle["state"], "TASK_STATE_TERMINATED")
+        self.assertIn("without use", idle["exit_reason"])
+        self.assertEqual(c.get(f"/api/v1/notebooks/{used_id}")["notebook"]["state"], "TASK_STATE_RUNNING")
+        c.det("notebook", "kill", used_id)
 
 
 if __name__ == "__main__":
