@@ -48,6 +48,35 @@ void log_line(self_ptr self, const std::string& text) {
 
 void store(self_ptr self) { self->send(self->state.setup.registry, update_atom::value, task(self)); }
 
+// A shell's entrypoint ($1 is the sshd the agent has): its keys and config in a directory only it
+// reads, the task's variables passed to every login (PermitUserEnvironment), then sshd on the
+// agent's port, in the foreground, logging to stderr.
+constexpr const char* shell_script = R"sh(set -eu
+dir=$PWD/.det-shell
+mkdir -p -m 700 "$dir"
+umask 077
+printf '%s\n' "$DET_SHELL_HOST_KEY" > "$dir/host_key"
+options=$(env | grep -E '^(DET_[A-Z_]*|CUDA_VISIBLE_DEVICES|PATH)=' | grep -vE '^DET_(SHELL_|ALLOCATION_TOKEN)' \
+  | sed 's/["\\]/\\&/g; s/.*/environment="&"/' | tr '\n' ',')
+printf '%senvironment="DET_SHELL_DIR=%s" %s\n' "$options" "$PWD" "$DET_SHELL_AUTHORIZED_KEY" > "$dir/authorized_keys"
+cat > "$dir/sshd_config" <<EOF
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+PermitUserEnvironment yes
+UsePAM no
+StrictModes no
+PidFile none
+AllowTcpForwarding yes
+Subsystem sftp /usr/lib/openssh/sftp-server
+EOF
+if [ "$(id -u)" = 0 ]; then mkdir -p -m 755 /run/sshd; fi
+exec "$1" -D -e -f "$dir/sshd_config" -p "$DET_TASK_PORT"
+)sh";
+
 // What the agent runs: the entrypoint with the config's variables, in its context or work_dir;
 // a service's on the port the agent picks ("{port}"), ready once its ready_path answers.
 pb::StartContainer container_of(self_ptr self) {
@@ -55,7 +84,7 @@ pb::StartContainer container_of(self_ptr self) {
   const auto& t = task(self);
   pb::StartContainer start;
   start.set_task_id(t.id());
-  start.set_allocation_token(st.setup.token);
+  start.set_allocation_token(st.setup.secrets.allocation_token);
   for (const auto& word : t.entrypoint()) start.add_argv(word);
   const auto base_url = "/proxy/" + t.id() + "/";
   switch (t.kind()) {
@@ -69,8 +98,14 @@ pb::StartContainer container_of(self_ptr self) {
       start.add_argv("--NotebookApp.base_url=" + base_url);
       start.set_service(pb::SERVICE_KIND_HTTP);
       start.set_ready_path(base_url + "api");
-      (*start.mutable_env())["JUPYTER_TOKEN"] = st.setup.service_token;
-      (*start.mutable_env())["DET_NOTEBOOK_TOKEN"] = st.setup.service_token;
+      (*start.mutable_env())["JUPYTER_TOKEN"] = st.setup.secrets.service_token;
+      (*start.mutable_env())["DET_NOTEBOOK_TOKEN"] = st.setup.secrets.service_token;
+      break;
+    case pb::TASK_KIND_SHELL:
+      for (const char* word : {"/bin/sh", "-c", shell_script, "det-shell", "sshd"}) start.add_argv(word);
+      start.set_service(pb::SERVICE_KIND_TCP);
+      (*start.mutable_env())["DET_SHELL_HOST_KEY"] = st.setup.secrets.host_private_key;
+      (*start.mutable_env())["DET_SHELL_AUTHORIZED_KEY"] = t.public_key();
       break;
     default:
       break;
@@ -135,6 +170,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
         task(self).set_agent_id(started.agent_id());
         if (started.service_address().empty()) return apply(self, {task_event_kind::process_started, {}});
         task(self).set_service_address(started.service_address());
+        task(self).set_service_user(started.service_user());
         task(self).set_ready(true);
         self->state.last_used = std::chrono::steady_clock::now();
         log_line(self, "ready at /proxy/" + task(self).id() + "/");

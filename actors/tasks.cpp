@@ -10,6 +10,7 @@
 #include "actors/spawn.hpp"
 #include "actors/storage_answer.hpp"
 #include "auth/credentials.hpp"
+#include "auth/ssh_keys.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
 
@@ -26,12 +27,11 @@ struct tasks_state {
 
 using self_ptr = tasks_actor::stateful_pointer<tasks_state>;
 
-void start(self_ptr self, pb::Task task, std::string token, std::string service_token, std::string context,
-           bool restored) {
+void start(self_ptr self, pb::Task task, storage::database::task_secrets secrets, std::string context, bool restored) {
   auto& st = self->state;
   const auto id = task.id();
-  auto actor = spawn_task(self->system(), {std::move(task), std::move(token), std::move(service_token),
-                                           std::move(context), restored, tasks_actor{self}, st.handles});
+  auto actor = spawn_task(self->system(), {std::move(task), std::move(secrets), std::move(context), restored,
+                                           tasks_actor{self}, st.handles});
   self->monitor(actor);
   self->send(st.directory, register_atom::value, std::string{"task"}, id, caf::actor_cast<caf::actor>(actor));
   st.live[id] = std::move(actor);
@@ -53,8 +53,7 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
   });
   try {
     for (auto& r : st.db->restorable_tasks())
-      start(self, std::move(r.task), std::move(r.allocation_token), std::move(r.service_token), std::move(r.context),
-            true);
+      start(self, std::move(r.task), std::move(r.secrets), std::move(r.context), true);
   } catch (const std::exception& e) {
     std::cerr << "master: cannot restore the tasks that were running: " << e.what() << std::endl;
   }
@@ -64,12 +63,21 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
         return answer_with(attempt_storage("cannot store the new task", [&] {
           task.set_id(auth::random_uuid());
           task.set_state(pb::TASK_STATE_QUEUED);
-          auto token = auth::random_secret();
+          storage::database::task_secrets secrets{auth::random_secret(), "", ""};
           // A notebook's token opens it in a browser: Jupyter's own, and good for its proxy URL.
-          auto service_token = task.kind() == pb::TASK_KIND_NOTEBOOK ? auth::random_secret() : std::string{};
-          db.insert_task(task, token, service_token, context);
+          if (task.kind() == pb::TASK_KIND_NOTEBOOK) secrets.service_token = auth::random_secret();
+          // A shell's owner logs in with a key of its own; its sshd shows a host key ssh checks.
+          if (task.kind() == pb::TASK_KIND_SHELL) {
+            auto login = auth::new_ssh_key_pair("det shell " + task.id());
+            auto host = auth::new_ssh_key_pair("det shell " + task.id() + " host");
+            task.set_private_key(login.private_key);
+            task.set_public_key(login.public_key);
+            task.set_host_public_key(host.public_key);
+            secrets.host_private_key = host.private_key;
+          }
+          db.insert_task(task, secrets, context);
           auto stored = db.get_task(task.id()).value_or(task);  // with its owner's name, start time and proxy path
-          start(self, stored, std::move(token), std::move(service_token), std::move(context), false);
+          start(self, stored, std::move(secrets), std::move(context), false);
           return stored;
         }));
       },

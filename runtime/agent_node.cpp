@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "messages/timestamp.hpp"
@@ -99,6 +100,7 @@ struct agent_process_state {
   std::string worker_binary;
   std::map<std::string, std::string> programs;  // tasks' service programs by the name the master uses
   std::string address;  // how the master reaches this machine: tasks' services are at address:port
+  std::string user;     // whom this agent runs as: its tasks' services run as that user too
   std::optional<auth::tls_files> tls;  // the links are TLS; its workers show the same certificate
   std::string agent_token;  // the cluster's: the master admits no agent without it
   std::string session_token;  // from the latest welcome: every message to the endpoint carries it
@@ -244,8 +246,10 @@ process::spawn_request task_request(const agent_process_state& st, const pb::Sta
     unpack_archive(start.context(), scratch.string());
   process::spawn_request request;
   request.argv = {start.argv().begin(), start.argv().end()};
-  if (auto program = st.programs.find(request.argv.at(0)); program != st.programs.end())
-    request.argv[0] = program->second;
+  // A service's program is named as the master knows it ("sshd"): this agent's may live elsewhere.
+  if (start.service() != pb::SERVICE_KIND_NONE)
+    for (auto& word : request.argv)
+      if (auto program = st.programs.find(word); program != st.programs.end()) word = program->second;
   for (auto& word : request.argv)
     for (auto at = word.find("{port}"); at != std::string::npos; at = word.find("{port}"))
       word.replace(at, 6, std::to_string(port));
@@ -320,6 +324,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
   auto& st = self->state;
   st.programs = std::move(programs);
   st.address = local_address_towards(host, port);
+  if (const auto* pw = ::getpwuid(::getuid())) st.user = pw->pw_name;
   st.agent_token = std::move(agent_token);
   st.tls = std::move(tls);
   st.info = std::move(info);
@@ -392,6 +397,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         ready.set_allocation_id(alloc);
         ready.set_pid(it->second.process->pid());
         ready.set_service_address(st.address + ":" + std::to_string(port));
+        ready.set_service_user(st.user);
         self->send(st.endpoint, std::move(ready), st.session_token);
       },
       [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {

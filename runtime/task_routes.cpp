@@ -30,7 +30,10 @@ constexpr kind_routes kinds[] = {{pb::TASK_KIND_COMMAND, "commands"},
 
 // A notebook's token opens it: only its owner and admins see it in the proxy path.
 pb::Task as_seen_by(pb::Task task, const principal& who) {
-  if (!who.admin && who.user_id != task.owner_id()) task.set_proxy_path("/proxy/" + task.id() + "/");
+  if (!who.admin && who.user_id != task.owner_id()) {
+    task.set_proxy_path("/proxy/" + task.id() + "/");
+    task.clear_private_key();
+  }
   return task;
 }
 
@@ -139,7 +142,7 @@ void task_routes::add_to(http_router& server) {
   for (const auto& k : kinds) {
     const auto kind = k.kind;
     const std::string base = std::string("/api/v1/") + k.plural;
-    if (kind == pb::TASK_KIND_COMMAND || kind == pb::TASK_KIND_NOTEBOOK)
+    if (kind != pb::TASK_KIND_TENSORBOARD)
       server.Post(base, signed_in([this, ask, kind](const http_request& req, http_response& res, const principal& who) {
         auto body = body_of<pb::CreateTaskRequest>(req, res);
         if (!body) return;

@@ -183,12 +183,17 @@ class database {
   void delete_workspace(int64_t id);
   void move_experiment(int64_t experiment_id, int64_t project_id);
 
-  /// Commands, shells, notebooks and TensorBoards (storage/database_tasks.cpp). A task is stored
-  /// with its state, start_time now, its run's token, its service's token (a notebook's; "" for
-  /// none) and its uploaded context (a tar archive). A task read back has its proxy_path, with
-  /// that token: the caller shows it to whom it may.
-  void insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& service_token,
-                   const std::string& context);
+  /// Commands, shells, notebooks and TensorBoards (storage/database_tasks.cpp): what a task holds
+  /// that is never shown in a list.
+  struct task_secrets {
+    std::string allocation_token;  ///< its run's token
+    std::string service_token;     ///< a notebook's token; "" for other kinds
+    std::string host_private_key;  ///< a shell's sshd host key; "" for other kinds
+  };
+  /// A task is stored with its state, start_time now, its secrets, a shell's keys and its
+  /// uploaded context (a tar archive). A task read back has its proxy_path with the notebook's
+  /// token and a shell's private key: the caller shows them to whom it may.
+  void insert_task(const pb::Task& task, const task_secrets& secrets, const std::string& context);
   /// Its state, agent, exit and service; TERMINATED sets end_time.
   void update_task(const pb::Task& task);
   std::optional<pb::Task> get_task(const std::string& id);
@@ -197,8 +202,7 @@ class database {
   /// Every task that has not ended, for the master to take back.
   struct restorable_task {
     pb::Task task;
-    std::string allocation_token;
-    std::string service_token;
+    task_secrets secrets;
     std::string context;
   };
   std::vector<restorable_task> restorable_tasks();

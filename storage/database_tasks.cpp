@@ -12,8 +12,8 @@ namespace {
 const std::string task_select =
     "SELECT t.id, t.kind, t.description, t.state, t.owner_id, u.username, t.config, t.slots, t.resource_pool, " +
     micros_of("t.start_time") + ", " + micros_of("t.end_time") +
-    ", t.exit_code, t.exit_reason, t.agent_id, t.entrypoint, t.ready, t.service_address, t.service_token "
-    "FROM tasks t JOIN users u ON u.id = t.owner_id ";
+    ", t.exit_code, t.exit_reason, t.agent_id, t.entrypoint, t.ready, t.service_address, t.service_token, "
+    "t.service_user, t.ssh_private_key, t.ssh_public_key, t.host_public_key FROM tasks t JOIN users u ON u.id = t.owner_id ";
 
 pb::Task task_from(const pqxx::row& row) {
   pb::Task t;
@@ -40,6 +40,10 @@ pb::Task task_from(const pqxx::row& row) {
   t.set_service_address(row[16].as<std::string>());
   const auto token = row[17].as<std::string>();
   t.set_proxy_path("/proxy/" + t.id() + "/" + (token.empty() ? "" : "?token=" + token));
+  t.set_service_user(row[18].as<std::string>());
+  t.set_private_key(row[19].as<std::string>());
+  t.set_public_key(row[20].as<std::string>());
+  t.set_host_public_key(row[21].as<std::string>());
   return t;
 }
 
@@ -56,17 +60,17 @@ pb::LogEntry log_from(const pqxx::row& row) {
 
 }  // namespace
 
-void database::insert_task(const pb::Task& task, const std::string& allocation_token, const std::string& service_token,
-                           const std::string& context) {
+void database::insert_task(const pb::Task& task, const task_secrets& secrets, const std::string& context) {
   describing_failure("store task " + task.id(), [&] {
     pqxx::work tx{impl_->connection};
     tx.exec_params("INSERT INTO tasks (id, kind, owner_id, description, config, entrypoint, slots, resource_pool, "
-                   "state, allocation_token, service_token, context) "
-                   "VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12)",
+                   "state, allocation_token, service_token, context, ssh_private_key, ssh_public_key, host_private_key, "
+                   "host_public_key) VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
                    task.id(), pb::TaskKind_Name(task.kind()), task.owner_id(), task.description(), task.config(),
                    text_array_literal({task.entrypoint().begin(), task.entrypoint().end()}), task.slots(),
-                   task.resource_pool(), pb::TaskState_Name(task.state()), allocation_token, service_token,
-                   pqxx::binarystring(context));
+                   task.resource_pool(), pb::TaskState_Name(task.state()), secrets.allocation_token,
+                   secrets.service_token, pqxx::binarystring(context), task.private_key(), task.public_key(),
+                   secrets.host_private_key, task.host_public_key());
     tx.commit();
   });
 }
@@ -76,11 +80,11 @@ void database::update_task(const pb::Task& task) {
     pqxx::work tx{impl_->connection};
     const bool ended = task.state() == pb::TASK_STATE_TERMINATED;
     tx.exec_params("UPDATE tasks SET state = $2, agent_id = $3, exit_code = $4, exit_reason = $5, "
-                   "end_time = CASE WHEN $6 THEN COALESCE(end_time, now()) END, ready = $7, service_address = $8 "
-                   "WHERE id = $1",
+                   "end_time = CASE WHEN $6 THEN COALESCE(end_time, now()) END, ready = $7, service_address = $8, "
+                   "service_user = $9 WHERE id = $1",
                    task.id(), pb::TaskState_Name(task.state()), task.agent_id(),
                    task.has_exit_code() ? std::optional<int32_t>{task.exit_code()} : std::nullopt, task.exit_reason(),
-                   ended, task.ready(), task.service_address());
+                   ended, task.ready(), task.service_address(), task.service_user());
     tx.commit();
   });
 }
@@ -111,13 +115,13 @@ std::vector<database::restorable_task> database::restorable_tasks() {
   return describing_failure("read the tasks to restore", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<restorable_task> out;
-    const auto rows = tx.exec_params("SELECT id, allocation_token, service_token, context FROM tasks WHERE state <> $1 "
-                                     "ORDER BY start_time",
+    const auto rows = tx.exec_params("SELECT id, allocation_token, service_token, host_private_key, context FROM tasks "
+                                     "WHERE state <> $1 ORDER BY start_time",
                                      pb::TaskState_Name(pb::TASK_STATE_TERMINATED));
     for (const auto& row : rows) {
       const auto task = tx.exec_params(task_select + "WHERE t.id = $1", row[0].as<std::string>());
-      out.push_back({task_from(task[0]), row[1].as<std::string>(), row[2].as<std::string>(),
-                     pqxx::binarystring(row[3]).str()});
+      out.push_back({task_from(task[0]), {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()},
+                     pqxx::binarystring(row[4]).str()});
     }
     return out;
   });

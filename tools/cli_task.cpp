@@ -126,18 +126,16 @@ pb::Task wait_ready(rest_client& master, pb::TaskKind kind, const std::string& i
 
 }  // namespace
 
-int start_service(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
-  pb::CreateTaskRequest request;
-  try {
-    request = request_of(kind, launch);
-  } catch (const std::runtime_error& e) {  // config_error is one
-    std::cerr << e.what() << '\n';
-    return 1;
-  }
+std::string create_task(rest_client& master, pb::TaskKind kind, const task_launch& launch) {
   pb::TaskReply created;
-  master.post(std::string("/api/v1/") + plural_of(kind), request, created);
+  master.post(std::string("/api/v1/") + plural_of(kind), request_of(kind, launch), created);
   const auto id = task_of(created).id();
   std::cerr << "Launched " << config::to_string(config_kind(kind)) << " " << id << std::endl;
+  return id;
+}
+
+int start_service(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
+  const auto id = create_task(master, kind, launch);
   if (detach) {
     std::cout << id << std::endl;
     return 0;
@@ -155,28 +153,14 @@ int open_service(rest_client& master, pb::TaskKind kind, const std::string& id, 
 }
 
 int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
-  pb::CreateTaskRequest request;
-  try {
-    request = request_of(kind, launch);
-  } catch (const config::config_error& e) {
-    std::cerr << e.what() << '\n';
-    return 1;
-  } catch (const std::runtime_error& e) {
-    std::cerr << "det: " << e.what() << '\n';
-    return 1;
-  }
-  pb::TaskReply created;
-  master.post(std::string("/api/v1/") + plural_of(kind), request, created);
-  const auto& task = task_of(created);
-  std::cerr << "Launched " << config::to_string(config_kind(kind)) << " " << task.id() << " (" << task.description()
-            << ")" << std::endl;
+  const auto id = create_task(master, kind, launch);
   if (detach) {
-    std::cout << task.id() << std::endl;
+    std::cout << id << std::endl;
     return 0;
   }
-  auto ended = follow(master, task.id());
+  auto ended = follow(master, id);
   if (ended.has_exit_code() && ended.exit_code() == 0) return 0;
-  std::cerr << config::to_string(config_kind(kind)) << " " << task.id() << " " << ended.exit_reason() << std::endl;
+  std::cerr << config::to_string(config_kind(kind)) << " " << id << " " << ended.exit_reason() << std::endl;
   return ended.has_exit_code() && ended.exit_code() > 0 && ended.exit_code() < 256 ? ended.exit_code() : 1;
 }
 

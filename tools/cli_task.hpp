@@ -23,6 +23,9 @@ struct task_launch {
 /// Starts the task and prints its id; unless `detach`, follows its logs until it ends and returns
 /// its exit code (1 for a failure without one).
 int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach);
+/// Creates the task (its config checked here first, as the master will) and returns its id;
+/// throws config_error or a sentence.
+std::string create_task(rest_client& master, pb::TaskKind kind, const task_launch& launch);
 /// Starts a notebook, waits until it answers and prints the URL that opens it; with `detach`,
 /// prints its id at once.
 int start_service(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach);

@@ -23,7 +23,9 @@
 #include "tools/cli_annotations.hpp"
 #include "tools/cli_model.hpp"
 #include "tools/cli_projects.hpp"
+#include "tools/cli_shell.hpp"
 #include "tools/cli_task.hpp"
+#include "tools/cli_tunnel.hpp"
 #include "tools/rest_client.hpp"
 #include "messages/common.pb.h"
 
@@ -591,6 +593,27 @@ void add_commands(CLI::App& app, command_line& cl) {
   open->add_flag("--browser", cl.browser, "Open it in a browser too.");
   cl.on_master(open, [&cl, notebook](rest_client& m) { return det::tools::open_service(m, notebook, cl.task_id, cl.browser); });
   add_task_verbs(n, notebook, "notebook", cl);
+
+  const auto shell = det::pb::TASK_KIND_SHELL;
+  auto* sh = app.add_subcommand("shell", "Shells on the cluster over SSH, through the master.");
+  sh->require_subcommand(1);
+  auto* sstart = sh->add_subcommand("start", "Start a shell and open it.");
+  add_task_launch_options(sstart, cl);
+  sstart->add_flag("-d,--detach", cl.detach, "Print the shell's id and return at once.");
+  cl.on_master(sstart, [&cl](rest_client& m) { return det::tools::start_shell(m, cl.launch, cl.detach); });
+  auto* sopen = sh->add_subcommand("open", "Open a shell: interactive, or run the words after -- in it.");
+  sopen->add_option("id", cl.task_id)->required();
+  sopen->callback([&cl] {
+    cl.takes_words_after_dashes = true;
+    cl.run = [&cl] {
+      rest_client client(cl.master);
+      return det::tools::open_shell(client, cl.task_id, cl.after_dashes);
+    };
+  });
+  add_task_verbs(sh, shell, "shell", cl);
+  auto* tunnel = app.add_subcommand("tunnel", "Carry stdin and stdout to a shell's sshd through the master (ssh's ProxyCommand).");
+  tunnel->add_option("id", cl.task_id)->required();
+  cl.on_master(tunnel, [&cl](rest_client& m) { return det::tools::run_tunnel(m.master_url(), m.token(), cl.task_id); });
 
   auto* t = app.add_subcommand("task", "Everything that holds or waits for slots: tasks and trials.");
   t->require_subcommand(1);

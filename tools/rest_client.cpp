@@ -66,6 +66,7 @@ rest_error::rest_error(kind which, int status, const std::string& what)
 struct rest_client::impl {
   std::string url;
   httplib::Client http;
+  std::string token;
   std::chrono::seconds retry_window{0};
 
   explicit impl(std::string master_url)
@@ -79,8 +80,10 @@ struct rest_client::impl {
     if (const char* ca = std::getenv(auth::master_ca_variable); ca && *ca && url.rfind("https://", 0) == 0)
       http.set_ca_cert_path(ca);
     http.enable_server_certificate_verification(true);
-    if (auto login = login_for(url))
-      http.set_bearer_token_auth(login->token.c_str());
+    if (auto login = login_for(url)) {
+      token = login->token;
+      http.set_bearer_token_auth(token.c_str());
+    }
   }
 
   rest_error unreachable(httplib::Error err) const {
@@ -118,8 +121,11 @@ rest_client::rest_client(std::string master_url)
 rest_client::~rest_client() = default;
 
 void rest_client::use_token(const std::string& token) {
+  impl_->token = token;
   impl_->http.set_bearer_token_auth(token.c_str());
 }
+
+const std::string& rest_client::token() const noexcept { return impl_->token; }
 
 const std::string& rest_client::master_url() const noexcept { return impl_->url; }
 

@@ -52,6 +52,8 @@ public:
 
   /// Sends `token` as the bearer token from now on (the saved login's is sent by default).
   void use_token(const std::string& token);
+  /// The bearer token it sends ("" when logged out): det tunnel shows it to the proxy.
+  const std::string& token() const noexcept;
 
   /// Lets GET requests ride out a master restart: for up to `window`, an
   /// unreachable master is retried once a second (a note goes to stderr) instead

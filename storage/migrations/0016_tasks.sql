@@ -18,6 +18,12 @@ CREATE TABLE tasks (
   ready            boolean NOT NULL DEFAULT false,
   service_address  text NOT NULL DEFAULT '',
   service_token    text NOT NULL DEFAULT '',  -- a notebook's token: its proxy URL and Jupyter's
+  service_user     text NOT NULL DEFAULT '',  -- whom a shell's sshd lets in (the agent's user)
+  -- A shell's key pairs: its owner's (OpenSSH private key and public key line) and its sshd's.
+  ssh_private_key  text NOT NULL DEFAULT '',
+  ssh_public_key   text NOT NULL DEFAULT '',
+  host_private_key text NOT NULL DEFAULT '',
+  host_public_key  text NOT NULL DEFAULT '',
   start_time       timestamptz NOT NULL DEFAULT now(),
   end_time         timestamptz
 );

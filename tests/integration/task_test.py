@@ -262,6 +262,29 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(c.get(f"/api/v1/notebooks/{used_id}")["notebook"]["state"], "TASK_STATE_RUNNING")
         c.det("notebook", "kill", used_id)
 
+    def test_8_a_shell_through_the_proxy_tunnel(self):
+        c = self.cluster
+        out = c.det("shell", "start", "-d")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        shell_id = out.stdout.strip().splitlines()[-1]
+        opened = c.det("shell", "open", shell_id, "--", "echo", "$((6*7))", timeout=120)
+        self.assertEqual(opened.returncode, 0, opened.stderr + c.log("agent-0"))
+        self.assertEqual(opened.stdout.strip(), "42")
+        # Logins see the task's variables.
+        env = c.det("shell", "open", shell_id, "--", "echo", "$DET_TASK_ID")
+        self.assertEqual(env.stdout.strip(), shell_id, env.stderr)
+        # Its key goes to its owner only; the tunnel needs a session.
+        bob = c.login("bob", "bob-password-1")
+        self.assertNotIn("PRIVATE KEY", json.dumps(c.get(f"/api/v1/shells/{shell_id}", token=bob)))
+        self.assertIn("PRIVATE KEY", c.get(f"/api/v1/shells/{shell_id}")["shell"]["private_key"])
+        refused = c.det("shell", "open", shell_id, "--", "true", token=bob)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("only the owner", refused.stderr)
+        self.assertEqual(proxied(c, f"/proxy/{shell_id}/", token=None)[0], 401)
+        self.assertEqual(c.det("shell", "kill", shell_id).returncode, 0)
+        wait_for(lambda: c.get(f"/api/v1/shells/{shell_id}")["shell"]["state"] == "TASK_STATE_TERMINATED", 30,
+                 "the shell to end")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -3,6 +3,13 @@
 #include <set>
 
 #include "auth/credentials.hpp"
+#include "auth/ssh_keys.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 
 using namespace det::auth;
 
@@ -52,4 +59,27 @@ TEST_CASE("secrets compare equal only when they are") {
   CHECK_FALSE(same_secret("", ""));  // a token never set admits no one
   CHECK(weak_password_reason("short") == "a password needs at least 8 characters");
   CHECK(weak_password_reason("long enough") == "");
+}
+
+TEST_CASE("an ssh key pair is one that OpenSSH reads: ssh-keygen derives the same public key") {
+  const auto pair = det::auth::new_ssh_key_pair("det shell test");
+  CHECK(pair.public_key.rfind("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI", 0) == 0);
+  CHECK(pair.public_key.substr(pair.public_key.size() - 15) == " det shell test");
+  char dir[] = "/tmp/det-ssh-key-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  const std::string key = std::string(dir) + "/key";
+  {
+    std::ofstream out(key);
+    out << pair.private_key;
+  }
+  ::chmod(key.c_str(), 0600);
+  const std::string derived = std::string(dir) + "/derived.pub";
+  const int status = std::system(("ssh-keygen -y -f " + key + " > " + derived + " 2>/dev/null").c_str());
+  REQUIRE(status == 0);
+  std::ifstream in(derived);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == pair.public_key);
+  std::system(("rm -rf " + std::string(dir)).c_str());
+  CHECK(det::auth::new_ssh_key_pair("").public_key != pair.public_key.substr(0, pair.public_key.size() - 15));
 }

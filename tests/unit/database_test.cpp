@@ -427,7 +427,7 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   task.add_entrypoint("echo");
   task.add_entrypoint("a \"quoted\" word");
   const std::string context("tar\0bytes", 9);
-  db.insert_task(task, "token-1", "", context);
+  db.insert_task(task, {"token-1", "", ""}, context);
 
   auto stored = db.get_task(task.id());
   REQUIRE(stored);
@@ -440,7 +440,7 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   CHECK_FALSE(stored->has_exit_code());
   auto restorable = db.restorable_tasks();
   REQUIRE(restorable.size() == 1);
-  CHECK(restorable[0].allocation_token == "token-1");
+  CHECK(restorable[0].secrets.allocation_token == "token-1");
   CHECK(restorable[0].context == context);
   CHECK(stored->proxy_path() == "/proxy/" + task.id() + "/");
 
