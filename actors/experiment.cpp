@@ -82,11 +82,7 @@ void set_state(self_ptr self, pb::State s) {
 // Where the experiment's checkpoints go: checkpoint_storage's host_path and
 // storage_path, or the master's default directory.
 std::string checkpoint_root(self_ptr self) {
-  const auto& storage = self->state.cfg.checkpoint_storage;
-  std::string root = storage.host_path.empty() ? self->state.handles.default_checkpoint_root : storage.host_path;
-  if (!storage.storage_path.empty())
-    root += "/" + storage.storage_path;
-  return root;
+  return self->state.cfg.checkpoint_storage.root(self->state.handles.default_checkpoint_root);
 }
 
 // The job's settings as the pool schedules by them: the config's, unless changed since.

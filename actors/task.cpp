@@ -101,6 +101,14 @@ pb::StartContainer container_of(self_ptr self) {
       (*start.mutable_env())["JUPYTER_TOKEN"] = st.setup.secrets.service_token;
       (*start.mutable_env())["DET_NOTEBOOK_TOKEN"] = st.setup.secrets.service_token;
       break;
+    case pb::TASK_KIND_TENSORBOARD:
+      // The gateway put "tensorboard --logdir_spec SPEC" in its entrypoint.
+      for (const char* word : {"--port={port}", "--bind_all"}) start.add_argv(word);
+      start.add_argv("--path_prefix=" + base_url.substr(0, base_url.size() - 1));
+      for (const auto& word : st.config.tensorboard_args) start.add_argv(word);
+      start.set_service(pb::SERVICE_KIND_HTTP);
+      start.set_ready_path(base_url);
+      break;
     case pb::TASK_KIND_SHELL:
       for (const char* word : {"/bin/sh", "-c", shell_script, "det-shell", "sshd"}) start.add_argv(word);
       start.set_service(pb::SERVICE_KIND_TCP);
@@ -146,7 +154,8 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
   // The gateway checked the config when the task was created; it reads the same now.
   st.config = config::parse_task_config(t.config(), "the config of task " + t.id(), from_pb(t.kind()));
   st.facts.state = from_pb(t.state());
-  st.facts.idle_timeout_s = st.config.idle_timeout_s.value_or(0);
+  // A TensorBoard stops after 5 minutes without use unless its config says otherwise (Determined's default).
+  st.facts.idle_timeout_s = st.config.idle_timeout_s.value_or(t.kind() == pb::TASK_KIND_TENSORBOARD ? 300 : 0);
   auto pool = st.setup.handles.pool(t.resource_pool(), t.slots());
   if (st.config.priority)
     self->send(pool, update_atom::value, task_job(t.id()), job_settings{*st.config.priority, 1, 0});
@@ -161,6 +170,9 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
     self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
   st.facts.ready = t.ready();  // a restored task that was ready still is: the agent kept it
   if (st.facts.idle_timeout_s > 0) self->send(self, tick_atom::value);
+  if (t.kind() == pb::TASK_KIND_TENSORBOARD && !st.setup.restored)
+    log_line(self, "TensorBoard reads the event files of its trials (" + t.entrypoint(t.entrypoint_size() - 1) +
+                       "); det's trials write none yet, so these directories stay empty until they do");
   return {
       [=](launch_atom, const std::vector<std::string>& agents) {
         if (!agents.empty()) task(self).set_agent_id(agents.front());

@@ -81,6 +81,18 @@ struct checkpoint_storage_config {
   int save_experiment_best = 0;
   int save_trial_best = 1;
   int save_trial_latest = 1;
+
+  /// Where the experiment's checkpoints go: host_path (else `default_root`, the master's) and
+  /// storage_path below it.
+  std::string root(const std::string& default_root) const {
+    std::string out = host_path.empty() ? default_root : host_path;
+    return storage_path.empty() ? out : out + "/" + storage_path;
+  }
+  /// Where a trial's TensorBoard event files go, under root() (Determined's layout).
+  std::string tensorboard_dir(const std::string& default_root, int64_t experiment_id, int64_t trial_id) const {
+    return root(default_root) + "/tensorboard/experiment/" + std::to_string(experiment_id) + "/trial/" +
+           std::to_string(trial_id);
+  }
 };
 
 /// An experiment configuration: Determined's (determined-reference §4) written in TOML.

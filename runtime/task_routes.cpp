@@ -1,12 +1,16 @@
 #include "runtime/task_routes.hpp"
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "actors/task_lifecycle.hpp"
 #include "auth/credentials.hpp"
 #include "caf/all.hpp"
 #include "messages/caf_types.hpp"
 #include "config/config_error.hpp"
+#include "config/experiment_config.hpp"
 #include "config/task_config.hpp"
 #include "runtime/route_helpers.hpp"
 
@@ -84,6 +88,57 @@ proxy_target refusal(int status, std::string sentence) {
 
 } // namespace
 
+bool task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task, http_response& res) {
+  if (body.experiment_ids_size() == 0 && body.trial_ids_size() == 0) {
+    reply_error(res, 400, "a TensorBoard needs experiment_ids or trial_ids: the trials whose event files it shows");
+    return false;
+  }
+  caf::scoped_actor self{sys};
+  std::map<int64_t, pb::GetExperimentResponse> experiments;
+  auto experiment = [&](int64_t id) -> const pb::GetExperimentResponse* {
+    if (auto it = experiments.find(id); it != experiments.end()) return &it->second;
+    const pb::GetExperimentResponse* found = nullptr;
+    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
+        .receive([&](pb::GetExperimentResponse& r) {
+          if (r.experiment().id() != 0) found = &(experiments[id] = std::move(r));
+        }, [&](caf::error& e) { reply_error(res, sys, e); });
+    return found;
+  };
+  std::vector<std::pair<int64_t, int64_t>> trials;  // (experiment, trial)
+  for (auto id : body.experiment_ids()) {
+    const auto* e = experiment(id);
+    if (!e) {
+      if (res.body.empty()) reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
+      return false;
+    }
+    for (const auto& t : e->trials()) trials.emplace_back(id, t.id());
+  }
+  for (auto id : body.trial_ids()) {
+    pb::GetTrialResponse found;
+    self->request(handles.reader, route_timeout, get_atom::value, trial_id{id})
+        .receive([&](pb::GetTrialResponse& r) { found = std::move(r); }, [&](caf::error& e) { reply_error(res, sys, e); });
+    if (found.trial().id() == 0) {
+      if (res.body.empty()) reply_error(res, 404, "trial " + std::to_string(id) + " not found");
+      return false;
+    }
+    trials.emplace_back(found.trial().experiment_id(), id);
+  }
+  std::string spec, experiment_names;
+  for (const auto& [exp, trial] : trials) {
+    const auto* e = experiment(exp);
+    if (!e) return false;
+    const auto storage = config::parse_experiment_config(e->experiment().config(), "experiment " + std::to_string(exp))
+                             .checkpoint_storage;
+    spec += (spec.empty() ? "" : ",") + std::string("trial_") + std::to_string(trial) + ":" +
+            storage.tensorboard_dir(handles.default_checkpoint_root, exp, trial);
+  }
+  for (const auto& [id, e] : experiments) experiment_names += (experiment_names.empty() ? "" : ", ") + std::to_string(id);
+  task.clear_entrypoint();
+  for (const auto& word : {std::string("tensorboard"), std::string("--logdir_spec"), spec}) task.add_entrypoint(word);
+  if (task.description() == "TensorBoard") task.set_description("TensorBoard: experiment " + experiment_names);
+  return true;
+}
+
 proxy_target task_routes::proxy_target_of(const http_request& req) {
   constexpr std::string_view prefix = "/proxy/";
   const auto rest = req.path.substr(prefix.size());
@@ -142,7 +197,6 @@ void task_routes::add_to(http_router& server) {
   for (const auto& k : kinds) {
     const auto kind = k.kind;
     const std::string base = std::string("/api/v1/") + k.plural;
-    if (kind != pb::TASK_KIND_TENSORBOARD)
       server.Post(base, signed_in([this, ask, kind](const http_request& req, http_response& res, const principal& who) {
         auto body = body_of<pb::CreateTaskRequest>(req, res);
         if (!body) return;
@@ -167,6 +221,9 @@ void task_routes::add_to(http_router& server) {
         task.set_slots(cfg.slots);
         task.set_resource_pool(pool);
         for (const auto& word : cfg.entrypoint) task.add_entrypoint(word);
+        if (kind == pb::TASK_KIND_TENSORBOARD && !add_event_directories(*body, task, res)) return;
+        if (kind != pb::TASK_KIND_TENSORBOARD && (body->experiment_ids_size() || body->trial_ids_size()))
+          return reply_error(res, 400, "experiment_ids and trial_ids are a TensorBoard's");
         ask(res, [&](pb::Task& created) { reply_json(res, reply_of(as_seen_by(std::move(created), who))); }, create_atom::value,
             std::move(task), std::move(*body->mutable_context()));
       }));

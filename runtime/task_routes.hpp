@@ -25,6 +25,11 @@ struct task_routes {
   /// token (?token=, "Authorization: token T", or the cookie its first use sets). Each request
   /// counts as a use of the task (its idle clock).
   proxy_target proxy_target_of(const http_request& req);
+
+ private:
+  /// A TensorBoard's entrypoint: its trials' event directories, from the experiments and trials
+  /// the request names; false with the reply made when one does not exist.
+  bool add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task, http_response& res);
 };
 
 } // namespace det::runtime

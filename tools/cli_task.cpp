@@ -28,6 +28,16 @@ const char* plural_of(pb::TaskKind kind) {
   }
 }
 
+// The CLI's word for the kind: det cmd|shell|notebook|tensorboard.
+const char* cli_name(pb::TaskKind kind) {
+  switch (kind) {
+    case pb::TASK_KIND_SHELL: return "shell";
+    case pb::TASK_KIND_NOTEBOOK: return "notebook";
+    case pb::TASK_KIND_TENSORBOARD: return "tensorboard";
+    default: return "cmd";
+  }
+}
+
 config::task_kind config_kind(pb::TaskKind kind) {
   switch (kind) {
     case pb::TASK_KIND_SHELL: return config::task_kind::shell;
@@ -67,6 +77,8 @@ pb::CreateTaskRequest request_of(pb::TaskKind kind, const task_launch& launch) {
   config::parse_task_config(text, path, config_kind(kind));  // the same check the master makes, before any upload
   request.set_config(text);
   request.set_config_path(path);
+  for (auto id : launch.experiment_ids) request.add_experiment_ids(id);
+  for (auto id : launch.trial_ids) request.add_trial_ids(id);
   if (!launch.context_dir.empty())
     request.set_context(runtime::pack_directory(launch.context_dir, std::size_t{96} << 20));
   return request;
@@ -118,8 +130,7 @@ pb::Task wait_ready(rest_client& master, pb::TaskKind kind, const std::string& i
     if (task.ready()) return task;
     if (task.state() == pb::TASK_STATE_TERMINATED)
       throw std::runtime_error(config::to_string(config_kind(kind)) + " " + id + " ended before it was ready: " +
-                               task.exit_reason() + " (det " + (kind == pb::TASK_KIND_NOTEBOOK ? "notebook" : "task") +
-                               " logs " + id + ")");
+                               task.exit_reason() + " (det " + cli_name(kind) + " logs " + id + ")");
     std::this_thread::sleep_for(poll_interval);
   }
 }

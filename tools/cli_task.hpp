@@ -18,6 +18,8 @@ struct task_launch {
   std::string context_dir;              ///< "" : nothing uploaded
   std::vector<std::string> overrides;   ///< -c KEY=VALUE, in order
   std::vector<std::string> entrypoint;  ///< the words after --; empty: the config's entrypoint
+  std::vector<std::int64_t> experiment_ids;  ///< a TensorBoard's experiments
+  std::vector<std::int64_t> trial_ids;       ///< and trials
 };
 
 /// Starts the task and prints its id; unless `detach`, follows its logs until it ends and returns

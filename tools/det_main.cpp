@@ -611,6 +611,21 @@ void add_commands(CLI::App& app, command_line& cl) {
     };
   });
   add_task_verbs(sh, shell, "shell", cl);
+  const auto tensorboard = det::pb::TASK_KIND_TENSORBOARD;
+  auto* tb = app.add_subcommand("tensorboard", "TensorBoards over experiments' trials, reached through the master.");
+  tb->require_subcommand(1);
+  auto* tstart = tb->add_subcommand("start", "Start a TensorBoard over the experiments' trials; print its URL once it answers.");
+  tstart->add_option("experiment_ids", cl.launch.experiment_ids, "Experiments whose trials it shows.");
+  tstart->add_option("-t,--trial-ids", cl.launch.trial_ids, "Trials it shows besides.");
+  add_task_launch_options(tstart, cl);
+  tstart->add_flag("-d,--detach", cl.detach, "Print the TensorBoard's id and return at once.");
+  cl.on_master(tstart, [&cl, tensorboard](rest_client& m) { return det::tools::start_service(m, tensorboard, cl.launch, cl.detach); });
+  auto* topen = tb->add_subcommand("open", "Print the URL that opens a TensorBoard, once it answers.");
+  topen->add_option("id", cl.task_id)->required();
+  topen->add_flag("--browser", cl.browser, "Open it in a browser too.");
+  cl.on_master(topen, [&cl, tensorboard](rest_client& m) { return det::tools::open_service(m, tensorboard, cl.task_id, cl.browser); });
+  add_task_verbs(tb, tensorboard, "TensorBoard", cl);
+
   auto* tunnel = app.add_subcommand("tunnel", "Carry stdin and stdout to a shell's sshd through the master (ssh's ProxyCommand).");
   tunnel->add_option("id", cl.task_id)->required();
   cl.on_master(tunnel, [&cl](rest_client& m) { return det::tools::run_tunnel(m.master_url(), m.token(), cl.task_id); });

@@ -38,12 +38,13 @@ class Cluster:
     """With tls=True the master serves HTTPS and TLS actor links with certificates made for this
     cluster (self.pki), and its agents, the CLI and REST calls here use them."""
 
-    def __init__(self, agents=1, slots="cpu:1", master_config=None, bin_dir=None, tls=False):
+    def __init__(self, agents=1, slots="cpu:1", master_config=None, bin_dir=None, tls=False, agent_args=()):
         # /tmp rather than the build tree: the postgres user must reach the data directory.
         self.root = tempfile.mkdtemp(prefix="det-it-", dir="/tmp")
         os.chmod(self.root, 0o755)
         self.data_dir = os.path.join(self.root, "data")
         self.agent_specs = [(f"agent-{i}", slots) for i in range(agents)]
+        self.agent_args = list(agent_args)  # more det-node --role=agent flags, e.g. --tensorboard=PROGRAM
         self.pki = self.ssl_context = None
         if tls:
             from certificates import TestPki
@@ -123,7 +124,8 @@ ca = "{self.pki.ca}"
     def _spawn_agent(self, agent_id, slots):
         tls = [f"--master-ca={self.pki.ca}", f"--tls-cert={self.agent_cert}", f"--tls-key={self.agent_key}"] if self.pki else []
         return self._spawn(agent_id, ["--role=agent", f"--master=127.0.0.1:{self.port}", f"--slots={slots}",
-                                      f"--id={agent_id}", f"--agent-token-file={self.agent_token_file}"] + tls)
+                                      f"--id={agent_id}", f"--agent-token-file={self.agent_token_file}"] + tls +
+                           self.agent_args)
 
     def start_agents(self):
         for agent_id, slots in self.agent_specs:

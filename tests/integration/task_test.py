@@ -91,10 +91,13 @@ def execute(c, task_id, token, code):
     return printed
 
 
+FAKE_TENSORBOARD = os.path.join(os.path.dirname(__file__), "..", "data", "programs", "fake_tensorboard.py")
+
+
 class CommandTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.cluster = Cluster(agents=1, slots="cpu:2",
+        cls.cluster = Cluster(agents=1, slots="cpu:2", agent_args=[f"--tensorboard={os.path.abspath(FAKE_TENSORBOARD)}"],
                               master_config="[resource_manager]\nagent_reconnect_wait = 20\n").start()
         wait_for(lambda: len(cls.cluster.connected_agents()) == 1, 30, "the agent to register")
 
@@ -284,6 +287,46 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(c.det("shell", "kill", shell_id).returncode, 0)
         wait_for(lambda: c.get(f"/api/v1/shells/{shell_id}")["shell"]["state"] == "TASK_STATE_TERMINATED", 30,
                  "the shell to end")
+
+    def test_9_a_tensorboard_over_an_experiments_trials(self):
+        c = self.cluster
+        exp_id = c.submit(simulated_config("for tensorboard", batches=10))
+        trial_id = c.wait_experiment(exp_id, {"STATE_COMPLETED"}, timeout=120)["trials"][0]["id"]
+        out = c.det("tensorboard", "start", str(exp_id), "-c", 'tensorboard_args=["--samples_per_plugin=scalars=100"]',
+                    timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        url = out.stdout.strip().splitlines()[-1]
+        task_id = url.split("/proxy/")[1].split("/")[0]
+        status, page = proxied(c, url[len(c.url):])
+        self.assertEqual(status, 200, page)
+        self.assertIn("fake TensorBoard", page)
+        self.assertIn(f"trial_{trial_id}:", page)
+        self.assertIn(f"/tensorboard/experiment/{exp_id}/trial/{trial_id}", page)
+        self.assertIn("--samples_per_plugin=scalars=100", page)
+        tensorboard = c.get(f"/api/v1/tensorboards/{task_id}")["tensorboard"]
+        self.assertEqual(tensorboard["description"], f"TensorBoard: experiment {exp_id}")
+        self.assertIn("write none yet", c.det("tensorboard", "logs", task_id).stdout)
+        self.assertEqual(c.status("POST", "/api/v1/tensorboards", {"experiment_ids": [999999]})[0], 404)
+        self.assertEqual(c.status("POST", "/api/v1/tensorboards", {})[0], 400)
+        self.assertEqual(c.det("tensorboard", "kill", task_id).returncode, 0)
+
+
+class MissingTensorBoardTest(unittest.TestCase):
+    """An agent without TensorBoard: the task ends at once, saying which program is missing."""
+
+    def test_the_missing_program_is_named(self):
+        c = Cluster(agents=1, slots="cpu:1").start()
+        try:
+            exp_id = c.submit(simulated_config("no tensorboard here", batches=5))
+            out = c.det("tensorboard", "start", str(exp_id), timeout=120)
+            self.assertEqual(out.returncode, 1)
+            self.assertIn("tensorboard", out.stderr)
+            ended = c.get("/api/v1/tensorboards")["tensorboards"][0]
+            self.assertEqual(ended["state"], "TASK_STATE_TERMINATED")
+            self.assertIn("never started", ended["exit_reason"])
+            self.assertIn("tensorboard", ended["exit_reason"])
+        finally:
+            c.stop()
 
 
 if __name__ == "__main__":
