@@ -232,6 +232,10 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         caf::anon_send(it->second.allocation, std::move(started));
       },
       [=](pb::ContainerExited& exited) { route_exit(self, std::move(exited)); },
+      [=](pb::ContainerActivity& activity) {
+        auto it = self->state.containers.find(activity.allocation_id());
+        if (it != self->state.containers.end()) caf::anon_send(it->second.allocation, std::move(activity));
+      },
       [=](pb::LogBatch& batch) {
         for (auto& e : *batch.mutable_entries())
           e.set_agent_id(self->state.info.id());

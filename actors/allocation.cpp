@@ -192,6 +192,7 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask as
         self->send(st.trial_handle, std::move(started));
       },
       [=](pb::ContainerExited& exited) { on_exit(self, std::move(exited)); },
+      [=](pb::ContainerActivity& activity) { self->send(self->state.trial_handle, std::move(activity)); },
       [=](kill_atom, int32_t signal) { kill(self, signal, 0); },
       [=](kill_atom, int32_t signal, int64_t grace_s) { kill(self, signal, grace_s); },
       [=](inspect_atom) -> std::string {

@@ -228,12 +228,14 @@ using checkpoint_collector_actor = caf::typed_actor<
 /// Hears how the containers it launched on an agent are doing: an allocation.
 using container_listener = caf::typed_actor<
     caf::reacts_to<pb::ContainerStarted>,
-    caf::reacts_to<pb::ContainerExited>>;
+    caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<pb::ContainerActivity>>;
 
 /// What an agent process reports, once its gate checked the session token.
 using agent_events = caf::typed_actor<
     caf::reacts_to<pb::ContainerStarted>,
     caf::reacts_to<pb::ContainerExited>,
+    caf::reacts_to<pb::ContainerActivity>,
     caf::reacts_to<pb::LogBatch>>;
 
 /// The master-side agent: relays container commands to its agent process (through its gate)
@@ -335,6 +337,7 @@ using allocation_actor = container_listener::extend<
 using allocation_listener = caf::typed_actor<
     caf::reacts_to<launch_atom, std::vector<std::string>>,  // placed: its containers start on these agents
     caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerActivity>,  // a task's service is in use
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<preempt_atom>>;
 
@@ -388,6 +391,7 @@ using trial_actor = worker_reports::extend<
     caf::replies_to<pb::WorkerHello>::with<pb::TrialSpec, trial_endpoint>,
     caf::reacts_to<launch_atom, std::vector<std::string>>,
     caf::reacts_to<pb::ContainerStarted>,
+    caf::reacts_to<pb::ContainerActivity>,
     caf::reacts_to<pb::ContainerExited>,
     caf::reacts_to<train_to_atom, config::length>,  // searcher: train to this length
     caf::reacts_to<rung_atom, int32_t>,             // searcher: the rung it trains for

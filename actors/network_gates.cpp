@@ -185,6 +185,7 @@ agent_gate_actor::behavior_type agent_gate_impl(agent_gate_self self, agent_prox
   return {
       [=](pb::ContainerStarted& e, const std::string& token) { pass_event(self, e, token); },
       [=](pb::ContainerExited& e, const std::string& token) { pass_event(self, e, token); },
+      [=](pb::ContainerActivity& e, const std::string& token) { pass_event(self, e, token); },
       [=](pb::LogBatch& e, const std::string& token) { pass_event(self, e, token); },
       [=](pb::StartContainer& start) {
         if (from_proxy(self) && self->state.remote)

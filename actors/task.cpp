@@ -77,6 +77,15 @@ if [ "$(id -u)" = 0 ]; then mkdir -p -m 755 /run/sshd; fi
 exec "$1" -D -e -f "$dir/sshd_config" -p "$DET_TASK_PORT"
 )sh";
 
+pb::NotebookIdleType idle_type_of(config::notebook_idle_type type) {
+  switch (type) {
+    case config::notebook_idle_type::kernel_connections: return pb::NOTEBOOK_IDLE_TYPE_KERNEL_CONNECTIONS;
+    case config::notebook_idle_type::activity: return pb::NOTEBOOK_IDLE_TYPE_ACTIVITY;
+    case config::notebook_idle_type::kernels_or_terminals: break;
+  }
+  return pb::NOTEBOOK_IDLE_TYPE_KERNELS_OR_TERMINALS;
+}
+
 // What the agent runs: the entrypoint with the config's variables, in its context or work_dir;
 // a service's on the port the agent picks ("{port}"), ready once its ready_path answers.
 pb::StartContainer container_of(self_ptr self) {
@@ -98,6 +107,7 @@ pb::StartContainer container_of(self_ptr self) {
       start.add_argv("--NotebookApp.base_url=" + base_url);
       start.set_service(pb::SERVICE_KIND_HTTP);
       start.set_ready_path(base_url + "api");
+      start.set_notebook_idle_type(idle_type_of(st.config.idle_type));
       (*start.mutable_env())["JUPYTER_TOKEN"] = st.setup.secrets.service_token;
       (*start.mutable_env())["DET_NOTEBOOK_TOKEN"] = st.setup.secrets.service_token;
       break;
@@ -193,6 +203,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
         self->state.last_used = std::chrono::steady_clock::now();
         return task(self);
       },
+      [=](const pb::ContainerActivity&) { self->state.last_used = std::chrono::steady_clock::now(); },
       [=](tick_atom) {
         auto& st = self->state;
         if (st.facts.state == task_state::terminated) return;

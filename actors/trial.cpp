@@ -540,6 +540,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
           set_state(self, pb::STATE_STARTING);
       },
       [=](pb::ContainerExited& e) { on_container_exit(self, e); },
+      [=](const pb::ContainerActivity&) {},  // a trial's workers serve nothing and report no use
       [=](train_to_atom, const config::length& length) {
         auto& st = self->state;
         st.lifecycle.unit = length.unit;

@@ -41,6 +41,7 @@ void register_message_types(caf::actor_system_config& cfg) {
       .add_message_type<pb::KillContainer>("det.pb.KillContainer")
       .add_message_type<pb::ContainerStarted>("det.pb.ContainerStarted")
       .add_message_type<pb::ContainerExited>("det.pb.ContainerExited")
+      .add_message_type<pb::ContainerActivity>("det.pb.ContainerActivity")
       .add_message_type<pb::LogBatch>("det.pb.LogBatch")
       .add_message_type<pb::WorkerHello>("det.pb.WorkerHello")
       .add_message_type<pb::TrialSpec>("det.pb.TrialSpec")

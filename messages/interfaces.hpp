@@ -36,6 +36,7 @@ using agent_actor = caf::typed_actor<
 using agent_endpoint = caf::typed_actor<
     caf::reacts_to<pb::ContainerStarted, std::string>,
     caf::reacts_to<pb::ContainerExited, std::string>,
+    caf::reacts_to<pb::ContainerActivity, std::string>,
     caf::reacts_to<pb::LogBatch, std::string>>;
 
 /// The master-side trial as its worker process sees it; every message carries the run's

@@ -34,6 +34,7 @@
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
 #include "runtime/child_process.hpp"
+#include "runtime/notebook_activity.hpp"
 #include "runtime/service_probe.hpp"
 #include "runtime/tar_archive.hpp"
 #include "runtime/node.hpp"
@@ -48,6 +49,7 @@ using send_logs_atom = caf::atom_constant<caf::atom("sendlogs")>;
 using force_atom = caf::atom_constant<caf::atom("force")>;
 using give_up_atom = caf::atom_constant<caf::atom("giveup")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
+using activity_atom = caf::atom_constant<caf::atom("activity")>;
 
 /// The agent as the master sees it, plus what its own threads tell it.
 using agent_process_actor = agent_actor::extend<
@@ -57,7 +59,8 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<send_logs_atom>,
     caf::reacts_to<force_atom, std::string>,
     caf::reacts_to<give_up_atom, int64_t>,
-    caf::reacts_to<ready_atom, std::string, int32_t>>;  // a task's service answers on that port
+    caf::reacts_to<ready_atom, std::string, int32_t>,  // a task's service answers on that port
+    caf::reacts_to<activity_atom, std::string>>;       // a notebook's kernels are in use
 
 constexpr auto retry_delay = std::chrono::seconds(1);
 
@@ -68,6 +71,7 @@ constexpr auto log_flush_delay = std::chrono::milliseconds(50);
 constexpr auto kill_grace = std::chrono::seconds(30);
 constexpr int max_log_batch = 1000;
 constexpr auto service_probe_interval = std::chrono::milliseconds(100);
+constexpr auto notebook_activity_interval = std::chrono::seconds(2);
 
 struct container {
   std::shared_ptr<child_process> process;
@@ -258,16 +262,23 @@ process::spawn_request task_request(const agent_process_state& st, const pb::Sta
   return request;
 }
 
-// Polls a task's service until it answers (then tells the agent) or its process ends.
-void probe_service(agent_process_actor me, std::string alloc, int port, std::string http_path,
+// Polls a task's service until it answers (then tells the agent) or its process ends; then, for
+// a notebook, looks at its kernels every few seconds and tells the agent while they are in use.
+void probe_service(agent_process_actor me, std::string alloc, int port, const pb::StartContainer& start,
                    std::shared_ptr<std::atomic<bool>> ended) {
-  std::thread([=] {
-    while (!*ended) {
-      if (service_answers(port, http_path)) {
-        caf::anon_send(me, ready_atom::value, alloc, int32_t{port});
-        return;
-      }
+  const auto http_path = start.service() == pb::SERVICE_KIND_HTTP ? start.ready_path() : "";
+  std::optional<notebook_activity> notebook;
+  if (start.notebook_idle_type() != pb::NOTEBOOK_IDLE_TYPE_NONE)
+    notebook.emplace(port, start.ready_path(), start.env().count("JUPYTER_TOKEN") ? start.env().at("JUPYTER_TOKEN") : "",
+                     start.notebook_idle_type());
+  std::thread([=]() mutable {
+    while (!*ended && !service_answers(port, http_path))
       std::this_thread::sleep_for(service_probe_interval);
+    if (*ended) return;
+    caf::anon_send(me, ready_atom::value, alloc, int32_t{port});
+    while (notebook && !*ended) {
+      std::this_thread::sleep_for(notebook_activity_interval);
+      if (!*ended && notebook->in_use()) caf::anon_send(me, activity_atom::value, alloc);
     }
   }).detach();
 }
@@ -298,7 +309,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
                                       {start.slot_ids().begin(), start.slot_ids().end()}, scratch};
     if (port != 0)
-      probe_service(me, alloc, port, start.service() == pb::SERVICE_KIND_HTTP ? start.ready_path() : "", c.ended);
+      probe_service(me, alloc, port, start, c.ended);
     pb::ContainerStarted started;
     started.set_allocation_id(alloc);
     started.set_pid(proc->pid());
@@ -389,6 +400,13 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         }
       },
       [=](send_logs_atom) { flush_logs(self); },
+      [=](activity_atom, const std::string& alloc) {
+        auto& st = self->state;
+        if (!st.endpoint || !st.containers.count(alloc)) return;
+        pb::ContainerActivity activity;
+        activity.set_allocation_id(alloc);
+        self->send(st.endpoint, std::move(activity), st.session_token);
+      },
       [=](ready_atom, const std::string& alloc, int32_t port) {
         auto& st = self->state;
         auto it = st.containers.find(alloc);

@@ -59,6 +59,29 @@ bool service_answers(int port, const std::string& http_path) {
   return ::recv(s.fd, head, 5, MSG_WAITALL) == 5 && std::memcmp(head, "HTTP/", 5) == 0;
 }
 
+std::optional<std::string> http_get(int port, const std::string& path) {
+  socket_fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  auto addr = loopback(port);
+  if (s.fd < 0 || ::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+  if (::send(s.fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+    return std::nullopt;
+  std::string response;
+  char chunk[16384];
+  for (;;) {
+    pollfd p{s.fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) != 1) return std::nullopt;
+    const auto n = ::recv(s.fd, chunk, sizeof chunk, 0);
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    response.append(chunk, static_cast<std::size_t>(n));
+  }
+  const auto end_of_head = response.find("\r\n\r\n");
+  if (response.compare(0, 12, "HTTP/1.1 200") != 0 && response.compare(0, 12, "HTTP/1.0 200") != 0) return std::nullopt;
+  if (end_of_head == std::string::npos) return std::nullopt;
+  return response.substr(end_of_head + 4);
+}
+
 std::string local_address_towards(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_INET;

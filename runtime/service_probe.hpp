@@ -2,6 +2,7 @@
 // How an agent starts a task's service and knows it is up: a free port to give it, a probe that
 // says whether it answers yet, and the address by which the master reaches this machine.
 
+#include <optional>
 #include <string>
 
 namespace det::runtime {
@@ -13,6 +14,10 @@ int free_port();
 /// Whether something listens on 127.0.0.1:`port` and, when `http_path` is not empty, answers a
 /// GET of it with an HTTP status line (any status: a service that refuses us is up).
 bool service_answers(int port, const std::string& http_path);
+
+/// The body of a GET of `path` from 127.0.0.1:`port` answered with 200 (HTTP/1.0, read to the
+/// end, within a few seconds); nullopt otherwise.
+std::optional<std::string> http_get(int port, const std::string& path);
 
 /// This machine's address on the route to `host`:`port` (the master), as the master would reach
 /// it; 127.0.0.1 when it cannot be told.

@@ -37,4 +37,9 @@ inline void expect_one_row(const pqxx::result& result, const std::string& what) 
   if (result.affected_rows() == 0) throw std::runtime_error(what + " does not exist");
 }
 
+/// The columns of task_logs that trials' and tasks' lines share, in the order log_entry_from reads.
+std::string log_columns();
+/// One task_logs row selected with log_columns().
+pb::LogEntry log_entry_from(const pqxx::row& row);
+
 }  // namespace det::storage

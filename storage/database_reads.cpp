@@ -212,22 +212,29 @@ std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const st
   });
 }
 
+std::string log_columns() { return "id, allocation_id, agent_id, stream, text, " + micros_of("time"); }
+
+pb::LogEntry log_entry_from(const pqxx::row& row) {
+  pb::LogEntry entry;
+  entry.set_id(row[0].as<int64_t>());
+  entry.set_allocation_id(row[1].as<std::string>());
+  entry.set_agent_id(row[2].as<std::string>());
+  entry.set_stream(row[3].as<std::string>());
+  entry.set_text(row[4].as<std::string>());
+  if (auto time = time_from(row[5])) *entry.mutable_time() = *time;
+  return entry;
+}
+
 std::vector<pb::LogEntry> database::trial_logs(int64_t trial_id, int64_t after_id, int limit) {
   return describing_failure("read the logs of trial " + std::to_string(trial_id), [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::LogEntry> entries;
-    const auto rows = tx.exec_params("SELECT id, allocation_id, agent_id, stream, text, " + micros_of("time") +
+    const auto rows = tx.exec_params("SELECT " + log_columns() +
                                          " FROM task_logs WHERE trial_id = $1 AND id > $2 ORDER BY id LIMIT $3",
                                      trial_id, after_id, limit);
     for (const auto& row : rows) {
-      auto& entry = entries.emplace_back();
-      entry.set_id(row[0].as<int64_t>());
-      entry.set_trial_id(trial_id);
-      entry.set_allocation_id(row[1].as<std::string>());
-      entry.set_agent_id(row[2].as<std::string>());
-      entry.set_stream(row[3].as<std::string>());
-      entry.set_text(row[4].as<std::string>());
-      if (auto time = time_from(row[5])) *entry.mutable_time() = *time;
+      entries.push_back(log_entry_from(row));
+      entries.back().set_trial_id(trial_id);
     }
     return entries;
   });

@@ -47,17 +47,6 @@ pb::Task task_from(const pqxx::row& row) {
   return t;
 }
 
-pb::LogEntry log_from(const pqxx::row& row) {
-  pb::LogEntry entry;
-  entry.set_id(row[0].as<int64_t>());
-  entry.set_allocation_id(row[1].as<std::string>());
-  entry.set_agent_id(row[2].as<std::string>());
-  entry.set_stream(row[3].as<std::string>());
-  entry.set_text(row[4].as<std::string>());
-  if (auto time = time_from(row[5])) *entry.mutable_time() = *time;
-  return entry;
-}
-
 }  // namespace
 
 void database::insert_task(const pb::Task& task, const task_secrets& secrets, const std::string& context) {
@@ -131,11 +120,11 @@ std::vector<pb::LogEntry> database::task_logs(const std::string& task_id, int64_
   return describing_failure("read the logs of task " + task_id, [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::LogEntry> entries;
-    const auto rows = tx.exec_params("SELECT id, allocation_id, agent_id, stream, text, " + micros_of("time") +
+    const auto rows = tx.exec_params("SELECT " + log_columns() +
                                          " FROM task_logs WHERE task_id = $1 AND id > $2 ORDER BY id LIMIT $3",
                                      task_id, after_id, limit);
     for (const auto& row : rows) {
-      entries.push_back(log_from(row));
+      entries.push_back(log_entry_from(row));
       entries.back().set_task_id(task_id);
     }
     return entries;

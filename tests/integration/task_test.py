@@ -254,16 +254,21 @@ class CommandTest(unittest.TestCase):
     def test_7_an_idle_notebook_stops_and_a_used_one_does_not(self):
         c = self.cluster
         idle_id, _ = start_notebook(c, "-c", "idle_timeout=4")
-        used_id, _ = start_notebook(c, "-c", "idle_timeout=4")
+        requested_id, _ = start_notebook(c, "-c", "idle_timeout=4")
+        kernel_id, kernel_token = start_notebook(c, "-c", "idle_timeout=4")
+        # One is kept in use by a kernel (the agent sees it on Jupyter's API), one by requests
+        # through the proxy; the third by nothing.
+        self.assertEqual(proxied(c, f"/proxy/{kernel_id}/api/kernels?token={kernel_token}", method="POST", body={})[0], 201)
         deadline = time.monotonic() + 9
         while time.monotonic() < deadline:
-            self.assertEqual(proxied(c, f"/proxy/{used_id}/api")[0], 200)
+            self.assertEqual(proxied(c, f"/proxy/{requested_id}/api")[0], 200)
             time.sleep(1)
         idle = c.get(f"/api/v1/notebooks/{idle_id}")["notebook"]
         self.assertEqual(idle["state"], "TASK_STATE_TERMINATED")
         self.assertIn("without use", idle["exit_reason"])
-        self.assertEqual(c.get(f"/api/v1/notebooks/{used_id}")["notebook"]["state"], "TASK_STATE_RUNNING")
-        c.det("notebook", "kill", used_id)
+        for used in (requested_id, kernel_id):
+            self.assertEqual(c.get(f"/api/v1/notebooks/{used}")["notebook"]["state"], "TASK_STATE_RUNNING", used)
+            c.det("notebook", "kill", used)
 
     def test_8_a_shell_through_the_proxy_tunnel(self):
         c = self.cluster
