@@ -3,7 +3,12 @@
 
 #include "runtime/http_server.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <type_traits>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -39,7 +44,8 @@ constexpr auto handshake_timeout = std::chrono::seconds(30);
 // Threads for routes, which wait on actors: what many slow requests at once may hold.
 constexpr std::size_t handler_threads = 32;
 constexpr std::size_t io_threads = 2;
-constexpr std::size_t relay_chunk = 64 * 1024;
+constexpr std::size_t relay_chunk = 256 * 1024;
+constexpr std::size_t relay_pipe_bytes = 1 << 20;
 
 using string_request = http::request<http::string_body>;
 
@@ -249,7 +255,9 @@ struct http_server::impl {
     req.set("X-Forwarded-Proto", tls ? "https" : "http");
     req.keep_alive(false);  // one backend connection per request: nothing to pool across tasks
     co_await http::async_write(backend, req, use_awaitable);
+    // Beast reads as much as the buffer has room for: a small one would relay a body in crumbs.
     beast::flat_buffer backend_buffer;
+    backend_buffer.reserve(relay_chunk);
     http::response_parser<http::buffer_body> parser;
     parser.body_limit(boost::none);
     co_await http::async_read_header(backend, backend_buffer, parser, use_awaitable);
@@ -262,6 +270,17 @@ struct http_server::impl {
     if (!target.set_cookie.empty()) msg.insert(http::field::set_cookie, target.set_cookie);
     http::serializer<false, http::buffer_body> serializer{msg};
     co_await http::async_write_header(client, serializer, use_awaitable);
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      // A plain-text body of known length moves from socket to socket in the kernel (splice),
+      // never copied through this process: what a large download through the proxy needs.
+      if (msg.has_content_length() && !parser.is_done()) {
+        const auto length = std::stoull(std::string(msg[http::field::content_length]));
+        const auto buffered = backend_buffer.size();  // body bytes that came with the header
+        co_await net::async_write(client.socket(), backend_buffer.data(), use_awaitable);
+        co_await splice_between(backend.socket(), client.socket(), length - buffered);
+        co_return keep_alive;
+      }
+    }
     std::vector<char> chunk(relay_chunk);
     while (!parser.is_done()) {
       msg.body().data = chunk.data();
@@ -282,6 +301,57 @@ struct http_server::impl {
       if (ec && ec != http::error::need_buffer) throw beast::system_error(ec);
     }
     co_return keep_alive;
+  }
+
+  /// Moves `count` bytes from `in` to `out` through a pipe with splice(2).
+  static awaitable<void> splice_between(tcp::socket& in, tcp::socket& out, std::uint64_t count) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC) != 0) throw beast::system_error(beast::error_code(errno, beast::system_category()));
+    struct pipe_closer {
+      int* fds;
+      ~pipe_closer() {
+        ::close(fds[0]);
+        ::close(fds[1]);
+      }
+    } closer{pipe_fds};
+    ::fcntl(pipe_fds[1], F_SETPIPE_SZ, static_cast<int>(relay_pipe_bytes));
+    auto fail = [](const char* what) {
+      throw beast::system_error(beast::error_code(errno, beast::system_category()), what);
+    };
+    std::uint64_t in_pipe = 0;
+    while (count > 0 || in_pipe > 0) {
+      bool moved = false;
+      if (count > 0) {
+        const auto n = ::splice(in.native_handle(), nullptr, pipe_fds[1], nullptr,
+                                static_cast<std::size_t>(std::min<std::uint64_t>(count, relay_pipe_bytes)),
+                                SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+          count -= static_cast<std::uint64_t>(n);
+          in_pipe += static_cast<std::uint64_t>(n);
+          moved = true;
+        } else if (n == 0) {
+          throw std::runtime_error("the task's service closed the connection before the end of the body");
+        } else if (errno != EAGAIN) {
+          fail("splice from the task's service");
+        }
+      }
+      if (in_pipe > 0) {
+        const auto n = ::splice(pipe_fds[0], nullptr, out.native_handle(), nullptr, static_cast<std::size_t>(in_pipe),
+                                SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+          in_pipe -= static_cast<std::uint64_t>(n);
+          moved = true;
+        } else if (n < 0 && errno != EAGAIN) {
+          fail("splice to the client");
+        }
+      }
+      if (moved) continue;
+      // Nothing moved: wait for the side that holds us up.
+      if (in_pipe > 0)
+        co_await out.async_wait(tcp::socket::wait_write, use_awaitable);
+      else
+        co_await in.async_wait(tcp::socket::wait_read, use_awaitable);
+    }
   }
 
   /// A WebSocket to a WebSocket: frames pass through with their kind (a notebook's kernel channel).

@@ -1,5 +1,6 @@
 #include "tools/cli_task.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -16,6 +17,9 @@
 namespace det::tools {
 namespace {
 
+// Following polls soon after a change and backs off while nothing happens: a command's first
+// line shows within tens of milliseconds without a steady stream of requests.
+constexpr auto first_poll = std::chrono::milliseconds(10);
 constexpr auto poll_interval = std::chrono::milliseconds(200);
 constexpr std::int64_t log_page = 1000;
 
@@ -109,12 +113,15 @@ std::int64_t drain_logs(rest_client& master, const std::string& id, std::int64_t
 pb::Task follow(rest_client& master, const std::string& id) {
   master.retry_unreachable_for(master_restart_window);
   std::int64_t after_id = 0;
+  auto wait = first_poll;
   for (;;) {
     // The state first: once it has ended, one more drain gets every line.
     auto task = task_of(master.get<pb::TaskReply>("/api/v1/tasks/" + id));
+    const auto before = after_id;
     after_id = drain_logs(master, id, after_id);
     if (task.state() == pb::TASK_STATE_TERMINATED) return task;
-    std::this_thread::sleep_for(poll_interval);
+    wait = after_id != before ? first_poll : std::min(wait * 2, std::chrono::duration_cast<decltype(wait)>(poll_interval));
+    std::this_thread::sleep_for(wait);
   }
 }
 
