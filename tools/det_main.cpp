@@ -560,6 +560,19 @@ void add_task_verbs(CLI::App* parent, det::pb::TaskKind kind, const std::string&
   cl.on_master(kill, [&cl, kind](rest_client& m) { return det::tools::kill_task(m, kind, cl.task_id); });
 }
 
+// start (given, for its own options), open, list, logs and kill of a task served on the web.
+void add_web_service_verbs(CLI::App* start, CLI::App* parent, det::pb::TaskKind kind, const std::string& what,
+                           command_line& cl) {
+  add_task_launch_options(start, cl);
+  start->add_flag("-d,--detach", cl.detach, "Print the " + what + "'s id and return at once.");
+  cl.on_master(start, [&cl, kind](rest_client& m) { return det::tools::start_service(m, kind, cl.launch, cl.detach); });
+  auto* open = parent->add_subcommand("open", "Print the URL that opens a " + what + ", once it answers.");
+  open->add_option("id", cl.task_id)->required();
+  open->add_flag("--browser", cl.browser, "Open it in a browser too.");
+  cl.on_master(open, [&cl, kind](rest_client& m) { return det::tools::open_service(m, kind, cl.task_id, cl.browser); });
+  add_task_verbs(parent, kind, what, cl);
+}
+
 // det cmd: one-off commands on the cluster's slots (Determined's `det command`); det notebook.
 void add_commands(CLI::App& app, command_line& cl) {
   const auto kind = det::pb::TASK_KIND_COMMAND;
@@ -584,15 +597,8 @@ void add_commands(CLI::App& app, command_line& cl) {
   const auto notebook = det::pb::TASK_KIND_NOTEBOOK;
   auto* n = app.add_subcommand("notebook", "Jupyter notebooks on the cluster, reached through the master.");
   n->require_subcommand(1);
-  auto* start = n->add_subcommand("start", "Start a notebook; print its URL once it answers.");
-  add_task_launch_options(start, cl);
-  start->add_flag("-d,--detach", cl.detach, "Print the notebook's id and return at once.");
-  cl.on_master(start, [&cl, notebook](rest_client& m) { return det::tools::start_service(m, notebook, cl.launch, cl.detach); });
-  auto* open = n->add_subcommand("open", "Print the URL that opens a notebook, once it answers.");
-  open->add_option("id", cl.task_id)->required();
-  open->add_flag("--browser", cl.browser, "Open it in a browser too.");
-  cl.on_master(open, [&cl, notebook](rest_client& m) { return det::tools::open_service(m, notebook, cl.task_id, cl.browser); });
-  add_task_verbs(n, notebook, "notebook", cl);
+  add_web_service_verbs(n->add_subcommand("start", "Start a notebook; print its URL once it answers."), n, notebook,
+                        "notebook", cl);
 
   const auto shell = det::pb::TASK_KIND_SHELL;
   auto* sh = app.add_subcommand("shell", "Shells on the cluster over SSH, through the master.");
@@ -617,14 +623,7 @@ void add_commands(CLI::App& app, command_line& cl) {
   auto* tstart = tb->add_subcommand("start", "Start a TensorBoard over the experiments' trials; print its URL once it answers.");
   tstart->add_option("experiment_ids", cl.launch.experiment_ids, "Experiments whose trials it shows.");
   tstart->add_option("-t,--trial-ids", cl.launch.trial_ids, "Trials it shows besides.");
-  add_task_launch_options(tstart, cl);
-  tstart->add_flag("-d,--detach", cl.detach, "Print the TensorBoard's id and return at once.");
-  cl.on_master(tstart, [&cl, tensorboard](rest_client& m) { return det::tools::start_service(m, tensorboard, cl.launch, cl.detach); });
-  auto* topen = tb->add_subcommand("open", "Print the URL that opens a TensorBoard, once it answers.");
-  topen->add_option("id", cl.task_id)->required();
-  topen->add_flag("--browser", cl.browser, "Open it in a browser too.");
-  cl.on_master(topen, [&cl, tensorboard](rest_client& m) { return det::tools::open_service(m, tensorboard, cl.task_id, cl.browser); });
-  add_task_verbs(tb, tensorboard, "TensorBoard", cl);
+  add_web_service_verbs(tstart, tb, tensorboard, "TensorBoard", cl);
 
   auto* tunnel = app.add_subcommand("tunnel", "Carry stdin and stdout to a shell's sshd through the master (ssh's ProxyCommand).");
   tunnel->add_option("id", cl.task_id)->required();
