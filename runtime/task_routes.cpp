@@ -1,6 +1,7 @@
 #include "runtime/task_routes.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -174,8 +175,10 @@ proxy_target task_routes::proxy_target_of(const http_request& req) {
   if (!task.ready() || task.service_address().empty())
     return refusal(503, config::to_string(from_pb(task.kind())) + " " + id + " is not ready yet; try again shortly");
   const auto colon = task.service_address().rfind(':');
+  const auto port = colon == std::string::npos ? std::nullopt : parse_int<int>(task.service_address().substr(colon + 1));
+  if (!port) return refusal(502, "the agent reported no usable address for " + id + ": " + task.service_address());
   target.host = task.service_address().substr(0, colon);
-  target.port = std::stoi(task.service_address().substr(colon + 1));
+  target.port = *port;
   target.raw_tcp = task.kind() == pb::TASK_KIND_SHELL;
   return target;
 }
