@@ -62,6 +62,15 @@ config::task_kind from_pb(pb::TaskKind x) {
   }
 }
 
+const char* route_plural(pb::TaskKind x) {
+  switch (x) {
+    case pb::TASK_KIND_SHELL: return "shells";
+    case pb::TASK_KIND_NOTEBOOK: return "notebooks";
+    case pb::TASK_KIND_TENSORBOARD: return "tensorboards";
+    default: return "commands";
+  }
+}
+
 namespace {
 
 // How the process ended, as a sentence, given what had been asked of it.

@@ -76,6 +76,8 @@ pb::TaskState to_pb(task_state x);
 task_state from_pb(pb::TaskState x);  // UNSPECIFIED reads as queued
 pb::TaskKind to_pb(config::task_kind x);
 config::task_kind from_pb(pb::TaskKind x);  // UNSPECIFIED reads as command
+/// Where REST keeps a kind: /api/v1/commands|shells|notebooks|tensorboards (Determined's paths).
+const char* route_plural(pb::TaskKind x);
 
 /// The task's next facts, and what to do, after `event`. An event that does not apply in the
 /// current state (a late ready, a second kill) leaves the facts as they are.

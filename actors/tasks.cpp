@@ -10,6 +10,7 @@
 #include "actors/spawn.hpp"
 #include "actors/storage_answer.hpp"
 #include "auth/credentials.hpp"
+#include "auth/random_uuid.hpp"
 #include "auth/ssh_keys.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"

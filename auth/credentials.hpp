@@ -24,8 +24,6 @@ bool verify_password(const std::string& password, const std::string& hash);
 /// A new random secret of 256 bits, as 64 lowercase hex digits: bearer tokens, the agent token,
 /// the first admin password.
 std::string random_secret();
-/// A new random (version 4) UUID in lowercase: a task's id, which names it in proxy URLs.
-std::string random_uuid();
 /// SHA-256 of `text`, 32 raw bytes: how tokens are stored and looked up.
 std::string sha256(const std::string& text);
 /// Equality that takes the same time wherever the first difference is. An empty secret matches

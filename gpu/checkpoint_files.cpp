@@ -1,7 +1,8 @@
 #include "gpu/checkpoint_files.hpp"
 
 #include <nlohmann/json.hpp>
-#include <uuid/uuid.h>
+
+#include "auth/random_uuid.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -11,20 +12,7 @@ namespace det::harness {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// A version 4 (random) UUID from the system's random source, in lowercase: the checkpoint's name.
-std::string random_uuid() {
-  uuid_t id;
-  uuid_generate_random(id);
-  char text[37];  // 36 characters and the terminator, as uuid_unparse(3) requires
-  uuid_unparse_lower(id, text);
-  return text;
-}
-
-} // namespace
-
-checkpoint_writer::checkpoint_writer(const std::string& root) : root_(root), uuid_(random_uuid()) {
+checkpoint_writer::checkpoint_writer(const std::string& root) : root_(root), uuid_(auth::random_uuid()) {
   partial_ = (fs::path(root) / (uuid_ + ".partial")).string();
   std::error_code error;
   fs::create_directories(partial_, error);

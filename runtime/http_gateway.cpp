@@ -1,13 +1,11 @@
 #include "runtime/http_gateway.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <chrono>
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -612,7 +610,7 @@ struct http_gateway::impl {
     // Streamed from disk: checkpoints can be larger than the master's spare memory.
     const std::string path = c.storage_path() + "/" + uuid + "/" + name;
     std::error_code error;
-    if (!std::filesystem::is_regular_file(path, error) || !std::ifstream(path, std::ios::binary))
+    if (!std::filesystem::is_regular_file(path, error))
       return reply_error(res, 500, "cannot read " + name + " of checkpoint " + uuid + " from " + c.storage_path());
     res.content_type = "application/octet-stream";
     res.file_path = path;

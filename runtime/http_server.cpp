@@ -51,6 +51,7 @@ using string_request = http::request<http::string_body>;
 
 bool is_proxy_path(beast::string_view target) { return target.starts_with("/proxy/"); }
 
+// The request as routes see it, but for its body, which the caller moves in when a route needs it.
 http_request to_request(const string_request& req, const std::string& remote) {
   http_request r;
   r.method = std::string(req.method_string());
@@ -72,7 +73,6 @@ http_request to_request(const string_request& req, const std::string& remote) {
     }
   }
   for (const auto& field : req) r.headers.emplace(std::string(field.name_string()), std::string(field.value()));
-  r.body = req.body();
   r.remote_addr = remote;
   return r;
 }
@@ -195,6 +195,7 @@ struct http_server::impl {
       }
       const bool keep_alive = req.keep_alive();
       auto r = to_request(req, remote);
+      r.body = std::move(req.body());
       http_response res;
       co_await on_handler_thread([&] { router.dispatch(r, res); });
       co_await write_response(stream, res, req.version(), keep_alive);

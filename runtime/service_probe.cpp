@@ -21,6 +21,7 @@ struct socket_fd {
   ~socket_fd() {
     if (fd >= 0) ::close(fd);
   }
+  socket_fd(socket_fd&& other) noexcept : fd(other.fd) { other.fd = -1; }
   socket_fd(const socket_fd&) = delete;
   socket_fd& operator=(const socket_fd&) = delete;
 };
@@ -46,31 +47,43 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-bool service_answers(int port, const std::string& http_path) {
+namespace {
+
+// Connected to 127.0.0.1:`port` and, unless `path` is empty, with an HTTP/1.0 GET of it sent;
+// fd -1 when either fails.
+socket_fd requested(int port, const std::string& path) {
   socket_fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   auto addr = loopback(port);
-  if (s.fd < 0 || ::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return false;
+  if (s.fd < 0 || ::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return socket_fd(-1);
+  if (path.empty()) return s;
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+  if (::send(s.fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+    return socket_fd(-1);
+  return s;
+}
+
+bool readable_within(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, ms) == 1;
+}
+
+}  // namespace
+
+bool service_answers(int port, const std::string& http_path) {
+  auto s = requested(port, http_path);
+  if (s.fd < 0) return false;
   if (http_path.empty()) return true;
-  const std::string request = "GET " + http_path + " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
-  if (::send(s.fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return false;
-  pollfd p{s.fd, POLLIN, 0};
   char head[8] = {};
-  if (::poll(&p, 1, 2000) != 1) return false;
-  return ::recv(s.fd, head, 5, MSG_WAITALL) == 5 && std::memcmp(head, "HTTP/", 5) == 0;
+  return readable_within(s.fd, 2000) && ::recv(s.fd, head, 5, MSG_WAITALL) == 5 && std::memcmp(head, "HTTP/", 5) == 0;
 }
 
 std::optional<std::string> http_get(int port, const std::string& path) {
-  socket_fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  auto addr = loopback(port);
-  if (s.fd < 0 || ::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
-  if (::send(s.fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
-    return std::nullopt;
+  auto s = requested(port, path);
+  if (s.fd < 0) return std::nullopt;
   std::string response;
   char chunk[16384];
   for (;;) {
-    pollfd p{s.fd, POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1) return std::nullopt;
+    if (!readable_within(s.fd, 5000)) return std::nullopt;
     const auto n = ::recv(s.fd, chunk, sizeof chunk, 0);
     if (n < 0) return std::nullopt;
     if (n == 0) break;

@@ -23,15 +23,8 @@ constexpr int32_t default_log_page = 1000;
 // A task's id, as the routes' patterns match it.
 constexpr const char* uuid_pattern = "([0-9a-f-]{36})";
 
-/// One kind's route names: /api/v1/<plural>, and the JSON field of one.
-struct kind_routes {
-  pb::TaskKind kind;
-  const char* plural;
-};
-constexpr kind_routes kinds[] = {{pb::TASK_KIND_COMMAND, "commands"},
-                                 {pb::TASK_KIND_SHELL, "shells"},
-                                 {pb::TASK_KIND_NOTEBOOK, "notebooks"},
-                                 {pb::TASK_KIND_TENSORBOARD, "tensorboards"}};
+constexpr pb::TaskKind kinds[] = {pb::TASK_KIND_COMMAND, pb::TASK_KIND_SHELL, pb::TASK_KIND_NOTEBOOK,
+                                  pb::TASK_KIND_TENSORBOARD};
 
 // A notebook's token opens it: only its owner and admins see it in the proxy path.
 pb::Task as_seen_by(pb::Task task, const principal& who) {
@@ -124,14 +117,17 @@ bool task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::T
     }
     trials.emplace_back(found.trial().experiment_id(), id);
   }
+  std::map<int64_t, config::checkpoint_storage_config> storage;  // each experiment's, read once
   std::string spec, experiment_names;
   for (const auto& [exp, trial] : trials) {
-    const auto* e = experiment(exp);
-    if (!e) return false;
-    const auto storage = config::parse_experiment_config(e->experiment().config(), "experiment " + std::to_string(exp))
-                             .checkpoint_storage;
+    if (!storage.count(exp)) {
+      const auto* e = experiment(exp);
+      if (!e) return false;
+      storage[exp] = config::parse_experiment_config(e->experiment().config(), "experiment " + std::to_string(exp))
+                         .checkpoint_storage;
+    }
     spec += (spec.empty() ? "" : ",") + std::string("trial_") + std::to_string(trial) + ":" +
-            storage.tensorboard_dir(handles.default_checkpoint_root, exp, trial);
+            storage[exp].tensorboard_dir(handles.default_checkpoint_root, exp, trial);
   }
   for (const auto& [id, e] : experiments) experiment_names += (experiment_names.empty() ? "" : ", ") + std::to_string(id);
   task.clear_entrypoint();
@@ -197,9 +193,8 @@ void task_routes::add_to(http_router& server) {
     }, get_atom::value, id);
   };
 
-  for (const auto& k : kinds) {
-    const auto kind = k.kind;
-    const std::string base = std::string("/api/v1/") + k.plural;
+  for (const auto kind : kinds) {
+    const std::string base = std::string("/api/v1/") + route_plural(kind);
       server.Post(base, signed_in([this, ask, kind](const http_request& req, http_response& res, const principal& who) {
         auto body = body_of<pb::CreateTaskRequest>(req, res);
         if (!body) return;

@@ -9,11 +9,16 @@ namespace det::storage {
 
 namespace {
 
-const std::string task_select =
+// task_from reads these columns; its callers may select more after them.
+const std::string task_columns =
     "SELECT t.id, t.kind, t.description, t.state, t.owner_id, u.username, t.config, t.slots, t.resource_pool, " +
     micros_of("t.start_time") + ", " + micros_of("t.end_time") +
     ", t.exit_code, t.exit_reason, t.agent_id, t.entrypoint, t.ready, t.service_address, t.service_token, "
-    "t.service_user, t.ssh_private_key, t.ssh_public_key, t.host_public_key FROM tasks t JOIN users u ON u.id = t.owner_id ";
+    "t.service_user, t.ssh_private_key, t.ssh_public_key, t.host_public_key";
+constexpr int task_column_count = 22;
+constexpr int service_token_column = 17;  // a notebook's token, which its proxy path carries
+const std::string task_from_clause = " FROM tasks t JOIN users u ON u.id = t.owner_id ";
+const std::string task_select = task_columns + task_from_clause;
 
 pb::Task task_from(const pqxx::row& row) {
   pb::Task t;
@@ -38,7 +43,7 @@ pb::Task task_from(const pqxx::row& row) {
   text_array_from(row[14], t.mutable_entrypoint());
   t.set_ready(row[15].as<bool>());
   t.set_service_address(row[16].as<std::string>());
-  const auto token = row[17].as<std::string>();
+  const auto token = row[service_token_column].as<std::string>();
   t.set_proxy_path("/proxy/" + t.id() + "/" + (token.empty() ? "" : "?token=" + token));
   t.set_service_user(row[18].as<std::string>());
   t.set_private_key(row[19].as<std::string>());
@@ -104,14 +109,14 @@ std::vector<database::restorable_task> database::restorable_tasks() {
   return describing_failure("read the tasks to restore", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<restorable_task> out;
-    const auto rows = tx.exec_params("SELECT id, allocation_token, service_token, host_private_key, context FROM tasks "
-                                     "WHERE state <> $1 ORDER BY start_time",
+    const auto rows = tx.exec_params(task_columns + ", t.allocation_token, t.host_private_key, t.context" +
+                                         task_from_clause + "WHERE t.state <> $1 ORDER BY t.start_time",
                                      pb::TaskState_Name(pb::TASK_STATE_TERMINATED));
-    for (const auto& row : rows) {
-      const auto task = tx.exec_params(task_select + "WHERE t.id = $1", row[0].as<std::string>());
-      out.push_back({task_from(task[0]), {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()},
-                     pqxx::binarystring(row[4]).str()});
-    }
+    for (const auto& row : rows)
+      out.push_back({task_from(row),
+                     {row[task_column_count].as<std::string>(), row[service_token_column].as<std::string>(),
+                      row[task_column_count + 1].as<std::string>()},
+                     pqxx::binarystring(row[task_column_count + 2]).str()});
     return out;
   });
 }

@@ -62,16 +62,7 @@ int start_shell(rest_client& master, const task_launch& launch, bool detach) {
 }
 
 int open_shell(rest_client& master, const std::string& id, const std::vector<std::string>& command) {
-  master.retry_unreachable_for(master_restart_window);
-  pb::TaskReply reply;
-  for (;;) {
-    master.get("/api/v1/shells/" + id, reply);
-    if (reply.shell().ready()) break;
-    if (reply.shell().state() == pb::TASK_STATE_TERMINATED)
-      throw std::runtime_error("shell " + id + " has ended: " + reply.shell().exit_reason());
-    ::usleep(200 * 1000);
-  }
-  const auto& shell = reply.shell();
+  const auto shell = wait_ready(master, pb::TASK_KIND_SHELL, id);
   if (shell.private_key().empty())
     throw std::runtime_error("only the owner of shell " + id + " (" + shell.owner() + ") or an admin may open it");
   key_directory keys;

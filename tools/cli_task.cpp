@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "actors/task_lifecycle.hpp"
 #include "config/config_error.hpp"
 #include "config/config_overrides.hpp"
 #include "config/task_config.hpp"
@@ -23,15 +24,6 @@ constexpr auto first_poll = std::chrono::milliseconds(10);
 constexpr auto poll_interval = std::chrono::milliseconds(200);
 constexpr std::int64_t log_page = 1000;
 
-const char* plural_of(pb::TaskKind kind) {
-  switch (kind) {
-    case pb::TASK_KIND_SHELL: return "shells";
-    case pb::TASK_KIND_NOTEBOOK: return "notebooks";
-    case pb::TASK_KIND_TENSORBOARD: return "tensorboards";
-    default: return "commands";
-  }
-}
-
 // The CLI's word for the kind: det cmd|shell|notebook|tensorboard.
 const char* cli_name(pb::TaskKind kind) {
   switch (kind) {
@@ -39,15 +31,6 @@ const char* cli_name(pb::TaskKind kind) {
     case pb::TASK_KIND_NOTEBOOK: return "notebook";
     case pb::TASK_KIND_TENSORBOARD: return "tensorboard";
     default: return "cmd";
-  }
-}
-
-config::task_kind config_kind(pb::TaskKind kind) {
-  switch (kind) {
-    case pb::TASK_KIND_SHELL: return config::task_kind::shell;
-    case pb::TASK_KIND_NOTEBOOK: return config::task_kind::notebook;
-    case pb::TASK_KIND_TENSORBOARD: return config::task_kind::tensorboard;
-    default: return config::task_kind::command;
   }
 }
 
@@ -78,7 +61,7 @@ pb::CreateTaskRequest request_of(pb::TaskKind kind, const task_launch& launch) {
     text = config::with_overrides(text, path, overrides);
     if (!launch.config_path.empty()) path += " with the command line's changes";
   }
-  config::parse_task_config(text, path, config_kind(kind));  // the same check the master makes, before any upload
+  config::parse_task_config(text, path, from_pb(kind));  // the same check the master makes, before any upload
   request.set_config(text);
   request.set_config_path(path);
   for (auto id : launch.experiment_ids) request.add_experiment_ids(id);
@@ -126,30 +109,29 @@ pb::Task follow(rest_client& master, const std::string& id) {
 }
 
 std::string kind_path(pb::TaskKind kind, const std::string& id) {
-  return std::string("/api/v1/") + plural_of(kind) + "/" + id;
-}
-
-// Waits until the task answers (or ends: an error naming why) and returns it.
-pb::Task wait_ready(rest_client& master, pb::TaskKind kind, const std::string& id) {
-  master.retry_unreachable_for(master_restart_window);
-  for (;;) {
-    auto task = task_of(master.get<pb::TaskReply>(kind_path(kind, id)));
-    if (task.ready()) return task;
-    if (task.state() == pb::TASK_STATE_TERMINATED)
-      throw std::runtime_error(config::to_string(config_kind(kind)) + " " + id + " ended before it was ready: " +
-                               task.exit_reason() + " (det " + cli_name(kind) + " logs " + id + ")");
-    std::this_thread::sleep_for(poll_interval);
-  }
+  return std::string("/api/v1/") + route_plural(kind) + "/" + id;
 }
 
 }  // namespace
 
 std::string create_task(rest_client& master, pb::TaskKind kind, const task_launch& launch) {
   pb::TaskReply created;
-  master.post(std::string("/api/v1/") + plural_of(kind), request_of(kind, launch), created);
+  master.post(std::string("/api/v1/") + route_plural(kind), request_of(kind, launch), created);
   const auto id = task_of(created).id();
-  std::cerr << "Launched " << config::to_string(config_kind(kind)) << " " << id << std::endl;
+  std::cerr << "Launched " << config::to_string(from_pb(kind)) << " " << id << std::endl;
   return id;
+}
+
+pb::Task wait_ready(rest_client& master, pb::TaskKind kind, const std::string& id) {
+  master.retry_unreachable_for(master_restart_window);
+  for (;;) {
+    auto task = task_of(master.get<pb::TaskReply>(kind_path(kind, id)));
+    if (task.ready()) return task;
+    if (task.state() == pb::TASK_STATE_TERMINATED)
+      throw std::runtime_error(config::to_string(from_pb(kind)) + " " + id + " ended before it was ready: " +
+                               task.exit_reason() + " (det " + cli_name(kind) + " logs " + id + ")");
+    std::this_thread::sleep_for(poll_interval);
+  }
 }
 
 int start_service(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach) {
@@ -178,12 +160,12 @@ int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, 
   }
   auto ended = follow(master, id);
   if (ended.has_exit_code() && ended.exit_code() == 0) return 0;
-  std::cerr << config::to_string(config_kind(kind)) << " " << id << " " << ended.exit_reason() << std::endl;
+  std::cerr << config::to_string(from_pb(kind)) << " " << id << " " << ended.exit_reason() << std::endl;
   return ended.has_exit_code() && ended.exit_code() > 0 && ended.exit_code() < 256 ? ended.exit_code() : 1;
 }
 
 int list_tasks(rest_client& master, pb::TaskKind kind, bool json) {
-  auto all = master.get<pb::TasksReply>(std::string("/api/v1/") + plural_of(kind));
+  auto all = master.get<pb::TasksReply>(std::string("/api/v1/") + route_plural(kind));
   if (json) {
     std::cout << det::to_json(all, true) << '\n';
     return 0;
@@ -210,8 +192,8 @@ int print_task_logs(rest_client& master, const std::string& id, bool follow_logs
 
 int kill_task(rest_client& master, pb::TaskKind kind, const std::string& id) {
   pb::TaskReply ignored;
-  master.post(std::string("/api/v1/") + plural_of(kind) + "/" + id + "/kill", pb::TaskReply{}, ignored);
-  std::cout << "Killed " << config::to_string(config_kind(kind)) << " " << id << "\n";
+  master.post(std::string("/api/v1/") + route_plural(kind) + "/" + id + "/kill", pb::TaskReply{}, ignored);
+  std::cout << "Killed " << config::to_string(from_pb(kind)) << " " << id << "\n";
   return 0;
 }
 

@@ -25,6 +25,9 @@ struct task_launch {
 /// Starts the task and prints its id; unless `detach`, follows its logs until it ends and returns
 /// its exit code (1 for a failure without one).
 int run_task(rest_client& master, pb::TaskKind kind, const task_launch& launch, bool detach);
+/// Waits until the task answers (riding out a master restart) and returns it; throws a sentence
+/// naming why when it ends first.
+pb::Task wait_ready(rest_client& master, pb::TaskKind kind, const std::string& id);
 /// Creates the task (its config checked here first, as the master will) and returns its id;
 /// throws config_error or a sentence.
 std::string create_task(rest_client& master, pb::TaskKind kind, const task_launch& launch);
