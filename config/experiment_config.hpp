@@ -88,12 +88,21 @@ struct checkpoint_storage_config {
     std::string out = host_path.empty() ? default_root : host_path;
     return storage_path.empty() ? out : out + "/" + storage_path;
   }
-  /// Where a trial's TensorBoard event files go, under root() (Determined's layout).
-  std::string tensorboard_dir(const std::string& default_root, int64_t experiment_id, int64_t trial_id) const {
-    return root(default_root) + "/tensorboard/experiment/" + std::to_string(experiment_id) + "/trial/" +
-           std::to_string(trial_id);
-  }
+  /// Where a trial's TensorBoard event files go, under root().
+  std::string tensorboard_dir(const std::string& default_root, int64_t experiment_id, int64_t trial_id) const;
 };
+
+/// Where a trial's TensorBoard event files go under a checkpoint root (Determined's layout): its
+/// workers write them there and `det tensorboard` reads them.
+inline std::string tensorboard_dir_under(const std::string& checkpoint_root, int64_t experiment_id, int64_t trial_id) {
+  return checkpoint_root + "/tensorboard/experiment/" + std::to_string(experiment_id) + "/trial/" +
+         std::to_string(trial_id);
+}
+
+inline std::string checkpoint_storage_config::tensorboard_dir(const std::string& default_root, int64_t experiment_id,
+                                                              int64_t trial_id) const {
+  return tensorboard_dir_under(root(default_root), experiment_id, trial_id);
+}
 
 /// An experiment configuration: Determined's (determined-reference §4) written in TOML.
 struct experiment_config {

@@ -26,6 +26,7 @@
 #include "runtime/run_directory.hpp"
 #include "runtime/worker_connection.hpp"
 #include "runtime/worker_core_api_trial.hpp"
+#include "runtime/worker_event_files.hpp"
 #include "runtime/worker_rendezvous.hpp"
 #include "runtime/worker_reporter.hpp"
 #include "runtime/worker_training_plan.hpp"
@@ -113,7 +114,9 @@ int run_worker(const worker_options& opts) {
     std::cout << "trial " << spec.trial_id() << ": training " << cfg.entrypoint.front() << " to "
               << plan.length << " " << config::to_string(from_proto(spec.validate_after_unit())) << " with hyperparameters "
               << spec.hparams() << std::endl;
-    reporter.emplace(link, spec.trial_id(), spec.allocation_id(), stop_requested);
+    // Only the chief reports, so only the chief writes TensorBoard's events.
+    reporter.emplace(link, spec.trial_id(), spec.allocation_id(), stop_requested,
+                     opts.rank == 0 ? open_event_file(spec) : nullptr);
     std::unique_ptr<harness::collective> peers;
     if (opts.world_size > 1) {
       worker_rendezvous rendezvous{link, spec.allocation_id()};

@@ -14,15 +14,28 @@
 namespace det::runtime {
 
 worker_reporter::worker_reporter(worker_connection& link, int64_t trial_id, std::string allocation_id,
-                                 const std::atomic<bool>& stop)
-    : link_(link), trial_id_(trial_id), allocation_id_(std::move(allocation_id)), stop_(stop) {}
+                                 const std::atomic<bool>& stop, std::unique_ptr<tensorboard::event_file_writer> events)
+    : link_(link), trial_id_(trial_id), allocation_id_(std::move(allocation_id)), stop_(stop), events_(std::move(events)) {}
 
 void worker_reporter::training_metrics(const harness::progress& p, const std::map<std::string, double>& m) {
+  write_events([&](auto& file) { file.write_scalars("training", p.batches, tensorboard::wall_time_now(), m); });
   send("training", p, m);
 }
 
 void worker_reporter::validation_metrics(const harness::progress& p, const std::map<std::string, double>& m) {
+  write_events([&](auto& file) { file.write_scalars("validation", p.batches, tensorboard::wall_time_now(), m); });
   send("validation", p, m);
+}
+
+template <class Write>
+void worker_reporter::write_events(Write write) {
+  if (!events_) return;
+  try {
+    write(*events_);
+  } catch (const std::exception& e) {
+    std::cout << "trial " << trial_id_ << ": no more TensorBoard events: " << e.what() << std::endl;
+    events_.reset();
+  }
 }
 
 void worker_reporter::profile_metrics(const std::string& group, const harness::progress& p,
@@ -65,6 +78,7 @@ constexpr int max_queued_reports = 100;
 } // namespace
 
 void worker_reporter::drain() {
+  write_events([](auto& file) { file.flush(); });
   send_queued();
   link_.await_metrics();
 }

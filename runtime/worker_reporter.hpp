@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "gpu/harness.hpp"
 #include "messages/trial.pb.h"
+#include "tensorboard/event_file_writer.hpp"
 
 namespace det::runtime {
 
@@ -21,9 +23,10 @@ class worker_connection;
 /// the end of training (or a failure) send what waits and wait for every answer.
 class worker_reporter final : public harness::reporter {
  public:
-  /// Training stops gracefully once `stop` is set (the worker got SIGTERM).
+  /// Training stops gracefully once `stop` is set (the worker got SIGTERM). Training and
+  /// validation metrics also go to `events` as they are reported, when there is one.
   worker_reporter(worker_connection& link, int64_t trial_id, std::string allocation_id,
-                  const std::atomic<bool>& stop);
+                  const std::atomic<bool>& stop, std::unique_ptr<tensorboard::event_file_writer> events = nullptr);
 
   void training_metrics(const harness::progress& p, const std::map<std::string, double>& m) override;
   void validation_metrics(const harness::progress& p, const std::map<std::string, double>& m) override;
@@ -38,19 +41,23 @@ class worker_reporter final : public harness::reporter {
   bool should_stop() override;
 
   /// Sends the reports that wait and waits for every answer (sending again after a
-  /// reconnection); throws if the master refused them.
+  /// reconnection), and flushes the event file; throws if the master refused them.
   void drain();
 
  private:
   void send(const char* group, const harness::progress& p, const std::map<std::string, double>& m);
   /// Once the batch in flight is answered, sends the waiting reports as one batch.
   void send_queued();
+  /// Writes to the event file; a failure is logged once and ends the event file, not the run.
+  template <class Write>
+  void write_events(Write write);
 
   worker_connection& link_;
   int64_t trial_id_;
   std::string allocation_id_;
   const std::atomic<bool>& stop_;
   pb::MetricBatch queued_;  // reports made while a batch was in flight
+  std::unique_ptr<tensorboard::event_file_writer> events_;
 };
 
 } // namespace det::runtime

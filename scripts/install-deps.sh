@@ -12,8 +12,10 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
   jupyter-notebook openssh-server openssh-client"
 # libboost1.81-dev: Beast and Asio, the master's HTTP and WebSocket server. jupyter-notebook and
 # openssh-server are what agents run for notebooks and shells; openssh-client is det shell open's ssh.
-# The TLS tests make their certificates at run time with the openssl command.
-TEST_PACKAGES="openssl"
+# The TLS tests make their certificates at run time with the openssl command; the TensorBoard
+# test decodes event files with python3-protobuf; the Prometheus test lints with promtool
+# (prometheus; its service is not started: the package's postinst finds no systemd here).
+TEST_PACKAGES="openssl python3-protobuf prometheus"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 
 missing=""

@@ -310,7 +310,7 @@ class CommandTest(unittest.TestCase):
         self.assertIn("--samples_per_plugin=scalars=100", page)
         tensorboard = c.get(f"/api/v1/tensorboards/{task_id}")["tensorboard"]
         self.assertEqual(tensorboard["description"], f"TensorBoard: experiment {exp_id}")
-        self.assertIn("write none yet", c.det("tensorboard", "logs", task_id).stdout)
+        self.assertIn("the harness's trials write them", c.det("tensorboard", "logs", task_id).stdout)
         self.assertEqual(c.status("POST", "/api/v1/tensorboards", {"experiment_ids": [999999]})[0], 404)
         self.assertEqual(c.status("POST", "/api/v1/tensorboards", {})[0], 400)
         self.assertEqual(c.det("tensorboard", "kill", task_id).returncode, 0)
