@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/change_feed.hpp"
 #include "caf/actor.hpp"
 #include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
@@ -70,6 +71,8 @@ using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
 using rung_atom = caf::atom_constant<caf::atom("rung")>;
 using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
+using census_atom = caf::atom_constant<caf::atom("census")>;
+using series_atom = caf::atom_constant<caf::atom("series")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
@@ -210,6 +213,11 @@ using persistence_reader_actor = caf::typed_actor<
     caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
     // group ("" for all), offset, limit
     caf::replies_to<metrics_atom, trial_id, std::string, int64_t, int32_t>::with<pb::GetTrialMetricsResponse>,
+    // group, metric name, first and last batches, at most this many points (database::metric_series)
+    caf::replies_to<series_atom, trial_id, std::string, std::string, int64_t, int64_t, int32_t>::with<pb::MetricSeries>,
+    // every trial's whole series: group, metric name, at most this many points each
+    caf::replies_to<series_atom, experiment_id, std::string, std::string, int32_t>::with<pb::ExperimentMetricSeries>,
+    caf::replies_to<census_atom>::with<pb::StoredCensus>,  // for Prometheus
     caf::replies_to<logs_atom, trial_id, int64_t, int32_t>::with<pb::TrialLogsResponse>,  // after id, limit
     caf::replies_to<logs_atom, std::string, int64_t, int32_t>::with<pb::TaskLogsResponse>,  // a task's
     caf::replies_to<checkpoints_atom, experiment_id>::with<pb::GetCheckpointsResponse>,
@@ -443,6 +451,8 @@ struct master_handles {
   int64_t agent_reconnect_wait_s = 25;
   /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.
   std::string default_checkpoint_root;
+  /// What the persistence writer committed, for the gateway's event streams.
+  std::shared_ptr<change_feed> feed = std::make_shared<change_feed>();
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).
   std::shared_ptr<std::atomic<int>> http_port = std::make_shared<std::atomic<int>>(0);
 

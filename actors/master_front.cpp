@@ -110,6 +110,7 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         exp.set_config(req.config());
         exp.set_searcher(cfg.searcher.name);
         exp.set_metric(cfg.searcher.metric);
+        exp.set_smaller_is_better(cfg.searcher.smaller_is_better);
         exp.set_owner_id(owner.value);
         exp.set_parent_id(req.parent_id());
         exp.set_project_id(req.project_id());

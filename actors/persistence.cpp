@@ -8,10 +8,13 @@
 // checkpoint_collector.cpp's: neither ever waits in this mailbox ahead of a commit.
 
 #include <chrono>
+#include <set>
 #include <iostream>
 #include <map>
 #include <memory>
 
+#include "actors/change_feed.hpp"
+#include "observability/measurements.hpp"
 #include "actors/spawn.hpp"
 #include "actors/storage_answer.hpp"
 #include "messages/states.hpp"
@@ -35,6 +38,7 @@ struct persistence_state {
   std::shared_ptr<storage::database> db;
   std::vector<pb::MetricReport> metrics;
   std::vector<metric_ack> acks;  // the batches in `metrics`, answered once committed
+  std::shared_ptr<change_feed> feed;  // where committed changes go, for pages that show them live
   std::vector<pb::LogEntry> logs;
   // Only the latest searcher snapshot of each experiment matters: an experiment
   // sends one per decision, and writing each would cost a commit per event.
@@ -69,11 +73,14 @@ struct persistence_state {
   }
 
   void flush() {
+    const auto began = std::chrono::steady_clock::now();
+    const bool writes_rows = !metrics.empty() || !logs.empty();
     if (!metrics.empty()) {
       std::string failure;
       try {
         db->write_metrics(metrics);
         metric_reports_written += static_cast<int64_t>(metrics.size());
+        observability::measurements().metric_reports_ingested.add(metrics.size());
       } catch (const std::exception& e) {
         ++failures;
         failure = e.what();
@@ -86,13 +93,22 @@ struct persistence_state {
           ack.promise.deliver(make_error(errc::storage_failed, "the metrics were not stored: " + failure));
       }
       acks.clear();
+      if (failure.empty()) feed->publish_metrics(std::move(metrics));
       metrics.clear();
     }
     if (!logs.empty()) {
       guarded("writing logs", [&] { db->write_logs(logs); });
+      std::set<int64_t> trials_with_lines;
+      for (const auto& line : logs)
+        if (line.trial_id() != 0) trials_with_lines.insert(line.trial_id());
+      for (auto trial : trials_with_lines) feed->publish(change_kind::logs, trial);
       log_lines_written += static_cast<int64_t>(logs.size());
+      observability::measurements().log_lines_ingested.add(logs.size());
       logs.clear();
     }
+    if (writes_rows)
+      observability::measurements().commit_seconds.observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     // After the trial rows, which are written as they arrive: a snapshot never
     // names a trial whose row is missing.
     for (auto& [id, bytes] : snapshots)
@@ -125,9 +141,14 @@ void schedule_flush(self_ptr self) {
   }
 }
 
-persistence_actor::behavior_type persistence_impl(self_ptr self,
-                                                  std::shared_ptr<storage::database> db) {
+persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr<storage::database> db,
+                                                  std::shared_ptr<change_feed> feed) {
   self->state.db = std::move(db);
+  self->state.feed = std::move(feed);
+  // Each change is published once stored, so that a page that reloads on it reads it.
+  auto changed = [self](change_kind kind, int64_t id, int64_t experiment = 0) {
+    self->state.feed->publish(kind, id, experiment);
+  };
   return {
       [=](create_atom, pb::GetExperimentResponse& e,
           const std::string& model_definition) -> caf::result<pb::GetExperimentResponse> {
@@ -137,52 +158,69 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
           e.mutable_experiment()->set_id(id);
           e.clear_trials();
           for (auto& t : trials) *e.add_trials() = std::move(t);
+          changed(change_kind::experiment, id);
           return e;
         });
       },
       [=](update_atom, experiment_id id, pb::PatchExperimentRequest& change) -> caf::result<bool> {
         return self->state.answered("the change could not be stored", [&] {
           self->state.db->annotate_experiment(id.value, change);
+          changed(change_kind::experiment, id.value);
           return true;
         });
       },
       [=](add_atom, experiment_id id, const std::string& label) -> caf::result<bool> {
         return self->state.answered("the label could not be stored", [&] {
           self->state.db->add_experiment_label(id.value, label);
+          changed(change_kind::experiment, id.value);
           return true;
         });
       },
       [=](remove_atom, experiment_id id, const std::string& label) -> caf::result<bool> {
         return self->state.answered("the label could not be removed", [&] {
           self->state.db->remove_experiment_label(id.value, label);
+          changed(change_kind::experiment, id.value);
           return true;
         });
       },
       [=](archive_atom, experiment_id id, bool archived) -> caf::result<bool> {
-        return self->state.answered("the experiment could not be archived",
-                                    [&] { return self->state.db->set_experiment_archived(id.value, archived); });
+        return self->state.answered("the experiment could not be archived", [&] {
+          const bool done = self->state.db->set_experiment_archived(id.value, archived);
+          changed(change_kind::experiment, id.value);
+          return done;
+        });
       },
       [=](create_atom, pb::Trial& t) -> caf::result<int64_t> {
-        return self->state.answered("the trial could not be stored", [&] { return self->state.db->insert_trial(t); });
+        return self->state.answered("the trial could not be stored", [&] {
+          const auto id = self->state.db->insert_trial(t);
+          changed(change_kind::experiment, t.experiment_id());
+          return id;
+        });
       },
       [=](update_atom, pb::Experiment& e) {
         self->state.guarded("updating an experiment", [&] {
           self->state.db->set_experiment_state(e.id(), e.state(), is_terminal(e.state()));
+          changed(change_kind::experiment, e.id());
         });
       },
       [=](update_atom, pb::Trial& t) {
         // A trial's metrics must land before its final state does.
         if (is_terminal(t.state()))
           self->state.flush();
-        self->state.guarded("updating a trial", [&] { self->state.db->update_trial(t); });
+        self->state.guarded("updating a trial", [&] {
+          self->state.db->update_trial(t);
+          changed(change_kind::trial, t.id(), t.experiment_id());
+        });
       },
       [=](snapshot_atom, experiment_id id, std::string& snapshot) {
         self->state.snapshots[id.value] = std::move(snapshot);
         schedule_flush(self);
       },
       [=](update_atom, experiment_id id, pb::JobSettings& settings) {
-        self->state.guarded("recording scheduling settings",
-                            [&] { self->state.db->set_experiment_scheduling(id.value, settings); });
+        self->state.guarded("recording scheduling settings", [&] {
+          self->state.db->set_experiment_scheduling(id.value, settings);
+          changed(change_kind::experiment, id.value);
+        });
       },
       [=](update_atom, pb::Agent& a) {
         self->state.guarded("saving an agent", [&] { self->state.db->upsert_agent(a); });
@@ -219,6 +257,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
         bool ok = false;
         self->state.guarded("recording a checkpoint", [&] {
           self->state.db->insert_checkpoint(c);
+          changed(change_kind::trial, c.trial_id());
           ok = true;
         });
         return ok;
@@ -239,9 +278,9 @@ persistence_actor::behavior_type persistence_impl(self_ptr self,
 
 } // namespace
 
-persistence_actor spawn_persistence(caf::actor_system& sys,
-                                    std::shared_ptr<storage::database> db) {
-  return sys.spawn<caf::detached>(persistence_impl, std::move(db));
+persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
+                                    std::shared_ptr<change_feed> feed) {
+  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(feed));
 }
 
 } // namespace det

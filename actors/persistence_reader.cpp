@@ -5,6 +5,7 @@
 // client reads its own writes; the writer never waits on a reader.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "actors/spawn.hpp"
@@ -95,6 +96,21 @@ persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string c
           return out;
         });
       },
+      [=, &db](series_atom, trial_id id, const std::string& group, const std::string& name, int64_t start,
+               int64_t end, int32_t max_points) {
+        return after_flush<pb::MetricSeries>(self, "a metric series", [=, &db] {
+          return db.metric_series(id.value, group, name, start, end, max_points);
+        });
+      },
+      [=, &db](series_atom, experiment_id id, const std::string& group, const std::string& name, int32_t max_points) {
+        return after_flush<pb::ExperimentMetricSeries>(self, "metric series", [=, &db] {
+          pb::ExperimentMetricSeries out;
+          for (const auto& t : db.trials_of(id.value))
+            *out.add_series() = db.metric_series(t.id(), group, name, 0, INT64_MAX, max_points);
+          return out;
+        });
+      },
+      [=, &db](census_atom) { return answer("the census", [&] { return db.stored_census(); }); },
       [=, &db](logs_atom, trial_id id, int64_t after, int32_t limit) {
         return after_flush<pb::TrialLogsResponse>(self, "logs", [=, &db] {
           pb::TrialLogsResponse out;

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <map>
 
+#include "observability/measurements.hpp"
 #include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -339,7 +340,13 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         request_pass(self);
       },
       [=](remove_atom, const std::string& job) { self->state.policy.forget_group(job); },
-      [=](schedule_atom) { run_pass(self); },
+      [=](schedule_atom) {
+        const auto began = std::chrono::steady_clock::now();
+        run_pass(self);
+        observability::measurements()
+            .scheduling_pass_seconds.with(self->state.spec.name)
+            .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+      },
       [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, agent_proxy_actor proxy,
           const std::vector<pb::RunningContainer>& running) {
         auto& st = self->state;

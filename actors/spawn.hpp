@@ -38,9 +38,10 @@ using directory_actor = caf::typed_actor<
 
 directory_actor spawn_directory(caf::actor_system& sys);
 
-/// Detached: it blocks on PostgreSQL, so it gets a thread of its own.
-persistence_actor spawn_persistence(caf::actor_system& sys,
-                                    std::shared_ptr<storage::database> db);
+/// Detached: it blocks on PostgreSQL, so it gets a thread of its own. What it commits is
+/// published to `feed`.
+persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
+                                    std::shared_ptr<change_feed> feed);
 
 /// `count` detached readers on connections of their own to `conninfo`, behind one round-robin pool.
 persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const std::string& conninfo,

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "actors/change_feed.hpp"
 #include "messages/timestamp.hpp"
 
 #include "actors/spawn.hpp"
@@ -38,7 +39,7 @@ double seconds_since(clock_type::time_point start) {
 // (as a worker's are), then a flush makes the tail durable.
 double through_actor(caf::actor_system& sys, std::shared_ptr<det::storage::database> db,
                      int64_t trial, int64_t rows, int64_t batch_size, int64_t reporters) {
-  auto persistence = det::spawn_persistence(sys, db);
+  auto persistence = det::spawn_persistence(sys, db, std::make_shared<det::change_feed>());
   caf::scoped_actor self{sys};
   using handle = decltype(self->request(persistence, std::chrono::seconds(60), det::pb::MetricBatch{}));
   std::deque<handle> in_flight;

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", m.data_dir, "master: embedded PostgreSQL's directory");
   app.add_option("--listen", m.listen, "master: address to serve on (default 0.0.0.0)");
   app.add_option("--ready-file", m.ready_file, "master: write the bound ports here when serving");
+  app.add_option("--webui", m.webui_dir, "master: the web UI's directory (default: ../share/det/webui beside det-node)");
 
   det::runtime::agent_options a;
   std::string master_addr;

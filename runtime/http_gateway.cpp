@@ -23,8 +23,12 @@
 #include "runtime/account_routes.hpp"
 #include "runtime/authenticator.hpp"
 #include "runtime/model_routes.hpp"
+#include "runtime/event_stream_routes.hpp"
+#include "runtime/metric_series_routes.hpp"
 #include "runtime/project_routes.hpp"
+#include "runtime/prometheus_routes.hpp"
 #include "runtime/task_routes.hpp"
+#include "runtime/webui_routes.hpp"
 #include "runtime/http_replies.hpp"
 #include "runtime/http_server.hpp"
 #include "runtime/route_helpers.hpp"
@@ -51,17 +55,25 @@ struct http_gateway::impl {
   model_routes models;
   project_routes projects;
   task_routes tasks;
+  metric_series_routes series;
+  event_stream_routes streams;
+  prometheus_routes prometheus;
+  webui_routes webui;
   http_router server;  // the routes, before the HTTP server that answers with them exists
   std::unique_ptr<http_server> http;
 
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan,
-       const std::optional<auth::tls_files>& tls)
+       const std::optional<auth::tls_files>& tls, std::string webui_directory)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p),
         auth(s, handles.accounts),
         accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        series{s, handles.reader, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        streams{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        prometheus{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        webui{std::move(webui_directory)},
         http(std::make_unique<http_server>(server, [this](const http_request& req) { return tasks.proxy_target_of(req); },
                                            tls)) {}
 
@@ -660,6 +672,10 @@ struct http_gateway::impl {
     models.add_to(server);
     projects.add_to(server);
     tasks.add_to(server);
+    series.add_to(server);
+    streams.add_to(server);
+    prometheus.add_to(server);
+    webui.add_to(server);
     server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const http_request& req, http_response& res,
                                                                       const principal& who) { continue_trial(req, res, who); }));
     server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const http_request& req,
@@ -731,8 +747,10 @@ struct http_gateway::impl {
 };
 
 http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-                           int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls)
-    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s, tls)) {
+                           int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls,
+                           std::string webui_directory)
+    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s, tls,
+                                   std::move(webui_directory))) {
   impl_->routes();
 }
 

@@ -2,6 +2,9 @@
 
 #include <strings.h>
 
+#include <chrono>
+
+#include "observability/measurements.hpp"
 #include "runtime/http_replies.hpp"
 
 namespace det::runtime {
@@ -64,10 +67,11 @@ std::string percent_decoded(const std::string& text, bool plus_is_space) {
 }
 
 void http_router::add(std::string method, const std::string& pattern, http_handler handler) {
-  routes_.push_back({std::move(method), std::regex(pattern), std::move(handler)});
+  routes_.push_back({std::move(method), pattern, std::regex(pattern), std::move(handler)});
 }
 
 void http_router::dispatch(http_request& req, http_response& res) const {
+  const auto began = std::chrono::steady_clock::now();
   for (const auto& r : routes_) {
     if (r.method != req.method || !std::regex_match(req.path, req.matches, r.pattern)) continue;
     try {
@@ -75,6 +79,10 @@ void http_router::dispatch(http_request& req, http_response& res) const {
     } catch (const std::exception& e) {
       reply_error(res, 500, std::string("the master failed to answer: ") + e.what());
     }
+    // By pattern, not path: one histogram per route, however many ids the paths name.
+    observability::measurements()
+        .http_request_seconds.with(r.method + " " + r.pattern_text)
+        .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     return;
   }
   reply_error(res, 404, "no such route: " + req.method + " " + req.path);

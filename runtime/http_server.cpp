@@ -82,15 +82,19 @@ tcp::socket::lowest_layer_type& socket_of(Stream& s) {
   return beast::get_lowest_layer(s).socket().lowest_layer();
 }
 
+// The status line and headers of `res`, whatever its body.
+template <class Message>
+void fill_head(Message& msg, const http_response& res, unsigned version, bool keep_alive) {
+  msg.version(version);
+  msg.result(static_cast<http::status>(res.status));
+  if (!res.content_type.empty()) msg.set(http::field::content_type, res.content_type);
+  for (const auto& [name, value] : res.headers) msg.set(name, value);
+  msg.keep_alive(keep_alive);
+}
+
 template <class Stream>
 awaitable<void> write_response(Stream& stream, http_response& res, unsigned version, bool keep_alive) {
-  auto fill = [&](auto& msg) {
-    msg.version(version);
-    msg.result(static_cast<http::status>(res.status));
-    if (!res.content_type.empty()) msg.set(http::field::content_type, res.content_type);
-    for (const auto& [name, value] : res.headers) msg.set(name, value);
-    msg.keep_alive(keep_alive);
-  };
+  auto fill = [&](auto& msg) { fill_head(msg, res, version, keep_alive); };
   if (!res.file_path.empty()) {
     http::response<http::file_body> msg;
     beast::error_code ec;
@@ -137,6 +141,33 @@ struct http_server::impl {
   template <class F>
   awaitable<void> on_handler_thread(F f) {
     co_await net::co_spawn(handlers, [&]() -> awaitable<void> { f(); co_return; }, use_awaitable);
+  }
+
+  /// A streamed body, chunked, for as long as its producer goes on and the client stays. Pieces
+  /// are made on a handler thread, which a piece may spend a database read on; between empty
+  /// pieces the connection waits on a timer and holds no thread.
+  template <class Stream>
+  awaitable<void> write_stream(Stream& stream, http_response& res, unsigned version) {
+    http::response<http::empty_body> msg;
+    fill_head(msg, res, version, false);  // the stream holds the connection until one side ends it
+    msg.chunked(true);
+    msg.set(http::field::cache_control, "no-store");
+    http::response_serializer<http::empty_body> head{msg};
+    beast::get_lowest_layer(stream).expires_never();
+    co_await http::async_write_header(stream, head, use_awaitable);
+    net::steady_timer pause(co_await net::this_coro::executor);
+    for (;;) {
+      std::optional<std::string> piece;
+      co_await on_handler_thread([&] { piece = res.stream->next(); });
+      if (!piece) break;
+      if (piece->empty()) {
+        pause.expires_after(std::chrono::milliseconds(response_stream::poll_interval_ms));
+        co_await pause.async_wait(use_awaitable);
+        continue;
+      }
+      co_await net::async_write(stream, http::make_chunk(net::buffer(*piece)), use_awaitable);
+    }
+    co_await net::async_write(stream, http::make_chunk_last(), use_awaitable);
   }
 
   awaitable<void> accept_loop() {
@@ -198,6 +229,10 @@ struct http_server::impl {
       r.body = std::move(req.body());
       http_response res;
       co_await on_handler_thread([&] { router.dispatch(r, res); });
+      if (res.stream) {
+        co_await write_stream(stream, res, req.version());  // a client that left ends it with an exception
+        break;
+      }
       co_await write_response(stream, res, req.version(), keep_alive);
       if (!keep_alive) break;
     }

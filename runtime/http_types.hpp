@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <utility>
@@ -36,6 +38,17 @@ struct http_request {
   std::string cookie(const std::string& name) const;
 };
 
+/// A response body made piece by piece while the client stays (a page's live updates). The
+/// server asks for the next piece on a handler thread, sends a non-empty piece as a chunk at
+/// once and asks again; after an empty one it waits `poll_interval` first. nullopt ends the
+/// response. A client that goes away ends it at the next piece sent.
+class response_stream {
+ public:
+  static constexpr int poll_interval_ms = 100;
+  virtual ~response_stream() = default;
+  virtual std::optional<std::string> next() = 0;
+};
+
 struct http_response {
   int status = 200;
   std::string body;
@@ -43,6 +56,8 @@ struct http_response {
   std::vector<std::pair<std::string, std::string>> headers;
   /// A file to send as the body instead of `body` (a checkpoint's file), streamed from disk.
   std::string file_path;
+  /// A body made as it goes, sent chunked, instead of `body`.
+  std::shared_ptr<response_stream> stream;
 
   void set_content(std::string text, const std::string& type) {
     body = std::move(text);
@@ -70,6 +85,7 @@ class http_router {
  private:
   struct route {
     std::string method;
+    std::string pattern_text;  // names the route in the request-duration histogram
     std::regex pattern;
     http_handler handler;
   };

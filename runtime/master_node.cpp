@@ -24,6 +24,7 @@
 #include "messages/caf_types.hpp"
 #include "runtime/http_gateway.hpp"
 #include "runtime/node.hpp"
+#include "runtime/webui_routes.hpp"
 #include "storage/database.hpp"
 #include "storage/embedded_postgres.hpp"
 
@@ -167,7 +168,7 @@ int run_master(const master_options& opts) {
   caf::actor_system sys{cfg};
 
   master_handles handles;
-  handles.persistence = spawn_persistence(sys, db);
+  handles.persistence = spawn_persistence(sys, db, handles.feed);
   handles.reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
   handles.collector = spawn_checkpoint_collector(sys, db_url, handles.persistence);
   handles.accounts = spawn_accounts(sys, db_url);
@@ -200,7 +201,8 @@ int run_master(const master_options& opts) {
   if (!bound)
     throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
                              std::to_string(port) + ": " + sys.render(bound.error()));
-  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.tls};
+  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.tls,
+                       opts.webui_dir.empty() ? default_webui_directory() : opts.webui_dir};
   int bound_http = gateway.start(opts.listen, http_port);
   handles.http_port->store(bound_http);
   write_ready_file(opts.ready_file, *bound, bound_http);

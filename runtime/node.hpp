@@ -17,6 +17,7 @@ struct master_options {
   std::string data_dir;      // embedded PostgreSQL lives here; empty = ~/.local/share/det
   std::string listen = "0.0.0.0";
   std::string ready_file;    // written with the bound ports once the master serves
+  std::string webui_dir;     // the web UI's files; empty = share/det/webui beside det-node's directory
 };
 
 struct agent_options {

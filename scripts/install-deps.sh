@@ -14,18 +14,43 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
 # openssh-server are what agents run for notebooks and shells; openssh-client is det shell open's ssh.
 # The TLS tests make their certificates at run time with the openssl command; the TensorBoard
 # test decodes event files with python3-protobuf; the Prometheus test lints with promtool
-# (prometheus; its service is not started: the package's postinst finds no systemd here).
-TEST_PACKAGES="openssl python3-protobuf prometheus"
+# (prometheus; its service is not started: the package's postinst finds no systemd here); the
+# web UI's tests drive Debian's Chromium with Selenium.
+TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
 
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -n "$missing" ]; then
+  echo "det: installing$missing" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
 
-echo "det: installing$missing" >&2
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# uPlot, the web UI's charts (what Determined's web UI draws with; 53 KB), pinned, from the npm
+# registry with the machine's npm; the tarball must have the sha512 pinned here. The
+# build copies its two files into the web UI (webui/CMakeLists.txt).
+UPLOT_VERSION=1.6.32
+UPLOT_SHA512=2883159c6ebccefbb95d751b0b82d010f9e1c0ec41b8bc96d401eda66e882935c89a46cb824332fa369b8cb8122cc6ac36e186cd09bf7a9ded3a4c93c6989023
+UPLOT_DIR=/usr/local/share/det/vendor/uplot-$UPLOT_VERSION
+if [ ! -f "$UPLOT_DIR/uPlot.iife.min.js" ] || [ ! -f "$UPLOT_DIR/uPlot.min.css" ]; then
+  command -v npm >/dev/null || { echo "det: npm is needed once to fetch uPlot $UPLOT_VERSION for the web UI" >&2; exit 1; }
+  echo "det: fetching uPlot $UPLOT_VERSION from the npm registry" >&2
+  pack=$(mktemp -d)
+  (cd "$pack" && npm pack --silent "uplot@$UPLOT_VERSION" >/dev/null)
+  actual=$(sha512sum "$pack/uplot-$UPLOT_VERSION.tgz" | cut -d' ' -f1)
+  if [ "$actual" != "$UPLOT_SHA512" ]; then
+    echo "det: uplot-$UPLOT_VERSION.tgz does not have the pinned sha512; not installing it" >&2
+    rm -rf "$pack"
+    exit 1
+  fi
+  tar -xzf "$pack/uplot-$UPLOT_VERSION.tgz" -C "$pack" package/dist/uPlot.iife.min.js package/dist/uPlot.min.css package/LICENSE
+  $SUDO mkdir -p "$UPLOT_DIR"
+  $SUDO cp "$pack/package/dist/uPlot.iife.min.js" "$pack/package/dist/uPlot.min.css" "$pack/package/LICENSE" "$UPLOT_DIR/"
+  rm -rf "$pack"
+fi

@@ -94,6 +94,13 @@ class database {
   /// after the first `offset`.
   std::vector<pb::MetricReport> trial_metrics(int64_t trial_id, const std::string& group, int64_t offset = 0,
                                               int32_t limit = all_rows);
+  /// Metric `name` of `group` at total_batches in [start_batches, end_batches], as columns: every
+  /// report when at most `max_points` have it, else the smallest and largest value of each of
+  /// max_points / 2 buckets of equal width in batches (database_series.cpp).
+  pb::MetricSeries metric_series(int64_t trial_id, const std::string& group, const std::string& name,
+                                 int64_t start_batches, int64_t end_batches, int32_t max_points);
+  /// Experiments and trials by state, unfinished experiments' labels and trials (for Prometheus).
+  pb::StoredCensus stored_census();
   /// Entries with id > after_id, ids ascending, at most limit.
   std::vector<pb::LogEntry> trial_logs(int64_t trial_id, int64_t after_id, int limit);
   /// Ordered by id.

@@ -13,8 +13,14 @@ const std::string experiment_select =
     micros_of("e.end_time") +
     ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
     "e.max_slots, e.owner_id, u.username, e.labels, e.notes, e.archived, COALESCE(e.parent_id, 0), e.project_id, "
-    "w.name || '/' || p.name FROM experiments e JOIN users u ON u.id = e.owner_id JOIN projects p ON p.id = e.project_id "
-    "JOIN workspaces w ON w.id = p.workspace_id ";
+    "w.name || '/' || p.name, e.smaller_is_better, s.progress, s.best "
+    "FROM experiments e JOIN users u ON u.id = e.owner_id JOIN projects p ON p.id = e.project_id "
+    "JOIN workspaces w ON w.id = p.workspace_id "
+    // What lists show of its trials: progress in batches and the best latest value of the metric.
+    "LEFT JOIN LATERAL (SELECT COALESCE(sum(LEAST(t.total_batches, t.target_batches))::float8 / "
+    "NULLIF(sum(t.target_batches), 0), 0) AS progress, CASE WHEN e.smaller_is_better "
+    "THEN min((t.latest_validation ->> e.metric)::float8) ELSE max((t.latest_validation ->> e.metric)::float8) END "
+    "AS best FROM trials t WHERE t.experiment_id = e.id) s ON true ";
 
 pb::Experiment experiment_from(const pqxx::row& row) {
   pb::Experiment experiment;
@@ -40,6 +46,9 @@ pb::Experiment experiment_from(const pqxx::row& row) {
   experiment.set_parent_id(row[18].as<int64_t>());
   experiment.set_project_id(row[19].as<int64_t>());
   experiment.set_project(row[20].as<std::string>());
+  experiment.set_smaller_is_better(row[21].as<bool>());
+  experiment.set_progress(row[22].as<double>());
+  if (!row[23].is_null()) experiment.set_best_metric(row[23].as<double>());
   return experiment;
 }
 

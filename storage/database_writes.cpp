@@ -41,11 +41,13 @@ int64_t database::insert_experiment(const pb::Experiment& experiment, const std:
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
                           "INSERT INTO experiments (name, description, state, config, searcher, metric, owner_id, parent_id, "
-                          "project_id) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), $9) RETURNING id",
+                          "project_id, smaller_is_better) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), $9, $10) "
+                          "RETURNING id",
                           experiment.name(), experiment.description(), state_name(experiment.state()),
                           experiment.config(), experiment.searcher(), experiment.metric(), experiment.owner_id(),
                           experiment.parent_id(),
-                          experiment.project_id() == 0 ? default_project_id : experiment.project_id())[0]
+                          experiment.project_id() == 0 ? default_project_id : experiment.project_id(),
+                          experiment.smaller_is_better())[0]
                         .as<int64_t>();
     // In the same transaction: an experiment a restart restores always has its model and the
     // trials its search began with.

@@ -1,0 +1,182 @@
+#include "runtime/event_stream_routes.hpp"
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "runtime/route_helpers.hpp"
+
+namespace det::runtime {
+
+namespace {
+
+// A silent stream says it is alive this often, so that proxies keep it and a client that left
+// is noticed at the next write.
+constexpr auto heartbeat_interval = std::chrono::seconds(15);
+// Changes one piece reads at most: a burst goes out in several chunks rather than one huge one.
+constexpr size_t changes_per_piece = 5000;
+
+enum class stream_scope { all, experiment, trial };
+
+class event_stream final : public response_stream {
+ public:
+  event_stream(caf::actor_system& sys, persistence_reader_actor reader, std::shared_ptr<change_feed> feed,
+               stream_scope scope, int64_t id, std::optional<uint64_t> after, std::string generation)
+      : sys_(sys), reader_(std::move(reader)), feed_(std::move(feed)), scope_(scope), id_(id), after_(after),
+        client_generation_(std::move(generation)) {}
+
+  std::optional<std::string> next() override {
+    if (!started_) return first_line();
+    auto read = feed_->read_after(cursor_, changes_per_piece);
+    if (read.fell_behind) return line(reset());
+    pb::StreamEvent metrics, changed;
+    std::set<int64_t> experiments, trials, logs;
+    for (auto& c : read.changes) {
+      cursor_ = c.seq;
+      switch (c.kind) {
+        case change_kind::metrics:
+          if (covers_trial(c.id)) *metrics.add_metrics() = std::move(*c.report);
+          break;
+        case change_kind::logs:
+          if (scope_ == stream_scope::trial && c.id == id_) logs.insert(c.id);
+          break;
+        case change_kind::trial:
+          if (scope_ == stream_scope::experiment && c.experiment_id == id_) trials_.insert(c.id);
+          if (covers_trial(c.id)) trials.insert(c.id);
+          if (scope_ == stream_scope::all && c.experiment_id != 0) experiments.insert(c.experiment_id);
+          break;
+        case change_kind::experiment:
+          if (scope_ == stream_scope::all || (scope_ == stream_scope::experiment && c.id == id_)) {
+            experiments.insert(c.id);
+            if (scope_ == stream_scope::experiment) load_trials();  // it may have new ones
+          }
+          break;
+      }
+    }
+    std::string out;
+    if (metrics.metrics_size() > 0) {
+      metrics.set_type("metrics");
+      metrics.set_cursor(cursor_);
+      out += line(metrics);
+    }
+    if (!experiments.empty() || !trials.empty() || !logs.empty()) {
+      changed.set_type("changed");
+      changed.set_cursor(cursor_);
+      for (auto e : experiments) changed.add_experiments(e);
+      for (auto t : trials) changed.add_trials(t);
+      for (auto t : logs) changed.add_trials_with_logs(t);
+      out += line(changed);
+    }
+    if (out.empty() && std::chrono::steady_clock::now() - last_sent_ >= heartbeat_interval) {
+      pb::StreamEvent beat;
+      beat.set_type("heartbeat");
+      beat.set_cursor(cursor_);
+      out = line(beat);
+    }
+    if (!out.empty()) last_sent_ = std::chrono::steady_clock::now();
+    return out;
+  }
+
+ private:
+  std::string first_line() {
+    started_ = true;
+    if (scope_ == stream_scope::experiment) load_trials();
+    if (after_ && client_generation_ == feed_->generation() && !feed_->read_after(*after_, 1).fell_behind) {
+      cursor_ = *after_;  // resumed: what came meanwhile follows
+      return "";
+    }
+    if (after_) return line(reset());
+    pb::StreamEvent hello;
+    hello.set_type("hello");
+    hello.set_cursor(cursor_ = feed_->latest());
+    hello.set_generation(feed_->generation());
+    return line(hello);
+  }
+
+  pb::StreamEvent reset() {
+    pb::StreamEvent r;
+    r.set_type("reset");
+    r.set_cursor(cursor_ = feed_->latest());
+    r.set_generation(feed_->generation());
+    return r;
+  }
+
+  std::string line(const pb::StreamEvent& e) {
+    last_sent_ = std::chrono::steady_clock::now();
+    return to_json(e) + "\n";
+  }
+
+  bool covers_trial(int64_t trial) const {
+    return (scope_ == stream_scope::trial && trial == id_) || (scope_ == stream_scope::experiment && trials_.count(trial));
+  }
+
+  // The experiment's trials, from the database (its rows are there before their first report).
+  void load_trials() {
+    caf::scoped_actor self{sys_};
+    self->request(reader_, route_timeout, get_atom::value, experiment_id{id_})
+        .receive(
+            [&](pb::GetExperimentResponse& e) {
+              for (const auto& t : e.trials()) trials_.insert(t.id());
+            },
+            [&](caf::error&) {});  // a passing failure: the next change of the experiment tries again
+  }
+
+  caf::actor_system& sys_;
+  persistence_reader_actor reader_;
+  std::shared_ptr<change_feed> feed_;
+  stream_scope scope_;
+  int64_t id_;
+  std::optional<uint64_t> after_;
+  std::string client_generation_;
+  bool started_ = false;
+  uint64_t cursor_ = 0;
+  std::set<int64_t> trials_;
+  std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+void event_stream_routes::add_to(http_router& server) {
+  server.Get("/api/v1/stream", signed_in([this](const http_request& req, http_response& res, const principal&) {
+    auto scope = stream_scope::all;
+    int64_t id = 0;
+    for (auto [key, kind] : {std::pair{"experiment_id", stream_scope::experiment}, std::pair{"trial_id", stream_scope::trial}}) {
+      if (!req.has_param(key)) continue;
+      auto parsed = parse_id(req.get_param_value(key));
+      if (!parsed || scope != stream_scope::all)
+        return reply_error(res, 400, "give at most one of experiment_id and trial_id, as a number");
+      scope = kind;
+      id = *parsed;
+    }
+    std::optional<uint64_t> after;
+    if (req.has_param("after")) {
+      auto parsed = parse_id(req.get_param_value("after"));
+      if (!parsed) return reply_error(res, 400, "after must be a cursor the stream sent, not \"" + req.get_param_value("after") + "\"");
+      after = static_cast<uint64_t>(*parsed);
+    }
+    if (scope != stream_scope::all) {
+      // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
+      bool found = false;
+      caf::error failure;
+      caf::scoped_actor self{sys};
+      if (scope == stream_scope::experiment)
+        self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
+            .receive([&](pb::GetExperimentResponse& e) { found = e.experiment().id() != 0; },
+                     [&](caf::error& e) { failure = std::move(e); });
+      else
+        self->request(handles.reader, route_timeout, get_atom::value, trial_id{id})
+            .receive([&](pb::GetTrialResponse& t) { found = t.trial().id() != 0; },
+                     [&](caf::error& e) { failure = std::move(e); });
+      if (failure) return reply_error(res, sys, failure);
+      if (!found)
+        return reply_error(res, 404, std::string(scope == stream_scope::experiment ? "experiment " : "trial ") +
+                                         std::to_string(id) + " not found");
+    }
+    res.content_type = "application/x-ndjson";
+    res.stream = std::make_shared<event_stream>(sys, handles.reader, handles.feed, scope, id, after,
+                                                req.get_param_value("generation"));
+  }));
+}
+
+} // namespace det::runtime

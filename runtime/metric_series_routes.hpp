@@ -1,0 +1,23 @@
+#pragma once
+// The chart routes: one metric of a trial, or of every trial of an experiment, as columns
+// downsampled on the server (storage/database_series.cpp), for anyone logged in.
+
+#include <functional>
+
+#include "runtime/http_types.hpp"
+
+#include "runtime/account_routes.hpp"
+
+namespace det::runtime {
+
+struct metric_series_routes {
+  caf::actor_system& sys;
+  persistence_reader_actor reader;
+  std::function<http_handler(signed_in_handler)> signed_in;
+
+  /// GET /api/v1/trials/{id}/metrics/series?name=&group=training&max_points=1000&start_batches=&end_batches=
+  /// GET /api/v1/experiments/{id}/metrics/series?name=&group=&max_points=
+  void add_to(http_router& server);
+};
+
+} // namespace det::runtime

@@ -1,0 +1,25 @@
+// The login page: a session token for the REST API, then back where the user was going.
+
+import { api, signIn } from "../api.js";
+import { h } from "../dom.js";
+import { navigate } from "../main.js";
+
+export function render(page) {
+  const user = h("input", { id: "username", placeholder: "user name", autocomplete: "username" });
+  const password = h("input", { id: "password", type: "password", placeholder: "password", autocomplete: "current-password" });
+  const error = h("div", { class: "error", id: "login-error" });
+  const form = h("form", { class: "login panel", onsubmit: async (e) => {
+    e.preventDefault();
+    error.textContent = "";
+    try {
+      const out = await api("POST", "/api/v1/auth/login", { username: user.value, password: password.value });
+      signIn(out.token);
+      const next = new URLSearchParams(location.search).get("next");
+      navigate(next && next.startsWith("/") && !next.startsWith("/login") ? next : "/experiments");
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  } }, h("h1", {}, "Log in to det"), user, password, h("button", { type: "submit", id: "login" }, "Log in"), error);
+  page.append(form);
+  user.focus();
+}
