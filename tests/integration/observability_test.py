@@ -3,11 +3,13 @@
 the server with each bucket's extremes kept, whole when zoomed in, with 400s and 404s that say what
 is wrong; and /prom/det-state-metrics, scraped with a long-lived token and linted by promtool."""
 
+import json
 import math
 import os
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -93,6 +95,45 @@ class ObservabilityTest(unittest.TestCase):
         # A metric the trial never reported is an empty series, not an error.
         s = self.series("name=no_such_metric")
         self.assertEqual((int(s.get("points_in_range", 0)), s.get("batches", [])), (0, []))
+
+    def stream_lines(self, query, count, timeout=20):
+        """The first `count` lines of GET /api/v1/stream?query, as JSON."""
+        req = urllib.request.Request(f"{self.cluster.url}/api/v1/stream?{query}",
+                                     headers={"Authorization": f"Bearer {self.cluster.token}"})
+        lines = []
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            self.assertEqual(r.headers["Content-Type"], "application/x-ndjson")
+            while len(lines) < count:
+                lines.append(json.loads(r.readline()))
+        return lines
+
+    def test_a_stream_resumes_after_its_cursor_without_repeating_a_report(self):
+        c = self.cluster
+        live = c.submit(simulated_config("live", 100000, seconds_per_batch=0.01, scheduling_unit=10))
+        try:
+            trial = c.first_trial(live)
+            first = self.stream_lines(f"trial_id={trial}", 3)
+            self.assertEqual(first[0]["type"], "hello")
+            generation = first[0]["generation"]
+            seen = [int(m["total_batches"]) for e in first if e["type"] == "metrics" for m in e["metrics"]]
+            cursor = first[-1]["cursor"]
+            # Dropped; meanwhile the trial reports on. The resumed stream starts right after the cursor.
+            time.sleep(0.5)
+            resumed = self.stream_lines(f"trial_id={trial}&after={cursor}&generation={generation}", 3)
+            self.assertNotIn("hello", [e["type"] for e in resumed])
+            later = [int(m["total_batches"]) for e in resumed if e["type"] == "metrics" for m in e["metrics"]
+                     if m["group"] == "training"]
+            self.assertTrue(later)
+            if seen:  # the next training report after those already read, every 10 batches
+                self.assertEqual(later[0], max(seen) + 10)
+            self.assertEqual(later, sorted(set(later)))
+            # A cursor of another master run is not resumed: the page reloads from REST.
+            reset = self.stream_lines(f"trial_id={trial}&after={cursor}&generation=another-run", 1)
+            self.assertEqual(reset[0]["type"], "reset")
+        finally:
+            c.post(f"/api/v1/experiments/{live}/kill", {})
+        code, sentence = c.status("GET", "/api/v1/stream?experiment_id=999999")
+        self.assertEqual((code, sentence), (404, "experiment 999999 not found"))
 
     def scrape(self, token):
         req = urllib.request.Request(self.cluster.url + "/prom/det-state-metrics",
