@@ -182,7 +182,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
   if (st.facts.idle_timeout_s > 0) self->send(self, tick_atom::value);
   if (t.kind() == pb::TASK_KIND_TENSORBOARD && !st.setup.restored)
     log_line(self, "TensorBoard reads the event files of its trials (" + t.entrypoint(t.entrypoint_size() - 1) +
-                       "): the harness's trials write them as they report; Core API trials write none yet");
+                       "): the harness's trials write them as they report, and the master writes those of Core API trials");
   return {
       [=](launch_atom, const std::vector<std::string>& agents) {
         if (!agents.empty()) task(self).set_agent_id(agents.front());

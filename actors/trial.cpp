@@ -14,10 +14,12 @@
 #include "actors/state_text.hpp"
 #include "actors/trial_lifecycle.hpp"
 #include "caf/all.hpp"
+#include "config/experiment_config.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/length_unit.hpp"
 #include "messages/states.hpp"
 #include "messages/timestamp.hpp"
+#include "tensorboard/trial_event_file.hpp"
 
 namespace det {
 namespace {
@@ -42,6 +44,10 @@ struct trial_state {
   std::map<std::string, int64_t> sending_steps;
   // The current run's rendezvous keys: the workers of a run on several agents find each other here.
   std::map<std::string, std::string> rendezvous;
+  // A Core API trial's TensorBoard events, which the master writes since its reports come here
+  // rather than through a worker's reporter: the file of run `events_run` (none if it failed).
+  std::unique_ptr<tensorboard::event_file_writer> events;
+  int32_t events_run = 0;
 };
 
 using self_ptr = trial_actor::stateful_pointer<trial_state>;
@@ -327,6 +333,34 @@ std::optional<worker_report> early_exit(const std::string& reason) {
 }
 
 // A Core API process's call: it must carry the token of the trial's current run.
+// One stored Core API report into the run's event file, as the harness's chief worker writes
+// its own: training/<name> and validation/<name> at step = batches.
+void write_events(self_ptr self, const pb::MetricReport& r) {
+  auto& st = self->state;
+  if (!deduplicated(r.group())) return;
+  if (st.events_run != st.runs) {
+    st.events_run = st.runs;
+    const auto& t = trial(self);
+    try {
+      st.events = tensorboard::open_trial_event_file(
+          config::tensorboard_dir_under(st.setup.checkpoint_root, t.experiment_id(), t.id()), t.hparams());
+    } catch (const std::exception& e) {
+      st.events.reset();
+      log_line(self, std::string("writing no TensorBoard event files: ") + e.what());
+    }
+  }
+  if (!st.events) return;
+  std::map<std::string, double> metrics(r.metrics().begin(), r.metrics().end());
+  metrics.erase("batches");
+  metrics.erase("epochs");
+  try {
+    st.events->write_scalars(r.group(), r.total_batches(), tensorboard::wall_time_now(), metrics);
+  } catch (const std::exception& e) {
+    st.events.reset();
+    log_line(self, std::string("no more TensorBoard events: ") + e.what());
+  }
+}
+
 caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   auto& st = self->state;
   auto id = std::to_string(trial(self).id());
@@ -336,9 +370,10 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   switch (call.call_case()) {
     case pb::CoreApiCall::kMetrics: {
       pb::MetricBatch batch;
-      *batch.add_reports() = std::move(*call.mutable_metrics());
+      *batch.add_reports() = call.metrics();
       auto rp = self->make_response_promise<pb::CoreApiReply>();
-      store_metrics(self, std::move(batch), [rp](caf::expected<int64_t> stored) mutable {
+      store_metrics(self, std::move(batch), [self, rp, report = std::move(*call.mutable_metrics())](caf::expected<int64_t> stored) mutable {
+        if (stored && *stored > 0) write_events(self, report);  // 0: a report stored before
         if (stored)
           rp.deliver(pb::CoreApiReply{});
         else

@@ -12,8 +12,8 @@ class TrialSpec;
 namespace det::runtime {
 
 /// A new event file in the trial's TensorBoard directory under its checkpoint storage, holding
-/// the trial's hyperparameters (nested ones flattened as `outer.inner`). Null, with the reason in
-/// the trial's log, when the file cannot be made: the run trains on without one.
+/// the trial's hyperparameters. Null, with the reason in the trial's log, when the file cannot be
+/// made: the run trains on without one.
 std::unique_ptr<tensorboard::event_file_writer> open_event_file(const pb::TrialSpec& spec);
 
 }  // namespace det::runtime

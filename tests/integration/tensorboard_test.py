@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """TensorBoard event files on a real cluster: every trial of a search writes them under the
-checkpoint storage, and TensorBoard's own protos (tests/data/tensorboard_protos, compiled here
+checkpoint storage (a Core API trial's the master writes), and TensorBoard's own protos (tests/data/tensorboard_protos, compiled here
 with protoc and read with Debian's python3-protobuf) decode them to the hyperparameters and the
 metrics the master stored, each record's framing CRCs checked by a CRC written here.
 Runs under Debian's /usr/bin/python3, which sees python3-protobuf."""
@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from cluster import Cluster  # noqa: E402
 
 PROTOS = os.path.join(os.path.dirname(__file__), "../data/tensorboard_protos")
+EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/core-api")
 
 
 def compile_protos():
@@ -115,6 +116,43 @@ class TensorBoardEventFileTest(unittest.TestCase):
             events.append((path, file_events[1:]))
         return events
 
+    def check_trial(self, exp, t):
+        """The trial's event files hold its hyperparameters and exactly the metrics stored for it;
+        returns the hyperparameters."""
+        c = self.cluster
+        directory = os.path.join(c.data_dir, "checkpoints", "tensorboard", "experiment", str(exp), "trial", str(t))
+        hparams, scalars = {}, {}
+        for path, events in self.decoded(directory):
+            seen_in_file = set()
+            for e in events:
+                for v in e.summary.value:
+                    if v.tag == "_hparams_/session_start_info":
+                        self.assertEqual(v.metadata.plugin_data.plugin_name, "hparams")
+                        data = self.plugin_data_pb2.HParamsPluginData()
+                        data.ParseFromString(v.metadata.plugin_data.content)
+                        self.assertEqual(data.WhichOneof("data"), "session_start_info")
+                        for name, value in data.session_start_info.hparams.items():
+                            hparams[name] = getattr(value, value.WhichOneof("kind"))
+                        continue
+                    # A tag's first event in each file carries the scalars plugin's metadata.
+                    has_metadata = v.metadata.plugin_data.plugin_name == "scalars"
+                    self.assertEqual(has_metadata, v.tag not in seen_in_file, f"{path}: {v.tag} at {e.step}")
+                    seen_in_file.add(v.tag)
+                    self.assertEqual(v.tensor.dtype, 1)  # DT_FLOAT
+                    self.assertEqual(len(v.tensor.tensor_shape.dim), 0)  # rank 0
+                    self.assertEqual(len(v.tensor.float_val), 1)
+                    scalars[(v.tag, e.step)] = v.tensor.float_val[0]
+        expected = {}
+        for group in ("training", "validation"):
+            for report in c.get(f"/api/v1/trials/{t}/metrics?group={group}")["metrics"]:
+                for name, value in report["metrics"].items():
+                    if name in ("batches", "epochs"):  # the master's bookkeeping, not the trial's
+                        continue
+                    expected[(f"{group}/{name}", int(report["total_batches"]))] = as_float32(value)
+        self.assertTrue(any(tag.startswith("validation/") for tag, _ in expected), expected)
+        self.assertEqual(scalars, expected, f"trial {t}")
+        return hparams
+
     def test_every_trial_writes_its_hyperparameters_and_stored_metrics(self):
         c = self.cluster
         exp = c.submit(CONFIG)
@@ -122,45 +160,27 @@ class TensorBoardEventFileTest(unittest.TestCase):
         trials = done["trials"]
         self.assertEqual(len(trials), 2)
         for trial in trials:
-            t = trial["id"]
-            directory = os.path.join(c.data_dir, "checkpoints", "tensorboard", "experiment", str(exp), "trial", str(t))
-            hparams, scalars = {}, {}
-            for path, events in self.decoded(directory):
-                seen_in_file = set()
-                for e in events:
-                    for v in e.summary.value:
-                        if v.tag == "_hparams_/session_start_info":
-                            self.assertEqual(v.metadata.plugin_data.plugin_name, "hparams")
-                            data = self.plugin_data_pb2.HParamsPluginData()
-                            data.ParseFromString(v.metadata.plugin_data.content)
-                            self.assertEqual(data.WhichOneof("data"), "session_start_info")
-                            for name, value in data.session_start_info.hparams.items():
-                                hparams[name] = getattr(value, value.WhichOneof("kind"))
-                            continue
-                        # A tag's first event in each file carries the scalars plugin's metadata.
-                        has_metadata = v.metadata.plugin_data.plugin_name == "scalars"
-                        self.assertEqual(has_metadata, v.tag not in seen_in_file, f"{path}: {v.tag} at {e.step}")
-                        seen_in_file.add(v.tag)
-                        self.assertEqual(v.tensor.dtype, 1)  # DT_FLOAT
-                        self.assertEqual(len(v.tensor.tensor_shape.dim), 0)  # rank 0
-                        self.assertEqual(len(v.tensor.float_val), 1)
-                        scalars[(v.tag, e.step)] = v.tensor.float_val[0]
-
-            stored = c.get(f"/api/v1/trials/{t}")["trial"]
+            hparams = self.check_trial(exp, trial["id"])
+            stored = c.get(f"/api/v1/trials/{trial['id']}")["trial"]
             self.assertEqual(hparams["x"], trial_hparam(stored, "x"))
             self.assertEqual(hparams["optimizer"], trial_hparam(stored, "optimizer"))
             self.assertEqual(hparams["model.layers"], trial_hparam(stored, "model", "layers"))
 
-            expected = {}
-            for group in ("training", "validation"):
-                for report in c.get(f"/api/v1/trials/{t}/metrics?group={group}")["metrics"]:
-                    for name, value in report["metrics"].items():
-                        if name in ("batches", "epochs"):  # the master's bookkeeping, not the trial's
-                            continue
-                        expected[(f"{group}/{name}", int(report["total_batches"]))] = as_float32(value)
-            self.assertIn(("validation/validation_loss", 120), expected)
-            self.assertIn(("training/loss", 120), expected)
-            self.assertEqual(scalars, expected, f"trial {t}")
+    def test_core_api_trials_get_event_files_from_the_master(self):
+        c = self.cluster
+        with open(os.path.join(EXAMPLE, "adaptive.toml")) as f:
+            config = f.read().replace('name = "adaptive_asha"', 'name = "random"').replace("max_trials = 6", "max_trials = 2")
+        path = os.path.join(c.root, "core.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        out = c.det("submit", path, EXAMPLE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp = int(out.stdout.split()[-1])
+        done = c.wait_experiment(exp, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=300)
+        self.assertEqual(done["experiment"]["state"], "STATE_COMPLETED")
+        for trial in done["trials"]:
+            hparams = self.check_trial(exp, trial["id"])
+            self.assertEqual(hparams["learning_rate"], trial_hparam(trial, "learning_rate"))
 
 
 def trial_hparam(trial, *path):
