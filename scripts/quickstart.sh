@@ -1,8 +1,9 @@
 #!/bin/sh
 # The README's first command: install, build, start a local cluster (a master
 # on its own embedded PostgreSQL and one agent), train the Fashion-MNIST MLP
-# through `det submit --follow`, print its final validation metrics, and stop
-# the cluster again.
+# through `det submit --follow`, print its final validation metrics and where to
+# look at it in the web UI, and stop the cluster again (on a terminal, once Enter
+# is pressed, so that the web UI can be looked at first).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -45,4 +46,12 @@ DATA="${XDG_DATA_HOME:-$HOME/.local/share}/det"
 AGENT_PID=$!
 DET_PASS="$(cat "$DATA/admin-password")" "$BIN/det" user login admin
 
+echo "det: web UI at $DET_MASTER/ (user admin, password in $DATA/admin-password)"
+
 "$BIN/det" submit examples/fashion-mnist/adaptive.toml --follow
+EXP=$("$BIN/det" experiment list --json --sort-by id --desc --limit 1 | sed -n 's/.*"id": "\([0-9]*\)".*/\1/p' | head -n 1)
+echo "det: the search's learning curves and hyperparameters: $DET_MASTER/experiments/$EXP"
+if [ -t 0 ]; then
+  printf "det: press Enter to stop the cluster "
+  read -r _
+fi
