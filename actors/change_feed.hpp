@@ -33,8 +33,9 @@ struct change {
 
 class change_feed {
  public:
-  /// Keeps the newest `capacity` changes.
-  explicit change_feed(size_t capacity = 200000);
+  /// Keeps the newest `capacity` changes: about 25 MB of metric reports at most. A page that falls
+  /// further behind (a tab asleep through a burst) reloads from REST.
+  explicit change_feed(size_t capacity = 50000);
 
   /// Names this feed among the master's runs: cursors of another run mean nothing here.
   const std::string& generation() const { return generation_; }
