@@ -97,13 +97,15 @@ struct persistence_state {
       metrics.clear();
     }
     if (!logs.empty()) {
-      guarded("writing logs", [&] { db->write_logs(logs); });
-      std::set<int64_t> trials_with_lines;
-      for (const auto& line : logs)
-        if (line.trial_id() != 0) trials_with_lines.insert(line.trial_id());
-      for (auto trial : trials_with_lines) feed->publish(change_kind::logs, trial);
+      guarded("writing logs", [&] {
+        db->write_logs(logs);
+        std::set<int64_t> trials_with_lines;
+        for (const auto& line : logs)
+          if (line.trial_id() != 0) trials_with_lines.insert(line.trial_id());
+        for (auto trial : trials_with_lines) feed->publish(change_kind::logs, trial);
+        observability::measurements().log_lines_ingested.add(logs.size());
+      });
       log_lines_written += static_cast<int64_t>(logs.size());
-      observability::measurements().log_lines_ingested.add(logs.size());
       logs.clear();
     }
     if (writes_rows)

@@ -355,6 +355,7 @@ void write_events(self_ptr self, const pb::MetricReport& r) {
   metrics.erase("epochs");
   try {
     st.events->write_scalars(r.group(), r.total_batches(), tensorboard::wall_time_now(), metrics);
+    st.events->flush();  // Core API reports are rare, and a run may idle after its last one
   } catch (const std::exception& e) {
     st.events.reset();
     log_line(self, std::string("no more TensorBoard events: ") + e.what());

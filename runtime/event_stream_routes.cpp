@@ -32,6 +32,7 @@ class event_stream final : public response_stream {
     if (read.fell_behind) return line(reset());
     pb::StreamEvent metrics, changed;
     std::set<int64_t> experiments, trials, logs;
+    bool reload_trials = false;
     for (auto& c : read.changes) {
       cursor_ = c.seq;
       switch (c.kind) {
@@ -49,11 +50,13 @@ class event_stream final : public response_stream {
         case change_kind::experiment:
           if (scope_ == stream_scope::all || (scope_ == stream_scope::experiment && c.id == id_)) {
             experiments.insert(c.id);
-            if (scope_ == stream_scope::experiment) load_trials();  // it may have new ones
+            reload_trials = scope_ == stream_scope::experiment;  // it may have new ones
           }
           break;
       }
     }
+    // Once a piece: a new trial's row comes before its reports, so those read next are covered.
+    if (reload_trials) load_trials();
     std::string out;
     if (metrics.metrics_size() > 0) {
       metrics.set_type("metrics");
@@ -81,9 +84,10 @@ class event_stream final : public response_stream {
  private:
   std::string first_line() {
     started_ = true;
-    if (scope_ == stream_scope::experiment) load_trials();
-    if (after_ && client_generation_ == feed_->generation() && !feed_->read_after(*after_, 1).fell_behind) {
+    if (after_ && client_generation_ == feed_->generation() && *after_ <= feed_->latest() &&
+        !feed_->read_after(*after_, 1).fell_behind) {
       cursor_ = *after_;  // resumed: what came meanwhile follows
+      if (scope_ == stream_scope::experiment) load_trials();
       return "";
     }
     if (after_) return line(reset());
@@ -91,6 +95,9 @@ class event_stream final : public response_stream {
     hello.set_type("hello");
     hello.set_cursor(cursor_ = feed_->latest());
     hello.set_generation(feed_->generation());
+    // After the cursor is taken: a trial created in between is then either loaded here or
+    // announced after the cursor.
+    if (scope_ == stream_scope::experiment) load_trials();
     return line(hello);
   }
 
@@ -99,6 +106,7 @@ class event_stream final : public response_stream {
     r.set_type("reset");
     r.set_cursor(cursor_ = feed_->latest());
     r.set_generation(feed_->generation());
+    if (scope_ == stream_scope::experiment) load_trials();
     return r;
   }
 

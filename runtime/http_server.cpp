@@ -43,6 +43,8 @@ constexpr auto idle_timeout = std::chrono::seconds(120);
 constexpr auto handshake_timeout = std::chrono::seconds(30);
 // Threads for routes, which wait on actors: what many slow requests at once may hold.
 constexpr std::size_t handler_threads = 32;
+// How long a streamed response waits for a client to take one piece.
+constexpr auto stream_write_timeout = std::chrono::seconds(30);
 constexpr std::size_t io_threads = 2;
 constexpr std::size_t relay_chunk = 256 * 1024;
 constexpr std::size_t relay_pipe_bytes = 1 << 20;
@@ -165,7 +167,10 @@ struct http_server::impl {
         co_await pause.async_wait(use_awaitable);
         continue;
       }
+      // A client that stops reading is dropped rather than held forever.
+      beast::get_lowest_layer(stream).expires_after(stream_write_timeout);
       co_await net::async_write(stream, http::make_chunk(net::buffer(*piece)), use_awaitable);
+      beast::get_lowest_layer(stream).expires_never();
     }
     co_await net::async_write(stream, http::make_chunk_last(), use_awaitable);
   }

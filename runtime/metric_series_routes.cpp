@@ -12,6 +12,8 @@ namespace {
 
 constexpr int32_t default_max_points = 1000;
 constexpr int32_t largest_max_points = 100000;
+// An experiment's route answers for every trial at once: its answer stays a few MB per trial.
+constexpr int32_t largest_max_points_per_trial = 10000;
 
 /// What a series request asks for, read from its query; nullopt with a 400 naming the parameter.
 struct series_query {
@@ -37,7 +39,8 @@ std::optional<int64_t> integer_param(const http_request& req, http_response& res
   return std::nullopt;
 }
 
-std::optional<series_query> series_query_of(const http_request& req, http_response& res) {
+std::optional<series_query> series_query_of(const http_request& req, http_response& res,
+                                            int64_t largest = largest_max_points) {
   series_query q;
   q.name = req.get_param_value("name");
   if (q.name.empty()) {
@@ -45,7 +48,7 @@ std::optional<series_query> series_query_of(const http_request& req, http_respon
     return std::nullopt;
   }
   q.group = req.has_param("group") ? req.get_param_value("group") : "training";
-  auto max_points = integer_param(req, res, "max_points", 2, largest_max_points, default_max_points);
+  auto max_points = integer_param(req, res, "max_points", 2, largest, default_max_points);
   if (!max_points) return std::nullopt;
   q.max_points = static_cast<int32_t>(*max_points);
   auto start = integer_param(req, res, "start_batches", 0, INT64_MAX, 0);
@@ -71,7 +74,9 @@ void metric_series_routes::add_to(http_router& server) {
   server.Get(R"(/api/v1/trials/(\d+)/metrics/series)", reads([this](const http_request& req, http_response& res) {
     auto q = series_query_of(req, res);
     if (!q) return;
-    const trial_id trial{std::stoll(req.matches[1].str())};
+    const auto id = parse_id(req.matches[1]);
+    if (!id) return reply_error(res, 404, "trial " + req.matches[1].str() + " not found");
+    const trial_id trial{*id};
     ask_actor(sys, res, reader, [&](pb::MetricSeries& series) {
       if (series.points_in_range() > 0) return reply_json(res, series);
       // Empty: a trial without the metric yet, or no such trial.
@@ -82,9 +87,11 @@ void metric_series_routes::add_to(http_router& server) {
     }, series_atom::value, trial, q->group, q->name, q->start_batches, q->end_batches, q->max_points);
   }));
   server.Get(R"(/api/v1/experiments/(\d+)/metrics/series)", reads([this](const http_request& req, http_response& res) {
-    auto q = series_query_of(req, res);
+    auto q = series_query_of(req, res, largest_max_points_per_trial);
     if (!q) return;
-    const experiment_id experiment{std::stoll(req.matches[1].str())};
+    const auto id = parse_id(req.matches[1]);
+    if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
+    const experiment_id experiment{*id};
     ask_actor(sys, res, reader, [&](pb::GetExperimentResponse& found) {
       if (found.experiment().id() == 0) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
       ask_actor(sys, res, reader, [&](pb::ExperimentMetricSeries& all) { reply_json(res, all); }, series_atom::value,

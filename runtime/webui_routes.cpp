@@ -36,9 +36,15 @@ void webui_routes::add_to(http_router& server) {
     reply_file(res, std::filesystem::path(directory) / "index.html");
   });
   server.Get(R"(/assets/([A-Za-z0-9_./-]+))", [this](const http_request& req, http_response& res) {
+    // Only a plain relative path below assets/: no "..", no leading or doubled "/" (an absolute
+    // right-hand side would replace the whole path when joined).
     const std::string relative = req.matches[1].str();
-    if (relative.find("..") != std::string::npos) return reply_error(res, 404, "no such file: " + relative);
-    reply_file(res, std::filesystem::path(directory) / "assets" / relative);
+    if (relative.front() == '/' || relative.find("..") != std::string::npos || relative.find("//") != std::string::npos)
+      return reply_error(res, 404, "no such file: " + relative);
+    const auto assets = std::filesystem::weakly_canonical(std::filesystem::path(directory) / "assets");
+    const auto file = std::filesystem::weakly_canonical(assets / relative);
+    if (file.string().rfind(assets.string() + "/", 0) != 0) return reply_error(res, 404, "no such file: " + relative);
+    reply_file(res, file);
   });
 }
 

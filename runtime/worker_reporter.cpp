@@ -23,7 +23,10 @@ void worker_reporter::training_metrics(const harness::progress& p, const std::ma
 }
 
 void worker_reporter::validation_metrics(const harness::progress& p, const std::map<std::string, double>& m) {
-  write_events([&](auto& file) { file.write_scalars("validation", p.batches, tensorboard::wall_time_now(), m); });
+  write_events([&](auto& file) {
+    file.write_scalars("validation", p.batches, tensorboard::wall_time_now(), m);
+    file.flush();  // validations are rare, and a searcher may stop the trial right after one
+  });
   send("validation", p, m);
 }
 

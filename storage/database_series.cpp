@@ -4,6 +4,8 @@
 // loses them).
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <cstdlib>
 
 #include "storage/database_impl.hpp"
@@ -25,8 +27,10 @@ const std::string bucket_extremes =
 
 struct point {
   double x, y;
-  bool operator<(const point& o) const { return x < o.x || (x == o.x && y < o.y); }
-  bool operator==(const point& o) const { return x == o.x && y == o.y; }
+  // NaN (stored as "NaN") orders after every number, as PostgreSQL orders it: a strict weak order.
+  std::pair<double, std::pair<bool, double>> key() const { return {x, {std::isnan(y), std::isnan(y) ? 0.0 : y}}; }
+  bool operator<(const point& o) const { return key() < o.key(); }
+  bool operator==(const point& o) const { return key() == o.key(); }
 };
 
 // "{y,x}" as PostgreSQL prints a float8 array.

@@ -52,8 +52,13 @@ event_file_writer::event_file_writer(const std::string& directory) {
   file_ = std::fopen(path_.c_str(), "wbxe");  // x: never another writer's file; e: not inherited by children
   if (!file_)
     throw std::runtime_error("cannot create the TensorBoard event file " + path_ + ": " + std::strerror(errno));
-  write_record(file_version_event(wall_time_now()));
-  flush();
+  try {
+    write_record(file_version_event(wall_time_now()));
+    flush();
+  } catch (...) {
+    std::fclose(file_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 event_file_writer::~event_file_writer() {

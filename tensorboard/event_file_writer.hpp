@@ -17,8 +17,9 @@ namespace det::tensorboard {
 /// Appends events to a new file `events.out.tfevents.<unix secs>.<host>.<pid>.<n>` in a
 /// directory: one file per writer, so a resumed run never appends to the file of the run
 /// before it. TensorBoard tails the file while it grows and tolerates a partial last record.
-/// Writes are buffered and handed to the system at most `flush_interval` apart (and on
-/// flush()); errors throw std::runtime_error naming the file. Not thread-safe.
+/// Writes are buffered and handed to the system by the first write `flush_interval` after the
+/// last flush, and by flush() (the worker's reporter flushes when it drains at checkpoints and at
+/// the end); errors throw std::runtime_error naming the file. Not thread-safe.
 class event_file_writer {
  public:
   static constexpr std::chrono::seconds flush_interval{1};

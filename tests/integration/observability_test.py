@@ -176,6 +176,18 @@ class ObservabilityTest(unittest.TestCase):
         self.assertTrue(any(l.startswith('det_scheduling_pass_seconds_count{resource_pool="default"}') for l in lines))
         self.assertTrue(any(l.startswith("det_persistence_commit_seconds_count ") for l in lines))
 
+    def test_the_web_uis_files_are_served_and_nothing_beside_them(self):
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", self.cluster.http_port, timeout=10)
+        for path, status in (("/assets/js/main.js", 200), ("/experiments/3", 200), ("/assets//etc/passwd", 404),
+                             ("/assets/%2Fetc%2Fpasswd", 404), ("/assets/../../../etc/passwd", 404),
+                             ("/assets/js/../../index.html", 404)):
+            conn.request("GET", path)
+            reply = conn.getresponse()
+            body = reply.read()
+            self.assertEqual(reply.status, status, path)
+            self.assertNotIn(b"root:", body, path)
+
     def test_prometheus_needs_a_login(self):
         with self.assertRaises(urllib.error.HTTPError) as refused:
             self.scrape(None)
