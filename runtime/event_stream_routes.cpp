@@ -163,24 +163,9 @@ void event_stream_routes::add_to(http_router& server) {
       if (!parsed) return reply_error(res, 400, "after must be a cursor the stream sent, not \"" + req.get_param_value("after") + "\"");
       after = static_cast<uint64_t>(*parsed);
     }
-    if (scope != stream_scope::all) {
-      // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
-      bool found = false;
-      caf::error failure;
-      caf::scoped_actor self{sys};
-      if (scope == stream_scope::experiment)
-        self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
-            .receive([&](pb::GetExperimentResponse& e) { found = e.experiment().id() != 0; },
-                     [&](caf::error& e) { failure = std::move(e); });
-      else
-        self->request(handles.reader, route_timeout, get_atom::value, trial_id{id})
-            .receive([&](pb::GetTrialResponse& t) { found = t.trial().id() != 0; },
-                     [&](caf::error& e) { failure = std::move(e); });
-      if (failure) return reply_error(res, sys, failure);
-      if (!found)
-        return reply_error(res, 404, std::string(scope == stream_scope::experiment ? "experiment " : "trial ") +
-                                         std::to_string(id) + " not found");
-    }
+    // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
+    if (scope == stream_scope::experiment && !exists_or_reply(sys, res, handles.reader, experiment_id{id})) return;
+    if (scope == stream_scope::trial && !exists_or_reply(sys, res, handles.reader, trial_id{id})) return;
     res.content_type = "application/x-ndjson";
     res.stream = std::make_shared<event_stream>(sys, handles.reader, handles.feed, scope, id, after,
                                                 req.get_param_value("generation"));

@@ -433,22 +433,6 @@ struct http_gateway::impl {
                               verb);
   }
 
-  /// Asks every pool for its state and jobs; `failure` keeps the last error.
-  std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_states(caf::error& failure) {
-    std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> states;
-    caf::scoped_actor self{sys};
-    for (const auto& [name, pool] : handles.pools)
-      self->request(pool, route_timeout, list_atom::value)
-          .receive(
-              [&](pb::ResourcePoolInfo& info, pb::GetJobsResponse& jobs) {
-                info.set_default_compute_pool(name == handles.default_pool);
-                info.set_default_aux_pool(name == handles.default_aux_pool);
-                states.emplace_back(std::move(info), std::move(jobs));
-              },
-              [&](caf::error& e) { failure = std::move(e); });
-    return states;
-  }
-
   /// det agent|slot enable|disable: `slot` -1 for the whole agent.
   void enable_agent(const http_request& req, http_response& res, int32_t slot) {
     const auto agent = req.matches[1].str();
@@ -496,7 +480,7 @@ struct http_gateway::impl {
     server.Get("/api/v1/resource-pools", reader([this](const http_request&, http_response& res) {
       caf::error failure;
       pb::GetResourcePoolsResponse out;
-      for (auto& [info, jobs] : pool_states(failure)) *out.add_resource_pools() = std::move(info);
+      for (auto& [info, jobs] : pool_states(sys, handles, failure)) *out.add_resource_pools() = std::move(info);
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
     }));
@@ -504,7 +488,7 @@ struct http_gateway::impl {
       caf::error failure;
       auto pool = req.get_param_value("resource_pool");
       pb::GetJobsResponse out;
-      for (auto& [info, jobs] : pool_states(failure))
+      for (auto& [info, jobs] : pool_states(sys, handles, failure))
         if (pool.empty() || info.name() == pool)
           for (auto& job : *jobs.mutable_jobs()) *out.add_jobs() = std::move(job);
       if (failure) return reply_error(res, sys, failure);

@@ -78,12 +78,8 @@ void metric_series_routes::add_to(http_router& server) {
     if (!id) return reply_error(res, 404, "trial " + req.matches[1].str() + " not found");
     const trial_id trial{*id};
     ask_actor(sys, res, reader, [&](pb::MetricSeries& series) {
-      if (series.points_in_range() > 0) return reply_json(res, series);
       // Empty: a trial without the metric yet, or no such trial.
-      ask_actor(sys, res, reader, [&](pb::GetTrialResponse& found) {
-        if (found.trial().id() == 0) return reply_error(res, 404, "trial " + req.matches[1].str() + " not found");
-        reply_json(res, series);
-      }, get_atom::value, trial);
+      if (series.points_in_range() > 0 || exists_or_reply(sys, res, reader, trial)) reply_json(res, series);
     }, series_atom::value, trial, q->group, q->name, q->start_batches, q->end_batches, q->max_points);
   }));
   server.Get(R"(/api/v1/experiments/(\d+)/metrics/series)", reads([this](const http_request& req, http_response& res) {
@@ -92,11 +88,9 @@ void metric_series_routes::add_to(http_router& server) {
     const auto id = parse_id(req.matches[1]);
     if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
     const experiment_id experiment{*id};
-    ask_actor(sys, res, reader, [&](pb::GetExperimentResponse& found) {
-      if (found.experiment().id() == 0) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
-      ask_actor(sys, res, reader, [&](pb::ExperimentMetricSeries& all) { reply_json(res, all); }, series_atom::value,
-                experiment, q->group, q->name, q->max_points);
-    }, get_atom::value, experiment);
+    if (!exists_or_reply(sys, res, reader, experiment)) return;
+    ask_actor(sys, res, reader, [&](pb::ExperimentMetricSeries& all) { reply_json(res, all); }, series_atom::value,
+              experiment, q->group, q->name, q->max_points);
   }));
 }
 

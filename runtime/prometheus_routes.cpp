@@ -68,15 +68,9 @@ std::vector<std::pair<labels, observability::histogram::snapshot>> by_label(cons
 std::string prometheus_routes::scrape() {
   const auto agents = asked<pb::GetAgentsResponse>(sys, handles.registry, list_atom::value);
   const auto census = asked<pb::StoredCensus>(sys, handles.reader, census_atom::value);
-  std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pools;
-  for (const auto& [name, pool] : handles.pools) {
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    self->request(pool, route_timeout, list_atom::value)
-        .receive([&](pb::ResourcePoolInfo& info, pb::GetJobsResponse& jobs) { pools.emplace_back(std::move(info), std::move(jobs)); },
-                 [&](caf::error& e) { failure = std::move(e); });
-    if (failure) throw std::runtime_error(error_sentence(sys, failure));
-  }
+  caf::error failure;
+  const auto pools = pool_states(sys, handles, failure);
+  if (failure) throw std::runtime_error(error_sentence(sys, failure));
   std::map<int64_t, int64_t> experiment_of_trial;
   for (const auto& t : census.active_trials()) experiment_of_trial[t.trial_id()] = t.experiment_id();
 

@@ -32,11 +32,6 @@ std::string file_name() {
          std::to_string(files_opened++);
 }
 
-template <class T>
-std::string_view raw_bytes(const T& value) {  // little-endian, as TFRecord's fields are
-  return {reinterpret_cast<const char*>(&value), sizeof value};
-}
-
 }  // namespace
 
 double wall_time_now() {
@@ -96,12 +91,11 @@ void event_file_writer::flush_if_due() {
 
 // TFRecord: uint64 length, uint32 masked CRC of the length, the data, uint32 masked CRC of the data.
 void event_file_writer::write_record(std::string_view data) {
-  const uint64_t length = data.size();
-  const uint32_t length_crc = masked_crc32c(raw_bytes(length));
-  const uint32_t data_crc = masked_crc32c(data);
+  const auto length = little_endian_bytes(static_cast<uint64_t>(data.size()));
   std::string record;
-  record.reserve(sizeof length + sizeof length_crc + data.size() + sizeof data_crc);
-  record.append(raw_bytes(length)).append(raw_bytes(length_crc)).append(data).append(raw_bytes(data_crc));
+  record.reserve(length.size() + 4 + data.size() + 4);
+  record.append(length).append(little_endian_bytes(masked_crc32c(length))).append(data).append(
+      little_endian_bytes(masked_crc32c(data)));
   if (std::fwrite(record.data(), 1, record.size(), file_) != record.size())
     throw std::runtime_error("cannot write the TensorBoard event file " + path_ + ": " + std::strerror(errno));
 }

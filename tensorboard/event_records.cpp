@@ -6,14 +6,6 @@ namespace det::tensorboard {
 
 namespace {
 
-// Both ends are little-endian x86-64 or arm64 machines, as protobuf's fixed fields are.
-template <class T>
-std::string little_endian_bytes(T value) {
-  std::string raw(sizeof(T), '\0');
-  std::memcpy(raw.data(), &value, sizeof(T));
-  return raw;
-}
-
 // Protobuf's wire types.
 enum class wire_type : uint8_t { varint = 0, fixed64 = 1, length_delimited = 2 };
 

@@ -4,6 +4,7 @@
 // A protobuf runtime would add nothing but a generated copy of TensorBoard's schema.
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <string_view>
@@ -11,6 +12,15 @@
 #include <vector>
 
 namespace det::tensorboard {
+
+/// `value`'s bytes as protobuf's fixed fields and TFRecord's framing store them: little-endian,
+/// which is how x86-64 and arm64 machines hold them too.
+template <class T>
+std::string little_endian_bytes(T value) {
+  std::string raw(sizeof(T), '\0');
+  std::memcpy(raw.data(), &value, sizeof(T));
+  return raw;
+}
 
 /// A hyperparameter's value as the HParams dashboard takes it (google.protobuf.Value's number,
 /// string and bool cases).

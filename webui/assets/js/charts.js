@@ -30,6 +30,7 @@ export class LineChart {
     this.smoothing = 0;
     this.plot = null;
     this.pending = false;
+    this.zoomed = false;  // a drag zoomed in: redraws keep the user's range
   }
 
   // Replaces a series' points (a first load, or a zoomed range at full resolution).

@@ -71,7 +71,7 @@ export async function render(page) {
       { title: "Labels", cell: (e) => (e.labels || []).join(", ") },
       { title: "State", sort: "state", cell: (e) => stateBadge(e.state) },
       { title: "Progress", cell: (e) => progressBar(stateName(e.state) === "COMPLETED" ? 1 : e.progress) },
-      { title: "Best " + "metric", cell: (e) => (e.best_metric === undefined ? "" : `${num(e.best_metric)} (${e.metric})`) },
+      { title: "Best metric", cell: (e) => (e.best_metric === undefined ? "" : `${num(e.best_metric)} (${e.metric})`) },
       { title: "Trials", cell: (e) => e.num_trials },
       { title: "Started", sort: "start_time", cell: (e) => time(e.start_time) },
       { title: "Duration", cell: (e) => duration(e.start_time, e.end_time) },

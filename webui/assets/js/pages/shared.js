@@ -1,7 +1,7 @@
 // What the experiment and trial pages share: hyperparameters flattened, metric names of trials,
 // and the checkpoints table.
 
-import { get, post } from "../api.js";
+import { get, post, token } from "../api.js";
 import { errorBox, h, num, stateBadge, table, time } from "../dom.js";
 
 // {"model": {"layers": 2}, "lr": 0.1} -> {"model.layers": 2, "lr": 0.1}
@@ -43,7 +43,6 @@ export function checkpointsTable(checkpoints, { withTrial = false } = {}) {
 
 // Downloads go through fetch, so that they carry the bearer token.
 async function download(uuid, file) {
-  const { token } = await import("../api.js");
   const res = await fetch(`/api/v1/checkpoints/${uuid}/files/${encodeURIComponent(file)}`,
                           { headers: { Authorization: `Bearer ${token()}` } });
   if (!res.ok) { alert(`download failed: ${res.status}`); return; }
