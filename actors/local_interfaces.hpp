@@ -302,6 +302,25 @@ typename Inspector::result_type inspect(Inspector& f, allocation_ask& x) {
 /// The pool's job of a command, shell, notebook or TensorBoard: experiments' jobs are their ids.
 inline std::string task_job(const std::string& task_id) { return "task " + task_id; }
 
+/// What a pool tells its provisioner after a scheduling pass that changed it: the instances its
+/// pending work asks for, and its connected agents by id (true: idle, running nothing).
+struct scaling_info {
+  int32_t desired_new = 0;
+  std::map<std::string, bool> agents;
+  bool operator==(const scaling_info& o) const { return desired_new == o.desired_new && agents == o.agents; }
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scaling_info& x) {
+  return f(caf::meta::type_name("scaling_info"), x.desired_new, x.agents);
+}
+
+/// A pool's provisioner: launches and terminates the pool's elastic agents through its provider.
+using provisioner_actor = caf::typed_actor<
+    caf::reacts_to<scaling_info>,
+    caf::reacts_to<tick_atom>,  // time for a pass
+    caf::replies_to<get_atom>::with<pb::Provisioner>,
+    caf::replies_to<inspect_atom>::with<std::string>>;
+
 /// A resource pool: answers an allocate request once its scheduler
 /// places it, with one part per agent, or with errc::unschedulable when none of its agents could ever
 /// hold it; the requester hears preempt_atom when the scheduler wants its slots back.
@@ -322,6 +341,7 @@ using resource_pool_actor = caf::typed_actor<
     caf::replies_to<enable_atom, std::string, int32_t, slot_switch>::with<bool>,
     caf::replies_to<list_atom>::with<pb::ResourcePoolInfo, pb::GetJobsResponse>,
     caf::reacts_to<schedule_atom>,  // runs the scheduling pass a change asked for
+    caf::reacts_to<provisioner_actor>,  // the pool's provisioner, told its scaling_info from now on
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// Knows every agent that registered; spawns their master-side proxies.
@@ -445,6 +465,9 @@ struct master_handles {
   std::string default_aux_pool;
   agent_registry_actor registry;
   tasks_actor tasks;
+  /// The provisioners of pools with a provider, by pool name (for the REST API: spawned once the
+  /// actor port is bound, after the other actors got their handles).
+  std::map<std::string, provisioner_actor> provisioners;
   /// What an agent must present to register (security.agent_token_file).
   std::string agent_token;
   /// How long a disconnected agent's work is kept for it to reconnect.

@@ -15,6 +15,7 @@
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
 #include "config/master_config.hpp"
+#include "provisioner/scale_decider.hpp"
 #include "scheduler/pool_scheduler.hpp"
 
 namespace det {
@@ -55,6 +56,8 @@ struct pool_state {
   std::map<std::string, caf::actor> running;          // allocation id -> its allocation actor
   bool pass_requested = false;
   int64_t passes = 0;
+  provisioner_actor provisioner;  // with a provider: told what the pool needs after each pass
+  scaling_info told;              // what it was told last
   // Agents return within reconnect_wait of a master start; until then no request is refused for
   // want of them.
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -79,11 +82,22 @@ void preempt(self_ptr self, const std::string& allocation_id) {
     self->send(caf::actor_cast<allocation_actor>(it->second), preempt_atom::value);
 }
 
-// Requests the pool could not place even with every agent idle: refused with a sentence rather
-// than queued for ever (once the pool has agents to tell, and its agents had time to return).
+// Whether a request fits the pool's agents were they idle, or else the instances its provider
+// can launch: on one, or (not one_agent) across up to max_instances whole ones.
+bool could_ever_fit(self_ptr self, int slots, bool one_agent) {
+  auto& st = self->state;
+  if (st.policy.could_ever_fit(slots, one_agent)) return true;
+  if (!st.spec.provider) return false;
+  const int per = st.spec.provider->instance_slots;
+  return slots <= per || (!one_agent && slots % per == 0 && slots / per <= st.spec.provider->max_instances);
+}
+
+// Requests the pool could not place even with every agent idle (or every instance its provider
+// may launch): refused with a sentence rather than queued for ever (once the pool has agents or a
+// provider to judge by, and its agents had time to return).
 void refuse_oversized(self_ptr self) {
   auto& st = self->state;
-  if (st.policy.agents().empty() ||
+  if ((st.policy.agents().empty() && !st.spec.provider) ||
       std::chrono::steady_clock::now() - st.started < std::chrono::seconds(st.reconnect_wait_s))
     return;
   std::map<std::pair<int, bool>, bool> fits;  // by slot count and one_agent: most requests share a few
@@ -92,7 +106,7 @@ void refuse_oversized(self_ptr self) {
     const int slots = request.slots;
     const std::pair<int, bool> key{slots, request.one_agent};
     auto known = fits.find(key);
-    if (known == fits.end()) known = fits.emplace(key, st.policy.could_ever_fit(slots, request.one_agent)).first;
+    if (known == fits.end()) known = fits.emplace(key, could_ever_fit(self, slots, request.one_agent)).first;
     if (known->second) {
       ++it;
       continue;
@@ -102,6 +116,10 @@ void refuse_oversized(self_ptr self) {
     std::string agents;
     for (const auto& [size, count] : sizes)
       agents += (agents.empty() ? "" : ", ") + std::to_string(count) + " with " + std::to_string(size);
+    if (st.spec.provider)
+      agents += (agents.empty() ? "" : "; ") + std::string("its provider launches up to ") +
+                std::to_string(st.spec.provider->max_instances) + " with " +
+                std::to_string(st.spec.provider->instance_slots);
     it->second.promise.deliver(make_error(
         errc::unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
                                      " cannot give: its agents have " + agents + " slots, and " +
@@ -117,6 +135,27 @@ allocation_parts parts_of(self_ptr self, const scheduler::placement& where) {
   for (const auto& part : where.parts)
     parts.push_back({part.agent_id, {part.slot_ids.begin(), part.slot_ids.end()}, self->state.agents[part.agent_id]});
   return parts;
+}
+
+// What the provisioner sizes the pool by (determined-platform §2.3): the pending tasks, and
+// which connected agents are idle.
+void tell_provisioner(self_ptr self) {
+  auto& st = self->state;
+  if (!st.provisioner) return;
+  scaling_info info;
+  std::vector<provisioner::pending_task> pending;
+  std::map<std::string, int> caps;
+  for (const auto& [id, task] : st.policy.tasks()) {
+    if (task.running) continue;
+    pending.push_back({task.request.slots, task.request.group});
+    caps[task.request.group] = st.policy.group(task.request.group).max_slots;
+  }
+  info.desired_new = provisioner::desired_new_instances(pending, caps, st.spec.provider->instance_slots,
+                                                        st.spec.max_aux_containers_per_agent);
+  for (const auto& agent : st.policy.agents()) info.agents[agent.id] = agent.idle() && agent.zero_slot_tasks == 0;
+  if (info == st.told) return;
+  st.told = info;
+  self->send(st.provisioner, std::move(info));
 }
 
 void run_pass(self_ptr self) {
@@ -137,6 +176,7 @@ void run_pass(self_ptr self) {
     waiting.promise.deliver(parts_of(self, where));
   }
   for (const auto& id : decision.preempt) preempt(self, id);
+  tell_provisioner(self);
 }
 
 void kill_on_agent(self_ptr self, const std::string& agent_id, const std::string& allocation_id) {
@@ -381,6 +421,11 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
       },
       [=](list_atom) -> caf::result<pb::ResourcePoolInfo, pb::GetJobsResponse> {
         return {describe_pool(self), describe_jobs(self)};
+      },
+      [=](provisioner_actor& provisioner) {
+        self->state.provisioner = std::move(provisioner);
+        self->state.told = {};
+        tell_provisioner(self);
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;

@@ -38,6 +38,21 @@ using directory_actor = caf::typed_actor<
 
 directory_actor spawn_directory(caf::actor_system& sys);
 
+/// What a pool's provisioner needs besides its pool's config.
+struct provisioner_setup {
+  std::string conninfo;       // its own PostgreSQL connection
+  std::string master;         // HOST:PORT agents dial
+  std::string agent_token;
+  std::string node_binary;    // det-node's path
+  std::string directory;      // DATA_DIR/provisioner/POOL
+  int64_t reconnect_wait_s = 25;
+};
+
+/// Detached (its provider's commands block): launches and terminates the pool's agents, and tells
+/// the pool it exists so that the pool reports its scaling_info.
+provisioner_actor spawn_provisioner(caf::actor_system& sys, const config::resource_pool_config& pool,
+                                    const resource_pool_actor& pool_actor, const provisioner_setup& setup);
+
 /// Detached: it blocks on PostgreSQL, so it gets a thread of its own. What it commits is
 /// published to `feed`.
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,

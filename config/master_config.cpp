@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <map>
 
 namespace det::config {
 
@@ -148,6 +149,101 @@ void read_security(table_reader& root, master_config& config) {
   reader.report_unknown_keys();
 }
 
+const std::map<std::string, provider_type>& provider_types() {
+  static const std::map<std::string, provider_type> types{
+      {"process", provider_type::process}, {"command", provider_type::command}, {"slurm", provider_type::slurm}};
+  return types;
+}
+
+std::optional<std::vector<std::string>> read_strings(table_reader& reader, std::string_view key) {
+  const auto* array = reader.read_array(key);
+  if (!array) return std::nullopt;
+  if (!array->is_homogeneous<std::string>() && !array->empty()) {
+    reader.error(key, "expected an array of strings");
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (const auto& item : *array) out.push_back(item.as_string()->get());
+  return out;
+}
+
+// `[resource_pools.provider]`: every key takes effect for its type or is refused by name.
+std::optional<provider_config> read_provider(table_reader& pool) {
+  const auto* table = pool.read_table("provider");
+  if (!table) return std::nullopt;
+  table_reader reader(*table, pool.path_of("provider"), pool.diag());
+  provider_config p;
+  auto type = reader.read_string("type");
+  if (!type) {
+    if (!table->contains("type")) reader.error_here("needs a type: process, command or slurm");
+    return std::nullopt;
+  }
+  if (*type == "aws" || *type == "gcp") {
+    reader.error("type", "det has no built-in " + *type + " provider: use type = \"command\" with the " +
+                             (*type == "aws" ? "aws" : "gcloud") + " CLI's launch, list and terminate commands (README)");
+    return std::nullopt;
+  }
+  auto known = provider_types().find(*type);
+  if (known == provider_types().end()) {
+    reader.error("type", "expected process, command or slurm, got \"" + *type + "\"");
+    return std::nullopt;
+  }
+  p.type = known->second;
+  if (auto v = reader.read_integer_in("min_instances", 0, 10000)) p.min_instances = static_cast<int>(*v);
+  if (auto v = reader.read_integer_in("max_instances", 1, 10000)) p.max_instances = static_cast<int>(*v);
+  if (p.min_instances > p.max_instances)
+    reader.error("min_instances", "must not exceed max_instances (" + std::to_string(p.max_instances) + ")");
+  const std::string period = "expected seconds as a positive integer or a duration such as \"20m\"";
+  if (auto v = read_duration_s(reader, "max_idle_agent_period", 1, period)) p.max_idle_agent_period_s = *v;
+  if (auto v = read_duration_s(reader, "max_agent_starting_period", 1, period)) p.max_agent_starting_period_s = *v;
+  if (table->contains("instance_slots") && table->contains("slots_per_instance"))
+    reader.error("slots_per_instance", "is Determined's other name for instance_slots: set one of them");
+  for (auto key : {"instance_slots", "slots_per_instance"})
+    if (auto v = reader.read_integer_in(key, 1, 1024)) p.instance_slots = static_cast<int>(*v);
+  if (auto v = reader.read_string("master_url")) p.master_url = *v;
+  if (auto v = reader.read_string("startup_script")) p.startup_script = *v;
+  if (auto v = reader.read_string("slot_type")) {
+    if (*v == "cuda" || *v == "gpu") p.cuda_slots = true;
+    else if (*v != "cpu") reader.error("slot_type", "expected cpu or cuda, got \"" + *v + "\"");
+  }
+  auto only_for = [&](provider_type t, std::initializer_list<std::string_view> keys) {
+    if (p.type == t) return true;
+    for (auto key : keys)
+      if (table->contains(key)) reader.error(key, "applies only to type = \"" + to_string(t) + "\"");
+    return false;
+  };
+  if (only_for(provider_type::process, {"gpus"})) {
+    if (const auto* gpus = reader.read_array("gpus")) {
+      for (const auto& g : *gpus)
+        if (auto index = g.value<int64_t>(); index && *index >= 0) p.gpus.push_back(static_cast<int>(*index));
+        else reader.error("gpus", "expected GPU indices such as [0, 1, 2, 3]");
+      if (static_cast<int>(p.gpus.size()) < p.max_instances * p.instance_slots)
+        reader.error("gpus", "names " + std::to_string(p.gpus.size()) + " GPUs, fewer than max_instances x instance_slots = " +
+                                 std::to_string(p.max_instances * p.instance_slots));
+      p.cuda_slots = true;
+    }
+  }
+  if (only_for(provider_type::command, {"launch", "terminate", "list"})) {
+    for (auto [key, field] : {std::pair{"launch", &p.launch}, {"terminate", &p.terminate}, {"list", &p.list}}) {
+      if (auto v = reader.read_string(key); v && !v->empty()) *field = *v;
+      else if (!table->contains(key)) reader.missing(key);
+      else reader.error(key, "must be a command line");
+    }
+  }
+  if (only_for(provider_type::slurm, {"partition", "gres", "time_limit", "sbatch_args"})) {
+    if (auto v = reader.read_string("partition")) p.partition = *v;
+    if (auto v = reader.read_string("gres")) p.gres = *v;
+    if (auto v = reader.read_string("time_limit")) p.time_limit = *v;
+    if (auto v = read_strings(reader, "sbatch_args")) p.sbatch_args = *v;
+  }
+  reader.refuse({"container_startup_script", "agent_docker_image", "agent_docker_network", "agent_docker_runtime",
+                 "agent_reconnect_attempts", "agent_reconnect_backoff", "agent_config_file_contents",
+                 "master_cert_name", "launch_error_timeout", "launch_error_retries"},
+                "det starts agents without Docker and retries failed launches with backoff; remove it");
+  reader.report_unknown_keys();
+  return p;
+}
+
 void read_resource_pools(table_reader& root, master_config& config) {
   for (auto& pool : config.resource_pools) pool.scheduler = config.scheduler;
   const auto* array = root.read_array("resource_pools");
@@ -177,7 +273,8 @@ void read_resource_pools(table_reader& root, master_config& config) {
       pool.max_aux_containers_per_agent = static_cast<int>(*v);
     pool.scheduler = read_scheduler(reader, config.scheduler);
     reader.refuse({"agent_reconnect_wait"}, "det keeps one wait for every pool: set resource_manager.agent_reconnect_wait");
-    reader.refuse({"provider", "agent_reattach_enabled", "task_container_defaults", "kubernetes_namespace",
+    pool.provider = read_provider(reader);
+    reader.refuse({"agent_reattach_enabled", "task_container_defaults", "kubernetes_namespace",
                    "max_cpu_containers_per_agent"},
                   not_implemented);
     reader.report_unknown_keys();
@@ -191,6 +288,12 @@ void read_resource_pools(table_reader& root, master_config& config) {
 }
 
 } // namespace
+
+std::string to_string(provider_type type) {
+  for (const auto& [name, t] : provider_types())
+    if (t == type) return name;
+  return "process";
+}
 
 master_config parse_master_config(std::string_view toml_text, std::string_view source_path) {
   diagnostics diag(source_path);
@@ -219,6 +322,11 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   pick_default(default_pool, "default_compute_resource_pool", config.default_resource_pool);
   pick_default(default_aux_pool, "default_aux_resource_pool", config.default_aux_resource_pool);
   read_security(reader, config);
+  if (config.tls)
+    for (const auto& pool : config.resource_pools)
+      if (pool.provider)
+        reader.error("resource_pools", "pool \"" + pool.name + "\" has a provider, but det cannot yet give the agents "
+                     "it starts the certificates that security.tls requires: start TLS agents by hand");
   reader.refuse({"cluster_name", "log", "logging", "telemetry", "task_container_defaults", "checkpoint_storage",
                  "webhooks", "observability", "tensorboard_timeout", "notebook_timeout", "enable_cors",
                  "launch_error", "feature_switches", "root", "cache", "integrations", "scim",

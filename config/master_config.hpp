@@ -19,11 +19,50 @@ struct scheduler_config {
   int default_priority = 42;            // [scheduler.priority] default_priority, 1-99
 };
 
+/// How a pool's provider starts agents (`[resource_pools.provider] type`).
+enum class provider_type : uint8_t {
+  process,  ///< det-node --role=agent processes on the master's machine
+  command,  ///< the user's launch, list and terminate commands (any cloud's CLI)
+  slurm,    ///< one Slurm job per agent
+};
+
+std::string to_string(provider_type type);
+
+/// `[resources_pools.provider]`: Determined's elastic-agent keys (determined-platform §2.1) and
+/// each type's own.
+struct provider_config {
+  provider_type type = provider_type::process;
+  int min_instances = 0;
+  int max_instances = 5;
+  int64_t max_idle_agent_period_s = 20 * 60;
+  int64_t max_agent_starting_period_s = 20 * 60;
+  /// Slots per instance (Determined's `instance_slots`; `slots_per_instance` is accepted too).
+  int instance_slots = 1;
+  /// `master_url`: where agents dial the master's actor port, HOST:PORT (a scheme is dropped);
+  /// empty: this machine's hostname and the actor port.
+  std::string master_url;
+  /// `startup_script`: shell lines the generated agent start-up script runs before the agent
+  /// (installing det-node on a fresh machine, mounting shared storage).
+  std::string startup_script;
+  /// `slot_type`: "cpu" (the agent offers instance_slots CPU slots) or "cuda" (it offers the
+  /// GPUs it finds); the process provider's `gpus` mean cuda.
+  bool cuda_slots = false;
+  /// process: GPU indices handed out `instance_slots` at a time; empty: CPU slots.
+  std::vector<int> gpus;
+  /// command: shell command lines with {instance_id}, {pool}, {master}, {agent_token} and
+  /// {startup_script}; `list` prints one instance a line, its id then optionally its state.
+  std::string launch, terminate, list;
+  /// slurm: sbatch options.
+  std::string partition, gres, time_limit;
+  std::vector<std::string> sbatch_args;
+};
+
 struct resource_pool_config {
   std::string name;
   std::string description;
   scheduler_config scheduler;
   int max_aux_containers_per_agent = 100;  // 0-slot tasks an agent runs at once
+  std::optional<provider_config> provider;  // unset: agents are started by hand
 };
 
 /// The master's TOML config. Keys: `port`, `http_port`, `db`, `data_dir`, `[[resource_pools]]
@@ -42,7 +81,7 @@ struct master_config {
   std::string db;
   /// Empty: the caller decides.
   std::string data_dir;
-  std::vector<resource_pool_config> resource_pools = {{"default", "", {}, 100}};
+  std::vector<resource_pool_config> resource_pools = {{"default", "", {}, 100, std::nullopt}};
   /// Where experiments go that name no pool; the first pool unless
   /// `resource_manager.default_compute_resource_pool` says otherwise.
   std::string default_resource_pool = "default";

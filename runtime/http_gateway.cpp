@@ -484,6 +484,14 @@ struct http_gateway::impl {
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
     }));
+    server.Get("/api/v1/provisioners", reader([this](const http_request&, http_response& res) {
+      caf::error failure;
+      pb::GetProvisionersResponse out;
+      for (auto& [info, jobs] : pool_states(sys, handles, failure))
+        if (info.has_provisioner()) *out.add_provisioners() = std::move(*info.mutable_provisioner());
+      if (failure) return reply_error(res, sys, failure);
+      reply_json(res, out);
+    }));
     server.Get("/api/v1/job-queues", reader([this](const http_request& req, http_response& res) {
       caf::error failure;
       auto pool = req.get_param_value("resource_pool");

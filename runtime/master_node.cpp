@@ -111,6 +111,46 @@ std::string agent_token(const config::master_config& mc, const std::string& data
   return token;
 }
 
+std::string hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Where a pool's agents dial the actor port: the process provider's are on this machine; others
+// use the pool's master_url (its scheme and path dropped), else the address the master listens on
+// when it is one, else this machine's hostname.
+std::string agent_master_address(const config::provider_config& provider, const std::string& listen, int port) {
+  if (provider.type == config::provider_type::process)
+    return (listen == "0.0.0.0" || listen.empty() ? "127.0.0.1" : listen) + ":" + std::to_string(port);
+  if (!provider.master_url.empty()) {
+    auto url = provider.master_url;
+    if (auto scheme = url.find("://"); scheme != std::string::npos) url = url.substr(scheme + 3);
+    url = url.substr(0, url.find('/'));
+    return url.find(':') == std::string::npos ? url + ":" + std::to_string(port) : url;
+  }
+  return (listen == "0.0.0.0" || listen.empty() ? hostname() : listen) + ":" + std::to_string(port);
+}
+
+// A provisioner for each pool with a provider, once the actor port its agents dial is known.
+void start_provisioners(caf::actor_system& sys, const config::master_config& mc, master_handles& handles,
+                        const directory_actor& directory, const std::string& db_url, const std::string& data_dir,
+                        const std::string& listen, int port) {
+  for (const auto& pool : mc.resource_pools) {
+    if (!pool.provider) continue;
+    provisioner_setup setup{db_url,
+                            agent_master_address(*pool.provider, listen, port),
+                            handles.agent_token,
+                            node_executable(),
+                            data_dir + "/provisioner/" + pool.name,
+                            handles.agent_reconnect_wait_s};
+    auto provisioner = spawn_provisioner(sys, pool, handles.pools.at(pool.name), setup);
+    caf::anon_send(directory, register_atom::value, std::string{"provisioner"}, pool.name,
+                   caf::actor_cast<caf::actor>(provisioner));
+    handles.provisioners[pool.name] = std::move(provisioner);
+  }
+}
+
 } // namespace
 
 int run_master(const master_options& opts) {
@@ -201,6 +241,7 @@ int run_master(const master_options& opts) {
   if (!bound)
     throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
                              std::to_string(port) + ": " + sys.render(bound.error()));
+  start_provisioners(sys, mc, handles, directory, db_url, data_dir, opts.listen, static_cast<int>(*bound));
   http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.tls,
                        opts.webui_dir.empty() ? default_webui_directory() : opts.webui_dir};
   int bound_http = gateway.start(opts.listen, http_port);
@@ -217,6 +258,9 @@ int run_master(const master_options& opts) {
   self->send_exit(front, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(handles.registry, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(handles.tasks, caf::exit_reason::user_shutdown);
+  // Provisioned agents outlive the master, as cloud instances do; the next master takes them back.
+  for (auto& [name, provisioner] : handles.provisioners)
+    caf::anon_send_exit(provisioner, caf::exit_reason::user_shutdown);
   for (auto& [name, pool] : handles.pools)
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   // The directory takes every experiment, trial, allocation and agent proxy

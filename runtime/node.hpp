@@ -63,4 +63,7 @@ std::string read_agent_token(const std::string& path);
 /// Absolute path of det-worker, installed next to the running det-node.
 std::string worker_executable();
 
+/// Absolute path of the running det-node.
+std::string node_executable();
+
 } // namespace det::runtime

@@ -60,12 +60,16 @@ std::string read_agent_token(const std::string& path) {
                            "DATA_DIR/agent-token) or set DET_AGENT_TOKEN");
 }
 
-std::string worker_executable() {
+std::string node_executable() {
   char buf[PATH_MAX];
   auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0)
     throw std::runtime_error("cannot find the det-node binary through /proc/self/exe");
-  std::string self(buf, static_cast<std::size_t>(n));
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string worker_executable() {
+  auto self = node_executable();
   return self.substr(0, self.rfind('/') + 1) + "det-worker";
 }
 

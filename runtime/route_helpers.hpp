@@ -64,6 +64,11 @@ inline std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_st
               states.emplace_back(std::move(info), std::move(jobs));
             },
             [&](caf::error& e) { failure = std::move(e); });
+  for (auto& [info, jobs] : states)
+    if (auto p = handles.provisioners.find(info.name()); p != handles.provisioners.end())
+      self->request(p->second, route_timeout, get_atom::value)
+          .receive([&info = info](pb::Provisioner& provisioner) { *info.mutable_provisioner() = std::move(provisioner); },
+                   [&](caf::error& e) { failure = std::move(e); });
   return states;
 }
 

@@ -218,6 +218,14 @@ class database {
   /// Every task, and every trial that waits for or holds slots, by start time.
   std::vector<pb::TaskSummary> task_summaries();
 
+  /// Instances of pools' providers (storage/database_instances.cpp). An instance is stored, with
+  /// its launch_time (unset: now), before it is launched.
+  void insert_instance(const pb::ProvisionedInstance& instance, const std::string& provider);
+  /// Its state, and end_time and end_reason once it has ended.
+  void update_instance(const pb::ProvisionedInstance& instance);
+  /// The pool's instances that have not ended, oldest first.
+  std::vector<pb::ProvisionedInstance> live_instances(const std::string& pool);
+
   /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
   /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.
   void copy_raw_metrics(int64_t trial_id, int64_t rows);

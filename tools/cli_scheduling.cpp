@@ -15,7 +15,8 @@ int list_resource_pools(rest_client& master, bool json) {
     std::cout << det::to_json(reply, true) << '\n';
     return 0;
   }
-  table out({"Name", "Description", "Scheduler", "Fitting", "Agents", "Slots free", "Running", "Queued", "Default"});
+  table out({"Name", "Description", "Scheduler", "Fitting", "Agents", "Slots free", "Running", "Queued", "Default",
+             "Provider"});
   for (const auto& p : reply.resource_pools()) {
     std::string scheduler = p.scheduler();
     if (p.scheduler() == "priority")
@@ -27,9 +28,44 @@ int list_resource_pools(rest_client& master, bool json) {
                                                                             : "";
     out.add_row({p.name(), p.description(), scheduler, p.fitting_policy(), std::to_string(p.agents()),
                  std::to_string(p.slots_free()) + " of " + std::to_string(p.slots_total()),
-                 std::to_string(p.tasks_running()), std::to_string(p.tasks_queued()), defaults});
+                 std::to_string(p.tasks_running()), std::to_string(p.tasks_queued()), defaults,
+                 p.has_provisioner() ? p.provisioner().provider() + " (" +
+                                           std::to_string(p.provisioner().instances_size()) + " instances, " +
+                                           std::to_string(p.provisioner().min_instances()) + "-" +
+                                           std::to_string(p.provisioner().max_instances()) + ")"
+                                     : "-"});
   }
   out.print(std::cout);
+  return 0;
+}
+
+int list_provisioners(rest_client& master, bool json) {
+  auto reply = master.get<pb::GetProvisionersResponse>("/api/v1/provisioners");
+  if (json) {
+    std::cout << det::to_json(reply, true) << '\n';
+    return 0;
+  }
+  if (reply.provisioners().empty()) {
+    std::cout << "No resource pool has a provider.\n";
+    return 0;
+  }
+  for (const auto& p : reply.provisioners()) {
+    std::cout << "Pool " << p.resource_pool() << ": " << p.provider() << " provider, " << p.min_instances() << " to "
+              << p.max_instances() << " instances of " << p.instance_slots() << " slots; " << p.launched()
+              << " launched since the master started\n";
+    if (p.has_last_decision())
+      std::cout << "Last decision (" << format_time(p.last_decision().time()) << "): " << p.last_decision().reason()
+                << "\n";
+    if (!p.last_error().empty())
+      std::cout << "Last error (" << p.failed_launches() << " failed launches in a row): " << p.last_error() << "\n";
+    if (p.has_retry_time()) std::cout << "Next launch not before " << format_time(p.retry_time()) << "\n";
+    table out({"Instance", "State", "Launched", "Agent"});
+    for (const auto& i : p.instances())
+      out.add_row({i.id(), i.state(), format_time(i.launch_time()),
+                   !i.agent_connected() ? "not connected" : i.agent_idle() ? "idle" : "busy"});
+    out.print(std::cout);
+    std::cout << "\n";
+  }
   return 0;
 }
 

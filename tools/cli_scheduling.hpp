@@ -1,5 +1,5 @@
 #pragma once
-// Scheduling from the CLI, after Determined's: `det resource-pool list`, `det job list|update`,
+// Scheduling from the CLI, after Determined's: `det resource-pool list`, `det provisioner list`, `det job list|update`,
 // `det experiment set priority|weight|max-slots`, `det agent|slot enable|disable`.
 
 #include <cstdint>
@@ -14,6 +14,9 @@ namespace det::tools {
 class rest_client;
 
 int list_resource_pools(rest_client& master, bool json);
+
+/// `det provisioner list`: each pool's provider, its instances and its last decision.
+int list_provisioners(rest_client& master, bool json);
 
 /// The jobs in every pool's queue, or in `pool`'s.
 int list_jobs(rest_client& master, const std::string& pool, bool json);

@@ -305,6 +305,11 @@ void add_job(CLI::App& app, command_line& cl) {
   rp->require_subcommand(1);
   cl.on_master(add_list(rp, "resource pools", cl),
                [&cl](rest_client& m) { return det::tools::list_resource_pools(m, cl.json); });
+
+  auto* prov = app.add_subcommand("provisioner", "Inspect the elastic agents of pools with a provider.");
+  prov->require_subcommand(1);
+  cl.on_master(add_list(prov, "provisioners, their instances and last decisions", cl),
+               [&cl](rest_client& m) { return det::tools::list_provisioners(m, cl.json); });
 }
 
 void add_trial(CLI::App& app, command_line& cl) {

@@ -68,6 +68,7 @@ ca = "{self.pki.ca}"
         self.master = None
         self.agents = []
         self.logs = []
+        self.master_groups = []
 
     # -- processes ------------------------------------------------------------
 
@@ -89,6 +90,9 @@ ca = "{self.pki.ca}"
         args += ["--port", str(getattr(self, "port", 0)),
                  "--http-port", str(getattr(self, "http_port", 0))]
         self.master = self._spawn("master", args)
+        # Agents a pool's process provider starts share the master's process group and outlive a
+        # master killed with SIGKILL: stop() ends every group a master of this cluster led.
+        self.master_groups.append(self.master.pid)
 
         def read_ready():
             if self.master.poll() is not None:
@@ -128,6 +132,8 @@ ca = "{self.pki.ca}"
                            self.agent_args)
 
     def start_agents(self):
+        if not self.agent_specs:
+            return  # a pool's provider may start agents of its own
         for agent_id, slots in self.agent_specs:
             self.agents.append(self._spawn_agent(agent_id, slots))
         wait_for(lambda: len(self.connected_agents()) == len(self.agent_specs), 30,
@@ -168,9 +174,29 @@ ca = "{self.pki.ca}"
             self.stop_process(a)
         self.stop_master()
         self._stop_leftover_postgres()
+        self._stop_master_groups()
         for log in self.logs:
             log.close()
         subprocess.run(["rm", "-rf", self.root], check=False)
+
+    def _stop_master_groups(self):
+        for group in self.master_groups:
+            try:
+                os.killpg(group, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(group, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.1)
+            else:
+                try:
+                    os.killpg(group, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def _stop_leftover_postgres(self):
         # Only if the master died without stopping its PostgreSQL: the pid file names it.

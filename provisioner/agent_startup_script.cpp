@@ -1,0 +1,54 @@
+#include <fstream>
+#include <stdexcept>
+#include <sys/stat.h>
+
+#include "provisioner/instance_provider.hpp"
+
+namespace det::provisioner {
+
+namespace {
+
+// Single-quoted for sh: the only character to escape is ' itself.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string agent_startup_script(const config::provider_config& config, const provider_context& context,
+                                 const std::string& id) {
+  const std::string slots = config.cuda_slots ? "auto" : "cpu:" + std::to_string(config.instance_slots);
+  std::string script = "#!/bin/sh\n"
+                       "# Starts det agent " + id + " of pool " + context.pool + ": written by the det master.\n"
+                       "set -eu\n";
+  if (!config.startup_script.empty()) script += "# The pool's startup_script:\n" + config.startup_script + "\n";
+  script += "node=" + quoted(context.node_binary) + "\n"
+            "[ -x \"$node\" ] || node=$(command -v det-node) || {\n"
+            "  echo \"det: det-node is not installed on $(hostname); install it in the pool's startup_script\" >&2\n"
+            "  exit 1\n"
+            "}\n"
+            // The token goes in the environment, which only this user and root can read, rather
+            // than a file left behind.
+            "DET_AGENT_TOKEN=" + quoted(context.agent_token) + "\n"
+            "export DET_AGENT_TOKEN\n"
+            "exec \"$node\" --role=agent --master=" + quoted(context.master) + " --pool=" + quoted(context.pool) +
+            " --id=" + quoted(id) + " --slots=" + slots + "\n";
+  return script;
+}
+
+std::filesystem::path write_agent_startup_script(const config::provider_config& config,
+                                                 const provider_context& context, const std::string& id) {
+  std::filesystem::create_directories(context.directory);
+  auto path = context.directory / (id + ".sh");
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << agent_startup_script(config, context, id);
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+  }
+  ::chmod(path.c_str(), 0700);
+  return path;
+}
+
+}  // namespace det::provisioner

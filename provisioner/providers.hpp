@@ -1,0 +1,15 @@
+#pragma once
+// The provider types, each in its own file; make_provider picks one.
+
+#include "provisioner/instance_provider.hpp"
+
+namespace det::provisioner {
+
+std::unique_ptr<instance_provider> make_process_provider(const config::provider_config& config, provider_context context);
+std::unique_ptr<instance_provider> make_command_provider(const config::provider_config& config, provider_context context);
+std::unique_ptr<instance_provider> make_slurm_provider(const config::provider_config& config, provider_context context);
+
+/// `text` with each {name} of `values` replaced.
+std::string fill_placeholders(std::string text, const std::map<std::string, std::string>& values);
+
+}  // namespace det::provisioner
