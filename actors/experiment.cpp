@@ -14,6 +14,7 @@
 #include "messages/timestamp.hpp"
 #include "messages/states.hpp"
 
+#include "actors/run_environment.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -147,6 +148,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.one_agent = !st.cfg.harness_entrypoint();
   setup.resource_pool = st.handles.pool_name(st.cfg.resources.resource_pool, st.cfg.resources.slots_per_trial);
   setup.max_restarts = st.cfg.max_restarts;
+  setup.environment = run_environment_of(st.cfg.environment);
   setup.preemption_timeout_s = st.cfg.preemption_timeout_s;
   setup.start_paused = paused(self);
   setup.experiment = trial_listener{self};

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <utility>
 
+#include "actors/run_environment.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "actors/task_lifecycle.hpp"
@@ -128,7 +129,7 @@ pb::StartContainer container_of(self_ptr self) {
     default:
       break;
   }
-  for (const auto& [name, value] : st.config.environment_variables) (*start.mutable_env())[name] = value;
+  *start.mutable_environment() = run_environment_of(st.config.environment);
   start.set_context(st.setup.context);
   start.set_work_dir(st.config.work_dir);
   return start;

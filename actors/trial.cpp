@@ -93,6 +93,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   worker.set_trial_id(trial(self).id());
   worker.set_experiment_id(trial(self).experiment_id());
   worker.set_allocation_token(trial(self).allocation_token());
+  *worker.mutable_environment() = st.setup.environment;
   const allocation_ask ask{run_id(self), std::to_string(trial(self).experiment_id()), st.setup.slots_per_trial,
                            st.setup.one_agent, true};
   st.allocation = spawn_allocation(self->system(), ask, worker, allocation_listener{self},

@@ -9,6 +9,7 @@ namespace {
 int weight(pb::WorkerOutcome x) {
   switch (x) {
     case pb::WORKER_OUTCOME_USER_CANCELED: return 5;
+    case pb::WORKER_OUTCOME_INVALID_ENVIRONMENT: return 4;
     case pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS: return 4;
     case pb::WORKER_OUTCOME_ERRORED: return 3;
     case pb::WORKER_OUTCOME_STOPPED: return 2;
@@ -22,7 +23,8 @@ bool reported(const trial_facts& f, pb::WorkerOutcome x) {
 }
 
 bool failed(const trial_facts& f) {
-  return reported(f, pb::WORKER_OUTCOME_ERRORED) || reported(f, pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS);
+  return reported(f, pb::WORKER_OUTCOME_ERRORED) || reported(f, pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS) ||
+         reported(f, pb::WORKER_OUTCOME_INVALID_ENVIRONMENT);
 }
 
 trial_decision ended(pb::State state, std::string reason = {}, std::vector<std::string> notes = {}) {
@@ -81,7 +83,8 @@ trial_decision after_failure(const trial_facts& f, const pb::ContainerExited& ex
                  reason.rfind(invalid, 0) == 0 ? reason : invalid + ": the trial reported them (" + reason + ")",
                  std::move(notes));
   }
-  if (f.restarts >= f.max_restarts)
+  // An image that cannot be pulled now will not be pulled a moment later either.
+  if (reported(f, pb::WORKER_OUTCOME_INVALID_ENVIRONMENT) || f.restarts >= f.max_restarts)
     return ended(pb::STATE_ERROR, reason, std::move(notes));
   notes.push_back("restarting the trial (restart " + std::to_string(f.restarts + 1) + " of " +
                   std::to_string(f.max_restarts) + ")");

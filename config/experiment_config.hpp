@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/config_error.hpp"
+#include "config/environment_config.hpp"
 #include "config/hyperparameter.hpp"
 #include "config/length.hpp"
 
@@ -116,6 +117,8 @@ struct experiment_config {
   hyperparameters hparams;
   searcher_config searcher;
   resources_config resources;
+  /// `[environment]`, `[[bind_mounts]]` and the limits of `[resources]`.
+  environment_config environment;
   std::optional<length> min_validation_period;
   std::optional<length> min_checkpoint_period;
   checkpoint_storage_config checkpoint_storage;

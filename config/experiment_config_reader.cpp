@@ -1,3 +1,4 @@
+#include "config/environment_reader.hpp"
 #include "config/section_readers.hpp"
 
 #include <ctime>
@@ -27,7 +28,7 @@ std::string joined(const std::vector<std::string>& parts) {
   return text;
 }
 
-void read_resources(table_reader& root, resources_config& resources) {
+void read_resources(table_reader& root, resources_config& resources, environment_config& environment) {
   const auto* table = root.read_table("resources");
   if (!table) return;
   table_reader reader(*table, root.path_of("resources"), root.diag());
@@ -41,7 +42,8 @@ void read_resources(table_reader& root, resources_config& resources) {
       resources.weight = *v;
   }
   if (auto v = reader.read_integer_in("max_slots", 0, int_max)) resources.max_slots = static_cast<int>(*v);
-  reader.ignore({"shm_size", "devices", "agent_label", "is_single_node", "native_parallel", "slots"});
+  detail::read_resource_limits(reader, environment);
+  reader.ignore({"devices", "agent_label", "is_single_node", "native_parallel", "slots"});
   reader.report_unknown_keys();
 }
 
@@ -146,7 +148,8 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   if (auto v = reader.read_string("description")) config.description = *v;
   config.searcher = detail::read_searcher_config(reader);
   config.hparams = detail::read_hyperparameters(reader, config.searcher.name == "grid");
-  read_resources(reader, config.resources);
+  read_resources(reader, config.resources, config.environment);
+  detail::read_environment(reader, config.environment);
   config.min_validation_period = read_length(reader, "min_validation_period", 0);
   config.min_checkpoint_period = read_length(reader, "min_checkpoint_period", 0);
   read_checkpoint_storage(reader, config.checkpoint_storage);
@@ -184,7 +187,10 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   }
   read_reproducibility(reader, config);
   // Determined keys that det accepts so that Determined configs load, but does not act on yet.
-  reader.ignore({"labels", "project", "workspace", "environment", "bind_mounts",
+  if (config.environment.uses_image() && !config.entrypoint.empty() && config.harness_entrypoint())
+    diag.add(root["environment"]["image"].node()->source().begin, "environment.image",
+             "applies to Core API entrypoints: C++ trials (builtin:, plugin:) run in det's own environment");
+  reader.ignore({"labels", "project", "workspace",
                  "checkpoint_policy", "perform_initial_validation", "debug",
                  "log_policies", "retention_policy", "integrations", "slurm",
                  "pbs", "security", "tensorboard_storage", "data_layer"});

@@ -1,5 +1,6 @@
 #include "config/task_config.hpp"
 
+#include "config/environment_reader.hpp"
 #include "config/toml_reader.hpp"
 
 #include <limits>
@@ -8,10 +9,6 @@ namespace det::config {
 namespace {
 
 using detail::table_reader;
-
-// Containers and HPC launchers come later; until then a task runs as a process on its agent.
-constexpr std::string_view runs_as_a_process =
-    "det runs tasks as processes on the agent, not in containers; remove it";
 
 void read_resources(table_reader& root, task_config& config) {
   const auto* table = root.read_table("resources");
@@ -22,42 +19,8 @@ void read_resources(table_reader& root, task_config& config) {
   if (auto v = reader.read_integer_in("priority", 1, 99)) config.priority = static_cast<int>(*v);
   reader.refuse({"weight", "max_slots"}, "a task holds its slots until it ends: only slots, resource_pool and "
                                          "priority apply to it");
-  reader.refuse({"shm_size", "devices", "agent_label", "is_single_node"}, runs_as_a_process);
-  reader.report_unknown_keys();
-}
-
-// "NAME=VALUE", NAME a shell variable name.
-std::optional<std::pair<std::string, std::string>> variable_of(const std::string& text) {
-  auto eq = text.find('=');
-  if (eq == 0 || eq == std::string::npos) return std::nullopt;
-  auto name = text.substr(0, eq);
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return std::nullopt;
-  }
-  return std::make_pair(name, text.substr(eq + 1));
-}
-
-void read_environment(table_reader& root, task_config& config) {
-  const auto* table = root.read_table("environment");
-  if (!table) return;
-  table_reader reader(*table, root.path_of("environment"), root.diag());
-  if (const auto* list = reader.read_array("environment_variables")) {
-    for (size_t i = 0; i < list->size(); ++i) {
-      const auto* text = (*list)[i].as_string();
-      auto variable = text ? variable_of(text->get()) : std::nullopt;
-      if (variable)
-        config.environment_variables.push_back(std::move(*variable));
-      else
-        reader.diag().add((*list)[i].source().begin, reader.path_of("environment_variables") + "[" + std::to_string(i) + "]",
-                          "expected \"NAME=VALUE\" with NAME made of letters, digits and _, got " +
-                              detail::describe((*list)[i]));
-    }
-  }
-  reader.refuse({"image", "force_pull_image", "registry_auth", "pod_spec", "add_capabilities", "drop_capabilities",
-                 "proxy_ports"},
-                runs_as_a_process);
+  detail::read_resource_limits(reader, config.environment);
+  reader.refuse({"devices", "agent_label", "is_single_node"}, "det does not implement this Determined resource setting; remove it");
   reader.report_unknown_keys();
 }
 
@@ -136,11 +99,11 @@ task_config parse_task_config(std::string_view toml_text, std::string_view sourc
     root.missing("entrypoint");
   }
   read_resources(root, config);
-  read_environment(root, config);
+  detail::read_environment(root, config.environment);
   if (auto v = root.read_string("work_dir")) config.work_dir = *v;
   read_idle(root, config, kind);
   read_tensorboard_args(root, config, kind);
-  root.refuse({"bind_mounts", "pbs", "slurm"}, runs_as_a_process);
+  root.refuse({"pbs", "slurm"}, "det runs tasks on its own agents, not through an HPC launcher; remove it");
   root.refuse({"debug"}, "det does not implement this Determined setting; remove it");
   root.report_unknown_keys();
   diag.throw_if_any();

@@ -4,6 +4,7 @@
 // of Determined's is refused with a sentence naming it, as unknown keys are.
 
 #include "config/config_error.hpp"
+#include "config/environment_config.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -39,8 +40,8 @@ struct task_config {
   std::string resource_pool;
   /// `resources.priority`, 1-99; unset: the pool's default.
   std::optional<int> priority;
-  /// `environment.environment_variables`, each "NAME=VALUE", in order.
-  std::vector<std::pair<std::string, std::string>> environment_variables;
+  /// `[environment]` (an image, variables), `[[bind_mounts]]` and the limits of `[resources]`.
+  environment_config environment;
   /// `work_dir`: where it runs; "" : its uploaded context, else a directory of its own.
   std::string work_dir;
   /// `idle_timeout` in seconds: notebooks and TensorBoards stop after this long without use.

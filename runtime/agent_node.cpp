@@ -33,7 +33,9 @@
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
+#include "runtime/cgroup_limits.hpp"
 #include "runtime/child_process.hpp"
+#include "runtime/podman.hpp"
 #include "runtime/notebook_activity.hpp"
 #include "runtime/service_probe.hpp"
 #include "runtime/tar_archive.hpp"
@@ -80,7 +82,18 @@ struct container {
   std::vector<int32_t> slot_ids;
   std::filesystem::path scratch;  // a task's fresh directory, removed when it ends
   std::shared_ptr<std::atomic<bool>> ended = std::make_shared<std::atomic<bool>>(false);  // stops its probe
+  std::shared_ptr<cgroup_limits> limits;  // its memory and CPU limits, when its config sets them
+  bool in_image = false;  // its process (a task's, or a Core API trial's) runs in a podman container
+  int64_t memory_limit = 0;  // resources.memory_limit, for the sentence when it is exceeded
 };
+
+// Whether the run's slots are GPUs: its environment's image and variables are the cuda ones.
+bool cuda_slots(const pb::Agent& agent, const pb::StartContainer& start) {
+  for (auto id : start.slot_ids())
+    for (const auto& slot : agent.slots())
+      if (slot.id() == id && slot.type() == pb::SLOT_TYPE_CUDA) return true;
+  return false;
+}
 
 std::filesystem::path make_scratch_directory(const std::string& prefix) {
   auto pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
@@ -225,6 +238,8 @@ std::map<std::string, std::string> container_env(const agent_process_state& st, 
   env[auth::master_ca_variable] = st.tls ? st.tls->ca : "";
   env[auth::tls_cert_variable] = st.tls ? st.tls->cert : "";
   env[auth::tls_key_variable] = st.tls ? st.tls->key : "";
+  const auto& environment = start.environment();
+  for (const auto& [k, v] : cuda_slots(st.info, start) ? environment.cuda_env() : environment.cpu_env()) env[k] = v;
   for (auto& [k, v] : start.env())
     env[k] = v;
   return env;
@@ -259,6 +274,21 @@ process::spawn_request task_request(const agent_process_state& st, const pb::Sta
       word.replace(at, 6, std::to_string(port));
   request.search_path = true;
   request.working_dir = start.work_dir().empty() ? scratch.string() : start.work_dir();
+  return request;
+}
+
+// A task whose config names an image: its program runs in the image (the image's own, not this
+// agent's `programs`), in its directory, with its variables; the service port is the host's.
+process::spawn_request task_in_image(const pb::StartContainer& start, const std::string& image,
+                                     process::spawn_request request, std::map<std::string, std::string> env,
+                                     const std::vector<std::string>& gpus, const std::string& cgroup_parent) {
+  ensure_image(image, start.environment());
+  const auto name = container_name(start.allocation_id());
+  remove_container(name);
+  container_request inside{name, image, std::move(request.argv), std::move(env), request.working_dir, {}, gpus,
+                           &start.environment(), cgroup_parent};
+  request.argv = podman_run_argv(inside);
+  request.env = podman_environment();
   return request;
 }
 
@@ -298,6 +328,29 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     auto request = is_task ? task_request(st, start, scratch, port) : worker_request(st, start);
     request.env = container_env(st, start);
     if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
+    const bool cuda = cuda_slots(st.info, start);
+    const auto& image = cuda ? start.environment().cuda_image() : start.environment().cpu_image();
+    const auto& environment = start.environment();
+    // A trial's worker holds its own container to the limits; a task's process (in its image or
+    // not) is held here.
+    std::shared_ptr<cgroup_limits> limits;
+    if ((is_task || image.empty()) && (environment.memory_limit_bytes() > 0 || environment.cpu_limit() > 0)) {
+      std::string why;
+      limits = cgroup_limits::create(container_name(alloc), environment.memory_limit_bytes(), environment.cpu_limit(), why);
+      if (!limits)
+        std::cerr << "agent " << st.info.id() << ": cannot hold run " << alloc << " to its limits here (" << why
+                  << ")" << (image.empty() ? "; it runs without them" : "; podman enforces them") << std::endl;
+    }
+    if (is_task && !image.empty()) {
+      std::vector<std::string> gpus;
+      if (auto visible = request.env.find("CUDA_VISIBLE_DEVICES"); visible != request.env.end() && !visible->second.empty())
+        gpus.push_back(visible->second);
+      auto env = request.env;
+      env.erase("CUDA_VISIBLE_DEVICES");  // the container sees only its own GPUs
+      request = task_in_image(start, image, std::move(request), std::move(env), gpus,
+                              limits ? limits->parent_path() : "");
+    }
+    if (limits && image.empty()) request.argv = limits->entering(request.argv);
     auto proc = child_process::start(
         std::move(request),
         [me, alloc, label](const std::string& stream, std::string line) {
@@ -307,7 +360,9 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
           caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
         });
     auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
-                                      {start.slot_ids().begin(), start.slot_ids().end()}, scratch};
+                                      {start.slot_ids().begin(), start.slot_ids().end()}, scratch,
+                                      std::make_shared<std::atomic<bool>>(false), limits, !image.empty(),
+                                      environment.memory_limit_bytes()};
     if (port != 0)
       probe_service(me, alloc, port, start, c.ended);
     pb::ContainerStarted started;
@@ -421,13 +476,21 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
       [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
         auto& st = self->state;
         flush_logs(self);
+        std::string why;  // a limit it ran into, said as a sentence
         if (auto it = st.containers.find(alloc); it != st.containers.end()) {
-          *it->second.ended = true;
-          if (!it->second.scratch.empty())
-            remove_scratch_directory(it->second.scratch);
+          auto& c = it->second;
+          *c.ended = true;
+          const std::string what = c.task_id.empty() ? "trial" : "task";
+          if (ran_out_of_memory(c.limits.get(), code, sig)) why = memory_limit_sentence(what, c.memory_limit);
+          // A worker killed before it removed its container leaves it running; its cgroup goes after it.
+          if (c.in_image)
+            std::thread([name = container_name(alloc), limits = std::move(c.limits)] { remove_container(name); }).detach();
+          if (!c.scratch.empty())
+            remove_scratch_directory(c.scratch);
           st.containers.erase(it);
         }
         pb::ContainerExited exited;
+        exited.set_message(why);
         exited.set_allocation_id(alloc);
         exited.set_cause(pb::EXIT_CAUSE_EXITED);
         exited.set_exit_code(code);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <exception>
+#include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,14 +32,30 @@ process::command_words command_line(const std::vector<std::string>& entrypoint) 
 
 } // namespace
 
+std::vector<std::string> entrypoint_argv(const std::vector<std::string>& entrypoint) {
+  auto command = command_line(entrypoint);
+  if (!command.refusal.empty()) throw std::runtime_error("the entrypoint cannot run: " + command.refusal);
+  if (command.words.empty()) throw std::runtime_error("the entrypoint is empty");
+  return std::move(command.words);
+}
+
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
                            const std::string& workdir, const std::atomic<bool>& stop,
                            const std::function<void()>& on_poll) {
-  auto command = command_line(entrypoint);
-  if (!command.refusal.empty()) return {false, false, "the entrypoint cannot run: " + command.refusal};
-  if (command.words.empty()) return {false, false, "the entrypoint is empty"};
+  std::vector<std::string> argv;
+  try {
+    argv = entrypoint_argv(entrypoint);
+  } catch (const std::exception& e) {
+    return {false, false, e.what()};
+  }
+  return run_argv(std::move(argv), env, workdir, stop, on_poll);
+}
+
+command_result run_argv(std::vector<std::string> argv, const std::map<std::string, std::string>& env,
+                        const std::string& workdir, const std::atomic<bool>& stop,
+                        const std::function<void()>& on_poll) {
   process::spawn_request request;
-  request.argv = std::move(command.words);
+  request.argv = std::move(argv);
   request.search_path = true;
   request.env = env;
   request.working_dir = workdir;
@@ -82,9 +99,10 @@ command_result run_command(const std::vector<std::string>& entrypoint, const std
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
   const auto end = process::exit_from_wait_status(status);
-  if (end.signal == SIGTERM && stopping) return {true, true, ""};
-  if (end.signal != 0 || end.exit_code != 0) return {false, false, "the entrypoint " + process::describe(end)};
-  return {true, stopping, ""};
+  if (stopping && (end.signal == SIGTERM || (end.signal == 0 && end.exit_code == 128 + SIGTERM)))
+    return {true, true, "", end};
+  if (end.signal != 0 || end.exit_code != 0) return {false, false, "the entrypoint " + process::describe(end), end};
+  return {true, stopping, "", end};
 }
 
 } // namespace det::runtime

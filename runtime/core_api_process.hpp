@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "process/process_exit.hpp"
+
 namespace det::runtime {
 
 struct command_result {
   bool success = false;
   bool stopped = false;  // it ended on the stop it was sent
   std::string message;   // how it failed, as a sentence
+  process::process_exit end;  // how the command ended, when it ran
 };
 
 /// Runs `entrypoint` in `workdir` with `env` added to this process's environment, in a process
@@ -28,5 +31,15 @@ struct command_result {
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
                            const std::string& workdir, const std::atomic<bool>& stop,
                            const std::function<void()>& on_poll);
+
+/// The argv an entrypoint runs as (as run_command reads it); throws std::runtime_error with the
+/// sentence why it cannot run.
+std::vector<std::string> entrypoint_argv(const std::vector<std::string>& entrypoint);
+
+/// run_command for an argv as given: the program (looked up in PATH) and its arguments. A stop's
+/// SIGTERM that ends it, by the signal or by a wrapper's exit code 143, counts as stopped.
+command_result run_argv(std::vector<std::string> argv, const std::map<std::string, std::string>& env,
+                        const std::string& workdir, const std::atomic<bool>& stop,
+                        const std::function<void()>& on_poll);
 
 } // namespace det::runtime

@@ -2,19 +2,142 @@
 
 #include "runtime/worker_core_api_trial.hpp"
 
+#include <unistd.h>
+
+#include <climits>
+#include <functional>
+#include <memory>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <string>
 
+#include "actors/run_environment.hpp"
 #include "config/experiment_config.hpp"
 #include "gpu/system_sampler.hpp"
 #include "messages/trial.pb.h"
+#include "runtime/cgroup_limits.hpp"
 #include "runtime/core_api_process.hpp"
+#include "runtime/node.hpp"
+#include "runtime/podman.hpp"
 #include "runtime/run_directory.hpp"
 #include "runtime/worker_reporter.hpp"
 
+extern char** environ;
+
 namespace det::runtime {
+
+namespace {
+
+// Where det's Python client (det_core.py) is inside a container.
+const std::string python_client_mount = "/run/det/python";
+
+// det_core.py's directory beside the binaries (runtime/CMakeLists.txt installs it there).
+std::string python_client_directory() {
+  const auto client = std::filesystem::path(worker_executable()).parent_path().parent_path() / "share/det/python";
+  return client.lexically_normal().string();
+}
+
+// The variables a process in an image gets: the run's own, the DET_ ones the agent gave this
+// worker (the master's address, TLS files), and the config's for its slots' type.
+std::map<std::string, std::string> container_env(const std::map<std::string, std::string>& run_env,
+                                                 const config::environment_config& environment, bool cuda) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    auto eq = entry.find('=');
+    if (entry.rfind("DET_", 0) == 0 && eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [name, value] : environment.variables(cuda)) env[name] = value;
+  for (const auto& [name, value] : run_env) env[name] = value;
+  env["PYTHONPATH"] = python_client_mount;
+  return env;
+}
+
+pb::BindMount mount_of(const std::string& host, const std::string& inside, bool read_only) {
+  pb::BindMount m;
+  m.set_host_path(host);
+  m.set_container_path(inside);
+  m.set_read_only(read_only);
+  return m;
+}
+
+// The host paths a trial in an image needs at the same paths: its checkpoints (and those it
+// starts from), the TLS files, and det's Python client.
+std::vector<pb::BindMount> trial_mounts(const pb::TrialSpec& spec, const std::map<std::string, std::string>& env) {
+  std::vector<pb::BindMount> mounts;
+  std::filesystem::create_directories(spec.checkpoint_root());
+  mounts.push_back(mount_of(spec.checkpoint_root(), spec.checkpoint_root(), false));
+  for (const auto* dir : {&spec.resume_checkpoint_dir(), &spec.warm_start_checkpoint_dir()})
+    if (!dir->empty() && dir->rfind(spec.checkpoint_root() + "/", 0) != 0) mounts.push_back(mount_of(*dir, *dir, true));
+  for (const char* variable : {"DET_MASTER_CERT_FILE", "DET_TLS_CERT_FILE", "DET_TLS_KEY_FILE"})
+    if (auto it = env.find(variable); it != env.end() && !it->second.empty())
+      mounts.push_back(mount_of(it->second, it->second, true));
+  mounts.push_back(mount_of(python_client_directory(), python_client_mount, true));
+  return mounts;
+}
+
+// The visible GPUs of this run (the agent's CUDA_VISIBLE_DEVICES), for the container's devices.
+std::vector<std::string> visible_gpus() {
+  std::vector<std::string> gpus;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string list = visible ? visible : "";
+  size_t at = 0;
+  while (at < list.size()) {
+    auto end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    if (end > at) gpus.push_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return gpus;
+}
+
+// The entrypoint as a child of this worker, with det_core importable without a copy in the model
+// directory (which wins when it has one).
+command_result run_on_host(const config::experiment_config& cfg, std::map<std::string, std::string> env,
+                           const std::string& workdir, const std::atomic<bool>& stop,
+                           const std::function<void()>& on_poll) {
+  const char* path = std::getenv("PYTHONPATH");
+  env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
+  return run_command(cfg.entrypoint, env, workdir, stop, on_poll);
+}
+
+// The entrypoint in `image`, held to the config's limits by a cgroup of det's when it can make
+// one (then a run killed for memory says so). Throws image_unavailable when the image cannot be had.
+command_result run_in_image(const std::string& image, const pb::TrialSpec& spec, const config::experiment_config& cfg,
+                            const std::map<std::string, std::string>& env, const std::string& workdir,
+                            const std::vector<std::string>& gpus, const std::atomic<bool>& stop,
+                            const std::function<void()>& on_poll) {
+  const auto name = container_name(spec.allocation_id());
+  const auto environment = run_environment_of(cfg.environment);
+  std::unique_ptr<cgroup_limits> limits;
+  if (environment.memory_limit_bytes() > 0 || environment.cpu_limit() > 0) {
+    std::string why;
+    limits = cgroup_limits::create(name, environment.memory_limit_bytes(), environment.cpu_limit(), why);
+    if (!limits)
+      std::cout << "trial " << spec.trial_id() << ": podman enforces the limits (" << why
+                << "), and cannot say whether the memory limit ended it" << std::endl;
+  }
+  ensure_image(image, environment);
+  remove_container(name);  // left by a run of this allocation whose worker did not see it end
+  command_result result;
+  try {
+    container_request request{name, image, entrypoint_argv(cfg.entrypoint),
+                              container_env(env, cfg.environment, !gpus.empty()), workdir,
+                              trial_mounts(spec, env), gpus, &environment, limits ? limits->parent_path() : ""};
+    result = run_argv(podman_run_argv(request), podman_environment(), workdir, stop, on_poll);
+    if (!result.success && ran_out_of_memory(limits.get(), result.end.exit_code, result.end.signal))
+      result.message = memory_limit_sentence("trial", environment.memory_limit_bytes());
+  } catch (const std::exception& e) {
+    result = {false, false, e.what(), {}};
+  }
+  remove_container(name);  // before its cgroup goes
+  return result;
+}
+
+}  // namespace
 
 void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, const config::experiment_config& cfg,
                         const std::atomic<bool>& stop, pb::WorkerExit& exit) {
@@ -36,9 +159,12 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
     env["DET_LATEST_CHECKPOINT"] = spec.warm_start_checkpoint_dir();
     env["DET_WARM_START"] = "1";  // its weights only: training counts from 0
   }
+  const auto gpus = visible_gpus();
+  const auto& image = cfg.environment.image(!gpus.empty());
   std::string command;
   for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
-  std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string() << std::endl;
+  std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string()
+            << (image.empty() ? "" : " in the image " + image) << std::endl;
   // Profiling: the process reports its own metrics; the worker samples the machine meanwhile.
   std::optional<harness::system_sampler> sampler;
   if (cfg.profiling_enabled) sampler.emplace();
@@ -47,7 +173,17 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
     if (sampler)
       for (auto& sample : sampler->take()) reporter.profile_metrics("system", harness::progress{}, sample);
   };
-  auto result = run_command(cfg.entrypoint, env, workdir.string(), stop, report_samples);
+  command_result result;
+  try {
+    result = image.empty() ? run_on_host(cfg, env, workdir.string(), stop, report_samples)
+                           : run_in_image(image, spec, cfg, env, workdir.string(), gpus, stop, report_samples);
+  } catch (const image_unavailable& e) {
+    reporter.drain();
+    exit.set_outcome(pb::WORKER_OUTCOME_INVALID_ENVIRONMENT);
+    exit.set_message(e.what());
+    std::cout << "trial " << spec.trial_id() << ": " << e.what() << std::endl;
+    return;
+  }
   reporter.drain();
   exit.set_outcome(!result.success ? pb::WORKER_OUTCOME_ERRORED
                    : result.stopped ? pb::WORKER_OUTCOME_STOPPED
@@ -57,4 +193,4 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
             << std::endl;
 }
 
-} // namespace det::runtime
+}  // namespace det::runtime

@@ -9,14 +9,19 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
   nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev
   libboost1.81-dev dataset-fashion-mnist
-  jupyter-notebook openssh-server openssh-client"
+  jupyter-notebook openssh-server openssh-client podman runc catatonit"
 # libboost1.81-dev: Beast and Asio, the master's HTTP and WebSocket server. jupyter-notebook and
 # openssh-server are what agents run for notebooks and shells; openssh-client is det shell open's ssh.
+# podman runs trials and tasks whose config names an image, with runc (its default crun fails on
+# cgroup v1 hybrid hosts) and catatonit as the container's init (--init: a stop's SIGTERM reaches
+# a process without a handler).
 # The TLS tests make their certificates at run time with the openssl command; the TensorBoard
 # test decodes event files with python3-protobuf; the Prometheus test lints with promtool
 # (prometheus; its service is not started: the package's postinst finds no systemd here); the
 # web UI's tests drive Debian's Chromium with Selenium.
-TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium"
+# The container tests build their image from Debian's mirror with mmdebstrap; the Slurm provider's
+# test starts a one-node Slurm (slurm-wlm, munge).
+TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium mmdebstrap slurm-wlm munge"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 
 SUDO=""

@@ -506,3 +506,19 @@ TEST_CASE("source_resumes needs a source") {
   }
   CHECK(errors.find("searcher.source_resumes: resumes from source_trial_id or source_checkpoint_uuid") != std::string::npos);
 }
+
+TEST_CASE("an experiment's environment: an image for Core API entrypoints only") {
+  auto config = parse_experiment_config("entrypoint = \"python3 train.py\"\n" + single_searcher + R"(
+[environment]
+image = "localhost/det-test-python:bookworm"
+environment_variables = ["A=1"]
+[resources]
+memory_limit = 268435456
+)",
+                                        "inline.toml");
+  CHECK(config.environment.image(false) == "localhost/det-test-python:bookworm");
+  CHECK(config.environment.image(true) == "localhost/det-test-python:bookworm");
+  CHECK(config.environment.memory_limit_bytes == 268435456);
+  CHECK(parse_errors("entrypoint = \"builtin:mlp\"\n" + single_searcher + "[environment]\nimage = \"x\"\n")
+            .find("inline.toml:8:9: environment.image: applies to Core API entrypoints: C++ trials") != std::string::npos);
+}

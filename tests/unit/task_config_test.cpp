@@ -41,7 +41,7 @@ environment_variables = ["A=1", "B_2=x=y", "EMPTY="]
   CHECK(config.slots == 2);
   CHECK(config.resource_pool == "gpus");
   CHECK(config.priority == 10);
-  CHECK(config.environment_variables ==
+  CHECK(config.environment.cpu_variables ==
         std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B_2", "x=y"}, {"EMPTY", ""}});
   CHECK_FALSE(config.idle_timeout_s);
 }
@@ -73,7 +73,7 @@ slots = -1
 weight = 2
 [environment]
 environment_variables = ["1BAD=x", "NOEQUALS"]
-image = "pytorch"
+pod_spec = { kind = "Pod" }
 )",
                           task_kind::command);
   CHECK(errors.find("task.toml:1:1: entrypoint: required key is missing") != std::string::npos);
@@ -82,7 +82,56 @@ image = "pytorch"
   CHECK(errors.find("task.toml:6:26: environment.environment_variables[0]: expected \"NAME=VALUE\"") !=
         std::string::npos);
   CHECK(errors.find("environment.environment_variables[1]: expected \"NAME=VALUE\"") != std::string::npos);
-  CHECK(errors.find("task.toml:7:9: environment.image: det runs tasks as processes on the agent") != std::string::npos);
+  CHECK(errors.find("task.toml:7:12: environment.pod_spec: det runs containers with podman, not Kubernetes") !=
+        std::string::npos);
+}
+
+TEST_CASE("a task's image, variables, mounts and limits") {
+  auto config = parse_task_config(R"(entrypoint = "python3 -c 'print(1)'"
+[environment]
+image = { cpu = "localhost/py:1", cuda = "localhost/py:1-cuda" }
+environment_variables = { A = "1", B = 2 }
+force_pull_image = true
+registry_auth = { username = "u", password = "p", serveraddress = "registry.example" }
+[resources]
+memory_limit = "256MiB"
+cpu_limit = 0.5
+shm_size = 1073741824
+[[bind_mounts]]
+host_path = "/data"
+container_path = "/mnt/data"
+read_only = true
+)",
+                                  "task.toml", task_kind::command);
+  const auto& env = config.environment;
+  CHECK(env.image(false) == "localhost/py:1");
+  CHECK(env.image(true) == "localhost/py:1-cuda");
+  CHECK(env.variables(false) == std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "2"}});
+  CHECK(env.force_pull_image);
+  REQUIRE(env.auth);
+  CHECK(env.auth->server == "registry.example");
+  CHECK(env.memory_limit_bytes == 256 * 1024 * 1024);
+  CHECK(env.cpu_limit == 0.5);
+  CHECK(env.shm_size_bytes == 1073741824);
+  REQUIRE(env.bind_mounts.size() == 1);
+  CHECK(env.bind_mounts[0].container_path == "/mnt/data");
+  CHECK(env.bind_mounts[0].read_only);
+  CHECK(det::config::describe_bytes(env.memory_limit_bytes) == "256 MiB");
+}
+
+TEST_CASE("bad limits and mounts are named") {
+  auto errors = errors_of(R"(entrypoint = "true"
+[resources]
+memory_limit = "lots"
+cpu_limit = -1
+[[bind_mounts]]
+host_path = "relative"
+)",
+                          task_kind::command);
+  CHECK(errors.find("task.toml:3:16: resources.memory_limit: expected a byte count") != std::string::npos);
+  CHECK(errors.find("resources.cpu_limit: must be a positive number of CPUs") != std::string::npos);
+  CHECK(errors.find("bind_mounts[0].host_path: must be an absolute path") != std::string::npos);
+  CHECK(errors.find("bind_mounts[0].container_path: required key is missing") != std::string::npos);
 }
 
 TEST_CASE("keys that do not apply to a kind are refused with what does apply") {
@@ -109,7 +158,7 @@ TEST_CASE("-c KEY=VALUE sets a config key: TOML values, plain strings, nested ta
   CHECK(config.description == "x");
   CHECK(config.slots == 2);
   CHECK(config.resource_pool == "gpus");
-  CHECK(config.environment_variables == std::vector<std::pair<std::string, std::string>>{{"A", "1"}});
+  CHECK(config.environment.cpu_variables == std::vector<std::pair<std::string, std::string>>{{"A", "1"}});
   CHECK(config.entrypoint == std::vector<std::string>{"sh", "-c", "echo \"hi\"; echo $X"});
 }
 
