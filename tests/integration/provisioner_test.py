@@ -14,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from cluster import Cluster, wait_for  # noqa: E402
+from slurm_fixture import SlurmCluster  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
@@ -199,6 +200,45 @@ terminate = "true"
             self.assertEqual(p["instances"], [])
         finally:
             c.stop()
+
+
+@unittest.skipUnless(SlurmCluster.available(), "needs root and Debian's slurm-wlm and munge")
+class SlurmProviderTest(unittest.TestCase):
+    def test_a_pending_trial_gets_an_agent_job_that_is_cancelled_when_idle(self):
+        slurm = SlurmCluster().start()
+        # sbatch, squeue and scancel run with the master's environment, which names this Slurm.
+        os.environ["SLURM_CONF"] = slurm.conf
+        try:
+            c = Cluster(agents=0, master_config=pool_config(f"""type = "slurm"
+max_instances = 1
+instance_slots = 1
+max_idle_agent_period = "3s"
+partition = "{slurm.partition}"
+time_limit = "30:00"
+""")).start()
+            try:
+                exp = c.submit(search(trials=1, batches=40))
+                jobs = wait_for(lambda: squeue(slurm), 30, "the agent's Slurm job")
+                (instance,) = provisioner(c)["instances"]
+                self.assertEqual(jobs, [instance["id"]])  # the job is named after its instance
+                c.wait_experiment(exp, DONE, timeout=180)
+                self.assertEqual(c.experiment(exp)["experiment"]["state"], "STATE_COMPLETED")
+                logs = c.trial_logs(c.first_trial(exp))
+                self.assertTrue(any(f"placed on {instance['id']}" in line for line in logs), logs)
+                wait_for(lambda: not squeue(slurm) and not provisioner(c)["instances"], 60,
+                         "the idle agent's job to be cancelled")
+                self.assertEqual(int(provisioner(c)["launched"]), 1)
+            finally:
+                c.stop()
+        finally:
+            del os.environ["SLURM_CONF"]
+            slurm.stop()
+
+
+def squeue(slurm):
+    """The names of the jobs Slurm has, running or waiting."""
+    out = subprocess.run(["squeue", "--noheader", "--format=%j"], env=slurm.env, capture_output=True, text=True)
+    return out.stdout.split()
 
 
 class ConfigTest(unittest.TestCase):
