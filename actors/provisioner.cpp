@@ -35,7 +35,7 @@ constexpr auto listing_lag = 30s;
 constexpr auto first_backoff = 2s;
 constexpr auto max_backoff = std::chrono::minutes(5);
 // The soonest a pass follows another when the pool's needs change.
-constexpr auto pass_spacing = 200ms;
+constexpr auto pass_spacing = 50ms;
 
 struct provisioner_state {
   static inline const char* name = "provisioner";

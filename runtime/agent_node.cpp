@@ -130,6 +130,9 @@ struct agent_process_state {
   int64_t reconnect_wait_s = 25;   // from the master's welcome
   int64_t disconnections = 0;      // names the wait a give_up tick belongs to
   std::vector<pb::ContainerExited> unsent_exits;  // while disconnected
+  // Starts and ready services while it had no endpoint: a master may place work on an agent
+  // before the agent has read the master's welcome.
+  std::vector<pb::ContainerStarted> unsent_starts;
 
   void kill_all_containers() const {
     for (auto& [id, c] : containers)
@@ -191,6 +194,9 @@ void connect(self_ptr self) {
             st.announced_wait = false;
             flush_logs(self);  // lines its workers wrote while it had no master
             st.unsent_exits.clear();  // the hello carried them
+            for (auto& started : st.unsent_starts)
+              if (st.containers.count(started.allocation_id())) self->send(st.endpoint, std::move(started), st.session_token);
+            st.unsent_starts.clear();
             self->monitor(st.master);
             std::cout << "agent " << st.info.id() << ": registered with master "
                       << welcome.master_version() << " at " << st.master_host << ":"
@@ -370,6 +376,8 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     started.set_pid(proc->pid());
     if (st.endpoint)
       self->send(st.endpoint, std::move(started), st.session_token);
+    else
+      st.unsent_starts.push_back(std::move(started));
   } catch (const std::exception& e) {
     if (!scratch.empty())
       remove_scratch_directory(scratch);
@@ -465,13 +473,16 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
       [=](ready_atom, const std::string& alloc, int32_t port) {
         auto& st = self->state;
         auto it = st.containers.find(alloc);
-        if (it == st.containers.end() || !st.endpoint) return;  // ended, or no master to tell yet
+        if (it == st.containers.end()) return;  // ended meanwhile
         pb::ContainerStarted ready;
         ready.set_allocation_id(alloc);
         ready.set_pid(it->second.process->pid());
         ready.set_service_address(st.address + ":" + std::to_string(port));
         ready.set_service_user(st.user);
-        self->send(st.endpoint, std::move(ready), st.session_token);
+        if (st.endpoint)
+          self->send(st.endpoint, std::move(ready), st.session_token);
+        else
+          st.unsent_starts.push_back(std::move(ready));
       },
       [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
         auto& st = self->state;
