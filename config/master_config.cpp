@@ -212,6 +212,11 @@ std::optional<provider_config> read_provider(table_reader& pool) {
       if (table->contains(key)) reader.error(key, "applies only to type = \"" + to_string(t) + "\"");
     return false;
   };
+  if (p.type == provider_type::process)
+    for (auto key : {"master_url", "startup_script"})
+      if (table->contains(key))
+        reader.error(key, "applies to the command and slurm providers: the process provider starts agents on the "
+                          "master's own machine");
   if (only_for(provider_type::process, {"gpus"})) {
     if (const auto* gpus = reader.read_array("gpus")) {
       for (const auto& g : *gpus)
@@ -236,6 +241,8 @@ std::optional<provider_config> read_provider(table_reader& pool) {
     if (auto v = reader.read_string("time_limit")) p.time_limit = *v;
     if (auto v = read_strings(reader, "sbatch_args")) p.sbatch_args = *v;
   }
+  if (p.type == provider_type::process && p.cuda_slots && p.gpus.empty())
+    reader.error("slot_type", "the process provider hands out GPUs it is given: list them with gpus = [0, 1, ...]");
   reader.refuse({"container_startup_script", "agent_docker_image", "agent_docker_network", "agent_docker_runtime",
                  "agent_reconnect_attempts", "agent_reconnect_backoff", "agent_config_file_contents",
                  "master_cert_name", "launch_error_timeout", "launch_error_retries"},

@@ -119,6 +119,10 @@ class ProcessProviderTest(unittest.TestCase):
             self.assertEqual(int(p["launched"]), 1)
             self.assertTrue(p["instances"][0]["agent_idle"])
             self.assertEqual(len(c.connected_agents()), 1)
+            repl = c.det("repl", "-c", "inspect provisioner elastic")
+            self.assertEqual(repl.returncode, 0, repl.stderr)
+            self.assertIn("provider: process", repl.stdout)
+            self.assertIn(f"instance {p['instances'][0]['id']}: running", repl.stdout)
         finally:
             c.stop()
 
@@ -249,6 +253,7 @@ class ConfigTest(unittest.TestCase):
             ('type = "command"\nlaunch = "true"\nlist = "true"', "terminate"),
             ('type = "process"\npartition = "gpu"', "applies only to type = \"slurm\""),
             ('type = "process"\nagent_docker_image = "x"', "without Docker"),
+            ('type = "process"\nmaster_url = "10.0.0.1:8090"', "applies to the command and slurm providers"),
         ]:
             root = tempfile.mkdtemp(prefix="det-prov-config-")
             path = os.path.join(root, "master.toml")

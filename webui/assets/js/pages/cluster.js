@@ -16,6 +16,17 @@ export async function render(page) {
 
   const allocationLink = (a) => (/^\d+\.\d+$/.test(a) ? link(`/trials/${a.split(".")[0]}`, `trial ${a}`) : a ? link("/tasks", a) : "free");
 
+  // An elastic pool: its instances and what its provisioner last decided, and why.
+  const provider = (p) => {
+    if (!p) return "-";
+    const instances = (p.instances || []).map((i) => `${i.id} ${i.state}${i.agent_connected ? (i.agent_idle ? " (idle)" : " (busy)") : ""}`);
+    return h("div", {},
+      h("div", {}, `${p.provider}: ${(p.instances || []).length} of ${p.min_instances || 0}-${p.max_instances || 0} instances`),
+      ...instances.map((line) => h("div", { class: "muted" }, line)),
+      p.last_decision ? h("div", { class: "muted" }, p.last_decision.reason) : "",
+      p.last_error ? h("div", { class: "error" }, p.last_error) : "");
+  };
+
   async function load() {
     try {
       const [a, p, j] = await Promise.all([get("/api/v1/agents"), get("/api/v1/resource-pools"), get("/api/v1/job-queues")]);
@@ -24,6 +35,7 @@ export async function render(page) {
         { title: "Agents", cell: (x) => x.agents || 0 }, { title: "Slots", cell: (x) => x.slots_total || 0 },
         { title: "Used", cell: (x) => (x.slots_total || 0) - (x.slots_free || 0) }, { title: "Free", cell: (x) => x.slots_free || 0 },
         { title: "Running", cell: (x) => x.tasks_running || 0 }, { title: "Queued", cell: (x) => x.tasks_queued || 0 },
+        { title: "Provider", cell: (x) => provider(x.provisioner) },
       ], p.resource_pools || [], { rowAttrs: (x) => ({ "data-pool": x.name }) }));
       agents.replaceChildren(table([
         { title: "Agent", cell: (x) => x.id }, { title: "Pool", cell: (x) => x.resource_pool },
