@@ -29,6 +29,23 @@ def wait_for(predicate, timeout, what, interval=0.1):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def pids_with_args(*args):
+    """pids of the processes on this machine whose command line has every one of `args`."""
+    wanted = [a.encode() for a in args]
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if all(w in argv for w in wanted):
+            found.append(int(entry))
+    return found
+
+
 def parse_time(text):
     """A REST timestamp as seconds since the epoch."""
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
@@ -330,6 +347,37 @@ metric = "validation_loss"
 max_length = {{ batches = {batches} }}
 [data]
 seconds_per_batch = {seconds_per_batch}
+"""
+
+
+def simulate(name, trials, batches, seconds_per_batch=0.02, priority=None, weight=None, max_slots=None,
+             slots_per_trial=1, max_restarts=0):
+    """A random search of `trials` builtin:simulate trials that train `batches` at a set pace."""
+    resources = f"slots_per_trial = {slots_per_trial}\n"
+    if priority is not None:
+        resources += f"priority = {priority}\n"
+    if weight is not None:
+        resources += f"weight = {weight}\n"
+    if max_slots is not None:
+        resources += f"max_slots = {max_slots}\n"
+    return f"""
+name = "{name}"
+entrypoint = "builtin:simulate"
+max_restarts = {max_restarts}
+[resources]
+{resources}
+[hyperparameters]
+x = {{ type = "double", minval = 0.0, maxval = 1.0 }}
+[searcher]
+name = "random"
+metric = "validation_loss"
+max_trials = {trials}
+max_concurrent_trials = {trials}
+max_length = {{ batches = {batches} }}
+[data]
+seconds_per_batch = {seconds_per_batch}
+[reproducibility]
+experiment_seed = 7
 """
 
 

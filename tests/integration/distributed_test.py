@@ -10,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, simulated_config, synthetic_config, wait_for  # noqa: E402
+from cluster import Cluster, pids_with_args, simulated_config, synthetic_config, wait_for  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
@@ -22,17 +22,8 @@ def across_agents(config, slots=4, checkpoint_period=None):
 
 def worker_pid(allocation_id, rank):
     """The pid of the det-worker running `rank` of the allocation, if any."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if f"--allocation={allocation_id}".encode() in argv and f"--rank={rank}".encode() in argv:
-            return int(entry)
-    return None
+    pids = pids_with_args(f"--allocation={allocation_id}", f"--rank={rank}")
+    return pids[0] if pids else None
 
 
 class DistributedTrialTest(unittest.TestCase):

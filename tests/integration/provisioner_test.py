@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, wait_for  # noqa: E402
+from cluster import Cluster, pids_with_args, simulate, wait_for  # noqa: E402
 from slurm_fixture import SlurmCluster  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
@@ -41,21 +41,7 @@ max_agent_starting_period = "60s"
 
 
 def search(trials, batches=60, seconds_per_batch=0.03):
-    return f"""
-name = "elastic"
-entrypoint = "builtin:simulate"
-max_restarts = 0
-[hyperparameters]
-x = {{ type = "double", minval = 0.0, maxval = 1.0 }}
-[searcher]
-name = "random"
-metric = "validation_loss"
-max_trials = {trials}
-max_concurrent_trials = {trials}
-max_length = {{ batches = {batches} }}
-[data]
-seconds_per_batch = {seconds_per_batch}
-"""
+    return simulate("elastic", trials=trials, batches=batches, seconds_per_batch=seconds_per_batch)
 
 
 def provisioner(c):
@@ -65,18 +51,7 @@ def provisioner(c):
 
 def agent_processes(pool="elastic"):
     """pids of det-node agents of `pool` on this machine, from their command lines."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) > 1 and argv[1] == b"--role=agent" and f"--pool={pool}".encode() in argv:
-            found.append(int(pid))
-    return found
+    return pids_with_args("--role=agent", f"--pool={pool}")
 
 
 class ProcessProviderTest(unittest.TestCase):

@@ -10,39 +10,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, parse_time, wait_for  # noqa: E402
+from cluster import Cluster, parse_time, simulate, wait_for  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
-
-
-def simulate(name, trials, batches, seconds_per_batch=0.02, priority=None, weight=None, max_slots=None,
-             slots_per_trial=1, max_restarts=0):
-    resources = f"slots_per_trial = {slots_per_trial}\n"
-    if priority is not None:
-        resources += f"priority = {priority}\n"
-    if weight is not None:
-        resources += f"weight = {weight}\n"
-    if max_slots is not None:
-        resources += f"max_slots = {max_slots}\n"
-    return f"""
-name = "{name}"
-entrypoint = "builtin:simulate"
-max_restarts = {max_restarts}
-[resources]
-{resources}
-[hyperparameters]
-x = {{ type = "double", minval = 0.0, maxval = 1.0 }}
-[searcher]
-name = "random"
-metric = "validation_loss"
-max_trials = {trials}
-max_concurrent_trials = {trials}
-max_length = {{ batches = {batches} }}
-[data]
-seconds_per_batch = {seconds_per_batch}
-[reproducibility]
-experiment_seed = 7
-"""
 
 
 def jobs(c):
