@@ -1,4 +1,5 @@
 #include "config/experiment_config.hpp"
+#include "config/yaml_config.hpp"
 
 #include "config/config_file.hpp"
 
@@ -45,7 +46,8 @@ int64_t experiment_config::target_batches() const {
 }
 
 experiment_config load_experiment_config(const std::string& path) {
-  return parse_experiment_config(detail::read_config_file(path), path);
+  auto text = detail::read_config_file(path);
+  return is_yaml_path(path) ? parse_yaml_experiment_config(text, path) : parse_experiment_config(text, path);
 }
 
 bool experiment_config::harness_entrypoint() const {

@@ -7,7 +7,7 @@ set -eu
 PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
-  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev
+  nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev libyaml-cpp-dev
   libboost1.81-dev dataset-fashion-mnist
   jupyter-notebook openssh-server openssh-client podman runc catatonit"
 # libboost1.81-dev: Beast and Asio, the master's HTTP and WebSocket server. jupyter-notebook and

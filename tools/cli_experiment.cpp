@@ -10,6 +10,7 @@
 #include <google/protobuf/empty.pb.h>
 
 #include "config/experiment_config.hpp"
+#include "config/yaml_config.hpp"
 #include "messages/api.pb.h"
 #include "messages/json.hpp"
 #include "runtime/tar_archive.hpp"
@@ -128,14 +129,13 @@ int follow_experiment(rest_client& master, std::int64_t id) {
 
 int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir,
                       const std::string& project, bool follow) {
+  pb::CreateExperimentRequest request;
   try {
-    config::load_experiment_config(config_path);
+    request.set_config(config::experiment_config_text(config_path));  // a YAML file as TOML
   } catch (const config::config_error& e) {
     std::cerr << e.what() << '\n';
     return 1;
   }
-  pb::CreateExperimentRequest request;
-  request.set_config(read_file(config_path));
   request.set_config_path(config_path);
   if (!project.empty())
     request.set_project_id(project_id_of(master, project));
@@ -178,11 +178,20 @@ int list_experiments(rest_client& master, const experiment_query& query, bool js
   return 0;
 }
 
-int describe_experiment(rest_client& master, std::int64_t id, bool json) {
+int describe_experiment(rest_client& master, std::int64_t id, describe_format format) {
   auto exp = master.get<pb::GetExperimentResponse>(experiment_path(id));
-  if (json) {
-    std::cout << det::to_json(exp, true) << '\n';
-    return 0;
+  switch (format) {
+    case describe_format::json:
+      std::cout << det::to_json(exp, true) << '\n';
+      return 0;
+    case describe_format::toml:
+      std::cout << exp.experiment().config();
+      return 0;
+    case describe_format::yaml:
+      std::cout << config::toml_to_yaml(exp.experiment().config());
+      return 0;
+    case describe_format::summary:
+      break;
   }
   const auto& e = exp.experiment();
   table fields({"ID", "Name", "State", "Searcher", "Metric", "Trials", "Start Time", "End Time"});

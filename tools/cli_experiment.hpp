@@ -33,7 +33,11 @@ struct experiment_query {
 int list_experiments(rest_client& master, const experiment_query& query, bool json);
 
 /// Prints one experiment and its trials, or with `json` the GetExperimentResponse.
-int describe_experiment(rest_client& master, std::int64_t id, bool json);
+/// How `det experiment describe` shows an experiment: a summary with its trials, JSON, or only
+/// its config as det stores it (TOML) or as Determined writes it (YAML).
+enum class describe_format : uint8_t { summary, json, toml, yaml };
+
+int describe_experiment(rest_client& master, std::int64_t id, describe_format format);
 
 /// POST /api/v1/experiments/ID/ACTION (kill, pause or activate); prints "Experiment ID WHAT_NOW.".
 int experiment_action(rest_client& master, std::int64_t id, const std::string& action,

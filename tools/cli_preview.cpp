@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "config/experiment_config.hpp"
+#include "config/yaml_config.hpp"
 #include "messages/api.pb.h"
 #include "messages/preview_json.hpp"
 #include "tools/cli_format.hpp"
@@ -11,14 +12,13 @@
 namespace det::tools {
 
 int preview_search(rest_client& master, const std::string& config_path, bool json) {
+  pb::PreviewSearchRequest request;
   try {
-    config::load_experiment_config(config_path);
+    request.set_config(config::experiment_config_text(config_path));  // a YAML file as TOML
   } catch (const config::config_error& e) {
     std::cerr << e.what() << '\n';
     return 1;
   }
-  pb::PreviewSearchRequest request;
-  request.set_config(read_file(config_path));
   request.set_config_path(config_path);
   pb::PreviewSearchResponse plan;
   master.post("/api/v1/preview-hp-search", request, plan);

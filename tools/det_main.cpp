@@ -41,6 +41,8 @@ struct command_line {
   std::string config_path;
   bool follow = false;
   bool json = false;
+  bool toml = false;  // det experiment describe --toml
+  bool yaml = false;  // det experiment describe --yaml
   bool metrics = false;
   bool profile = false;
   std::int64_t id = 0;
@@ -234,8 +236,15 @@ void add_experiment(CLI::App& app, command_line& cl) {
   auto* describe = e->add_subcommand("describe", "Describe an experiment and its trials.");
   add_id(describe, "experiment_id", cl);
   add_json_flag(describe, cl);
+  describe->add_flag("--toml", cl.toml, "Print only its config, as det stores it (TOML).");
+  describe->add_flag("--yaml", cl.yaml, "Print only its config as YAML, Determined's form.");
   cl.on_master(describe, [&cl](rest_client& m) {
-    return det::tools::describe_experiment(m, cl.id, cl.json);
+    using det::tools::describe_format;
+    const auto format = cl.json ? describe_format::json
+                        : cl.toml ? describe_format::toml
+                        : cl.yaml ? describe_format::yaml
+                                  : describe_format::summary;
+    return det::tools::describe_experiment(m, cl.id, format);
   });
 
   auto* checkpoints = e->add_subcommand("list-checkpoints", "List an experiment's checkpoints.");

@@ -64,6 +64,47 @@ class ClusterTest(unittest.TestCase):
         after = len(c.get("/api/v1/experiments").get("experiments", []))
         self.assertEqual(before, after)
 
+    def test_2b_determined_yaml_config_runs_as_it_is(self):
+        c = self.cluster
+        yaml = """# As Determined's users write it
+name: from-yaml
+entrypoint: builtin:simulate
+max_restarts: 0
+hyperparameters:
+  x:
+    type: double
+    minval: 0.0
+    maxval: 1.0
+searcher:
+  name: random
+  metric: validation_loss
+  smaller_is_better: yes
+  max_trials: 2
+  max_length:
+    batches: 20
+data:
+  seconds_per_batch: 0.001
+"""
+        path = os.path.join(c.root, "determined.yaml")
+        with open(path, "w") as f:
+            f.write(yaml)
+        out = c.det("submit", path)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp_id = int(out.stdout.split()[-1])
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(len(exp["trials"]), 2)
+        shown = c.det("experiment", "describe", str(exp_id), "--yaml")
+        self.assertIn("name: \"from-yaml\"", shown.stdout)
+        self.assertIn("max_trials: 2", shown.stdout)
+        stored = c.det("experiment", "describe", str(exp_id), "--toml")
+        self.assertIn("name = 'from-yaml'", stored.stdout)
+        with open(path, "w") as f:
+            f.write(yaml.replace("max_trials: 2", "max_trails: 2"))
+        bad = c.det("submit", path)
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("determined.yaml:14:3: searcher.max_trails: unknown key", bad.stderr)
+
     def test_3_killed_worker_ends_trial_in_error_and_agent_keeps_serving(self):
         c = self.cluster
         exp_id = c.submit(synthetic_config(name="doomed", batches=10_000_000, max_restarts=0))

@@ -1,0 +1,68 @@
+// Determined's YAML experiment configs: read as det's TOML would be, errors at YAML lines.
+
+#include "config/yaml_config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace det::config;
+
+namespace {
+
+std::string data_file(const std::string& name) {
+  std::ifstream in(std::string(DET_TEST_DATA_DIR) + "/configs/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string yaml_errors(const std::string& yaml) {
+  try {
+    parse_yaml_experiment_config(yaml, "exp.yaml");
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a Determined YAML config reads as its TOML would") {
+  auto cfg = parse_yaml_experiment_config(data_file("determined_adaptive.yaml"), "determined_adaptive.yaml");
+  CHECK(cfg.name == "mnist-adaptive");
+  CHECK(cfg.entrypoint == std::vector<std::string>{"builtin:simulate"});
+  CHECK(cfg.max_restarts == 2);
+  CHECK(cfg.searcher.name == "adaptive_asha");
+  CHECK(cfg.searcher.smaller_is_better);  // YAML 1.1's "yes", as PyYAML reads it
+  CHECK(cfg.searcher.max_trials == 8);
+  CHECK(cfg.searcher.mode == "aggressive");
+  CHECK(cfg.target_batches() == 800);
+  CHECK(cfg.hparams.at("learning_rate").maxval == -1);
+  CHECK(cfg.hparams.at("optimizer").vals_json.size() == 2);
+  REQUIRE(cfg.environment.bind_mounts.size() == 1);
+  CHECK(cfg.environment.bind_mounts[0].read_only);
+  CHECK(cfg.environment.variables(false) == std::vector<std::pair<std::string, std::string>>{{"A", "1"}});
+  CHECK(cfg.data_json.find("seconds_per_batch") != std::string::npos);
+  CHECK(cfg.data_json.find("note") == std::string::npos);  // null: not set
+}
+
+TEST_CASE("YAML errors name the YAML file's line, column and key") {
+  CHECK(yaml_errors("entrypoint: builtin:mlp\nsearcher:\n  name: single\n  metric: loss\n  max_lenght:\n    batches: 10\n")
+            .find("exp.yaml:5:3: searcher.max_lenght: unknown key") != std::string::npos);
+  CHECK(yaml_errors("entrypoint: builtin:mlp\nmax_restarts: many\n")
+            .find("exp.yaml:2:15: max_restarts:") != std::string::npos);
+  CHECK(yaml_errors("entrypoint: [unclosed\n").find("exp.yaml:") == 0);
+  CHECK(yaml_errors("- a list\n").find("exp.yaml:1:1: an experiment config is a mapping") == 0);
+}
+
+TEST_CASE("a stored TOML config shows as YAML that reads back the same") {
+  auto toml = yaml_to_toml(data_file("determined_adaptive.yaml"), "determined_adaptive.yaml");
+  auto again = parse_yaml_experiment_config(toml_to_yaml(toml), "again.yaml");
+  auto first = parse_experiment_config(toml, "first.toml");
+  CHECK(again.name == first.name);
+  CHECK(again.hparams.at("learning_rate").minval == first.hparams.at("learning_rate").minval);
+  CHECK(again.searcher.max_length->value == first.searcher.max_length->value);
+  CHECK(again.environment.bind_mounts.size() == 1);
+}
