@@ -145,7 +145,6 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.config = st.exp.config();
   setup.searcher_metric = st.cfg.searcher.metric;
   setup.slots_per_trial = st.cfg.resources.slots_per_trial;
-  setup.one_agent = !st.cfg.harness_entrypoint();
   setup.resource_pool = st.handles.pool_name(st.cfg.resources.resource_pool, st.cfg.resources.slots_per_trial);
   setup.max_restarts = st.cfg.max_restarts;
   setup.environment = run_environment_of(st.cfg.environment);

@@ -291,7 +291,7 @@ struct allocation_ask {
   std::string id;          ///< the allocation: "<trial>.<run>", or a task's id
   std::string job;         ///< what the pool schedules it under: an experiment's id, or task_job(task)
   int32_t slots = 0;
-  bool one_agent = false;  ///< its slots must all be on one agent (a Core API trial: one process)
+  bool one_agent = false;  ///< its slots must all be on one agent (a task: one process)
   bool preemptible = true; ///< a task is never preempted (Determined's rule)
 };
 template <class Inspector>

@@ -123,7 +123,7 @@ void refuse_oversized(self_ptr self) {
     it->second.promise.deliver(make_error(
         errc::unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
                                      " cannot give: its agents have " + agents + " slots, and " +
-                                     (request.one_agent ? "a Core API trial runs as one process on one agent"
+                                     (request.one_agent ? "a task runs as one process on one agent"
                                                         : "a trial spans agents only as whole agents of one size")));
     st.policy.release(it->first);
     it = st.waiting.erase(it);

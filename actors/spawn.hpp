@@ -103,7 +103,6 @@ struct trial_setup {
   std::string config;              // the experiment's TOML
   std::string searcher_metric;
   int32_t slots_per_trial = 1;
-  bool one_agent = false;          // a Core API trial: its slots must all be on one agent
   std::string resource_pool;     // "" = the default pool
   int32_t max_restarts = 5;
   int64_t preemption_timeout_s = 3600;  // a preempted run has this long to checkpoint and exit

@@ -175,7 +175,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
   if (reclaim)
     log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
                        " s for its agent to report it");
-  const allocation_ask ask{t.id(), task_job(t.id()), t.slots(), false, false};
+  const allocation_ask ask{t.id(), task_job(t.id()), t.slots(), true, false};  // one process: one agent
   st.allocation = spawn_allocation(self->system(), ask, container_of(self), allocation_listener{self}, pool, reclaim);
   if (reclaim && st.facts.state == task_state::terminating)  // it was being stopped: go on
     self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);

@@ -95,7 +95,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   worker.set_allocation_token(trial(self).allocation_token());
   *worker.mutable_environment() = st.setup.environment;
   const allocation_ask ask{run_id(self), std::to_string(trial(self).experiment_id()), st.setup.slots_per_trial,
-                           st.setup.one_agent, true};
+                           false, true};  // a run spans agents with one worker on each
   st.allocation = spawn_allocation(self->system(), ask, worker, allocation_listener{self},
                                    st.setup.handles.pool(st.setup.resource_pool), reclaim);
   self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, run_id(self),

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <thread>
 #include <functional>
 #include <memory>
 #include <cstdlib>
@@ -24,6 +26,7 @@
 #include "runtime/podman.hpp"
 #include "runtime/run_directory.hpp"
 #include "runtime/worker_reporter.hpp"
+#include "runtime/worker_rendezvous.hpp"
 
 extern char** environ;
 
@@ -33,6 +36,12 @@ namespace {
 
 // Where det's Python client (det_core.py) is inside a container.
 const std::string python_client_mount = "/run/det/python";
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : ",") + part;
+  return out;
+}
 
 // det_core.py's directory beside the binaries (runtime/CMakeLists.txt installs it there).
 std::string python_client_directory() {
@@ -139,8 +148,32 @@ command_result run_in_image(const std::string& image, const pb::TrialSpec& spec,
 
 }  // namespace
 
+std::vector<std::string> container_addresses(worker_connection& link, const std::string& allocation_id, int rank,
+                                             int size, const std::string& own_address,
+                                             std::chrono::milliseconds timeout) {
+  worker_rendezvous rendezvous{link, allocation_id};
+  rendezvous.set("container/" + std::to_string(rank), own_address);
+  std::vector<std::string> addresses;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int r = 0; r < size; ++r) {
+    auto pause = std::chrono::milliseconds(1);
+    for (;;) {
+      if (auto address = rendezvous.get("container/" + std::to_string(r))) {
+        addresses.push_back(*address);
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("container " + std::to_string(r) + " of the run did not report its address within " +
+                                 std::to_string(timeout.count() / 1000) + " s");
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+  }
+  return addresses;
+}
+
 void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, const config::experiment_config& cfg,
-                        const std::atomic<bool>& stop, pb::WorkerExit& exit) {
+                        const container_place& place, const std::atomic<bool>& stop, pb::WorkerExit& exit) {
   run_directory dir(spec);
   const auto& workdir = dir.path();
   std::map<std::string, std::string> env{
@@ -152,6 +185,9 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
       {"DET_TRIAL_SEED", std::to_string(spec.seed())},
       {"DET_CHECKPOINT_DIR", spec.checkpoint_root()},
       {"DET_RECONNECT_WAIT", std::to_string(spec.reconnect_wait_s())},
+      {"DET_CONTAINER_RANK", std::to_string(place.rank)},
+      {"DET_CONTAINER_ADDRS", joined(place.addresses)},
+      {"DET_CHIEF_IP", place.addresses.empty() ? "" : place.addresses.front()},
   };
   if (!spec.resume_checkpoint_dir().empty()) {
     env["DET_LATEST_CHECKPOINT"] = spec.resume_checkpoint_dir();
@@ -165,9 +201,9 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
   for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
   std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string()
             << (image.empty() ? "" : " in the image " + image) << std::endl;
-  // Profiling: the process reports its own metrics; the worker samples the machine meanwhile.
+  // Profiling: the process reports its own metrics; the chief's worker samples its machine meanwhile.
   std::optional<harness::system_sampler> sampler;
-  if (cfg.profiling_enabled) sampler.emplace();
+  if (cfg.profiling_enabled && place.rank == 0) sampler.emplace();
   worker_reporter reporter{link, spec.trial_id(), spec.allocation_id(), stop};
   auto report_samples = [&] {
     if (sampler)

@@ -105,8 +105,13 @@ int run_worker(const worker_options& opts) {
   std::optional<worker_reporter> reporter;
   try {
     auto cfg = config::parse_experiment_config(spec.config(), "experiment " + std::to_string(spec.experiment_id()));
-    if (!cfg.harness_entrypoint()) {  // the pool places it on one agent
-      run_core_api_trial(link, spec, cfg, stop_requested, exit);
+    if (!cfg.harness_entrypoint()) {
+      container_place place{opts.rank, {peer_address(host, port)}};
+      if (opts.world_size > 1)
+        place.addresses = container_addresses(link, spec.allocation_id(), opts.rank, opts.world_size,
+                                              place.addresses.front(),
+                                              std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout));
+      run_core_api_trial(link, spec, cfg, place, stop_requested, exit);
       return finish(link, exit);
     }
     run_directory workdir(spec);

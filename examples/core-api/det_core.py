@@ -41,8 +41,7 @@ class SearcherOperation:
 
     def report_progress(self, length_trained):
         """How far through the operation the trial is, for the master's view of the search."""
-        self._context._call("POST", f"/api/v1/trials/{self._context.trial_id}/progress",
-                            {"progress": min(max(length_trained / self.length, 0.0), 1.0)})
+        self._context.report_progress(min(max(length_trained / self.length, 0.0), 1.0))
 
     def report_completed(self, searcher_metric):
         """After reporting validation metrics at `length`: the operation is done."""
@@ -120,17 +119,22 @@ class Context:
                 raise DetError(message) from None
             time.sleep(0.5)
 
-    def _report(self, group, steps_completed, metrics, records, epochs):
+    def report_metrics(self, group, steps_completed, metrics, records=0, epochs=0.0):
+        """Numeric metrics of any group; "training" and "validation" are the trial's own series."""
         self._call("POST", f"/api/v1/trials/{self.trial_id}/metrics", {
             "group": group, "total_batches": steps_completed, "total_records": records,
             "total_epochs": epochs, "metrics": dict(metrics, batches=steps_completed)})
 
     def report_training_metrics(self, steps_completed, metrics, records=0, epochs=0.0):
-        self._report("training", steps_completed, metrics, records, epochs)
+        self.report_metrics("training", steps_completed, metrics, records, epochs)
 
     def report_validation_metrics(self, steps_completed, metrics, records=0, epochs=0.0):
         """The searcher reads its metric from these."""
-        self._report("validation", steps_completed, metrics, records, epochs)
+        self.report_metrics("validation", steps_completed, metrics, records, epochs)
+
+    def report_progress(self, progress):
+        """The share (0 to 1) of the current searcher operation done, for the web UI."""
+        self._call("POST", f"/api/v1/trials/{self.trial_id}/progress", {"progress": progress})
 
     def searcher_operations(self):
         """Yields what to train to next until the searcher has nothing more for this run."""
@@ -153,17 +157,19 @@ class Context:
         return self._preempt
 
     @contextlib.contextmanager
-    def checkpoint(self, steps_completed, records=0, epochs=0.0):
+    def checkpoint(self, steps_completed, records=0, epochs=0.0, metadata=None, checkpoint_uuid=None):
         """Yields a directory to write the checkpoint's files into; on leaving the block they
-        become checkpoint <uuid> under DET_CHECKPOINT_DIR and the master records it."""
-        checkpoint_uuid = str(uuid.uuid4())
+        become checkpoint <uuid> under DET_CHECKPOINT_DIR and the master records it. `metadata`
+        (JSON) joins det's own fields in its metadata.json; `checkpoint_uuid` names it in advance
+        (a new uuid by default), for callers that share the name before writing."""
+        checkpoint_uuid = checkpoint_uuid or str(uuid.uuid4())
         partial = os.path.join(self.checkpoint_dir, checkpoint_uuid + ".partial")
         os.makedirs(partial)
         try:
             yield partial
             with open(os.path.join(partial, "metadata.json"), "w") as f:
                 json.dump({"uuid": checkpoint_uuid, "format": "core-api", "batches": steps_completed,
-                           "records": records, "epochs": epochs}, f)
+                           "records": records, "epochs": epochs, **(metadata or {})}, f)
             resources = {}
             for folder, _, files in os.walk(partial):
                 for name in files:

@@ -128,13 +128,18 @@ type = "priority"
         self.assertIn("the trial needs 6 slots, which pool default cannot give", trial["exit_reason"])
         self.assertIn("2 with 4 slots", trial["exit_reason"])
 
-        # A Core API command runs as one process: it never spans agents.
+        # A Core API trial spans agents as Determined's launcher does: its entrypoint runs once on
+        # each, told its place (DET_CONTAINER_RANK, DET_CONTAINER_ADDRS).
         command = simulate("command", trials=1, batches=10, slots_per_trial=8).replace(
-            'entrypoint = "builtin:simulate"', 'entrypoint = "python3 -c pass"')
+            'entrypoint = "builtin:simulate"',
+            'entrypoint = "sh -c \'echo container $DET_CONTAINER_RANK of $DET_CONTAINER_ADDRS\'"')
         trial = self.finished(c.submit(command, "command.toml"))["trials"][0]
-        self.assertEqual(trial["state"], "STATE_ERROR")
-        self.assertIn("a Core API trial runs as one process on one agent", trial["exit_reason"])
-        self.assertEqual(trial["restarts"], 0)
+        self.assertEqual(trial["state"], "STATE_COMPLETED", c.trial_logs(trial["id"]))
+        logs = c.trial_logs(trial["id"])
+        self.assertTrue(any("placed on agent-0, agent-1" in line or "placed on agent-1, agent-0" in line
+                            for line in logs), logs)
+        for rank in (0, 1):
+            self.assertTrue(any(f"container {rank} of 127.0.0.1,127.0.0.1" in line for line in logs), logs)
 
     def test_4_job_list_and_update(self):
         c = self.cluster
