@@ -61,8 +61,7 @@ class image_trial final : public det::trial {
         device_(torch::cuda::is_available() ? torch::kCUDA : torch::kCPU),
         model_(seeded_model(hparams_, context.seed(), device_)),
         optimizer_(make_optimizer(hparams_, model_->parameters())),
-        step_{context.gradient_clip_norm(), context.mixed_precision() != "O0" && device_.is_cuda(),
-              context.world_size() > 1 ? &context : nullptr} {
+        step_{context.gradient_clip_norm(), context.mixed_precision() != "O0" && device_.is_cuda(), nullptr} {
     context.log("Loaded " + data_->description + ".");
     std::ostringstream intro;
     intro << "Training " << describe_model(hparams_, static_cast<Model*>(nullptr)) << " with "
@@ -75,6 +74,10 @@ class image_trial final : public det::trial {
                                          " is smaller than the trial's " + std::to_string(context.world_size()) +
                                          " processes: each needs a share of every batch.");
     det::broadcast_parameters(context, model_->parameters());
+    if (context.world_size() > 1) {
+      averager_ = std::make_unique<det::gradient_averager>(context, model_->parameters());
+      step_.averager = averager_.get();
+    }
     if (context.world_size() > 1)
       context.log("Process " + std::to_string(context.rank()) + " of " + std::to_string(context.world_size()) +
                   ": training on its share of each batch, gradients averaged over all.");
@@ -164,6 +167,7 @@ class image_trial final : public det::trial {
   torch::Device device_;
   Model model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<det::gradient_averager> averager_;  // a distributed run's; its hooks are on model_
   step_options step_;
 };
 

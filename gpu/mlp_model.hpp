@@ -58,7 +58,7 @@ struct no_lap {
 struct step_options {
   double clip_norm = 0;        // clip the gradients' total norm to this when positive
   bool mixed_precision = false;  // forward pass under CUDA autocast
-  det::trial_context* peers = nullptr;  // a distributed trial's context: gradients averaged over its processes
+  det::gradient_averager* averager = nullptr;  // a distributed trial's: gradients averaged over its processes
 };
 
 /// One optimisation step; returns the batch's mean cross-entropy, detached. `lap(phase)` is called
@@ -73,8 +73,9 @@ torch::Tensor train_step(Model& model, torch::optim::Optimizer& optimizer, const
     loss = torch::nn::functional::cross_entropy(model->forward(inputs), labels);
   }
   lap("forward");
-  loss.backward();
-  if (options.peers) det::average_gradients(*options.peers, model->parameters());
+  if (options.averager) options.averager->prepare();
+  loss.backward();  // with an averager, buckets of gradients are averaged while it runs
+  if (options.averager) options.averager->synchronize();
   if (options.clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), options.clip_norm);
   lap("backward");
   optimizer.step();

@@ -118,6 +118,8 @@ class CnnTrial : public det::trial {
     net_ = Net(channels);
     // Across agents (slots_per_trial larger than one agent): every process starts from the chief's weights.
     det::broadcast_parameters(context, net_->parameters());
+    // Gradients averaged over the processes in buckets while backward runs (nothing to do alone).
+    averager_ = std::make_unique<det::gradient_averager>(context, net_->parameters());
     optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(),
                                                       torch::optim::AdamOptions(context.hparam("learning_rate")));
     context.log("CnnTrial: " + std::to_string(train_x_.size(0)) + " training images, " + std::to_string(channels) +
@@ -140,8 +142,9 @@ class CnnTrial : public det::trial {
     auto labels = det::share_of_batch(context_, all_labels);
     optimizer_->zero_grad();
     auto loss = torch::cross_entropy_loss(net_->forward(images), labels);
+    averager_->prepare();
     loss.backward();
-    det::average_gradients(context_, net_->parameters());  // nothing to do alone
+    averager_->synchronize();
     optimizer_->step();
     return {{"loss", loss.item<double>()}};
   }
@@ -182,6 +185,7 @@ class CnnTrial : public det::trial {
   torch::Tensor train_x_, train_y_, val_x_, val_y_;
   Net net_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<det::gradient_averager> averager_;
 };
 
 } // namespace

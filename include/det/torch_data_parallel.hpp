@@ -1,17 +1,27 @@
 #pragma once
 // Data parallelism for a LibTorch trial (see det::trial_context::rank): the same initial weights
 // in every process, each process's share of a batch, and the gradients of every process averaged
-// in one collective call between the backward pass and the optimizer step.
+// between the backward pass and the optimizer step: while the backward pass runs, in buckets, by
+// a gradient_averager (as PyTorch's DistributedDataParallel does),
 //   det::broadcast_parameters(context, model->parameters());   // once the model is built
+//   det::gradient_averager averager(context, model->parameters());
 //   auto inputs = det::share_of_batch(context, batch_inputs);  // in train_batch
-//   loss.backward();
-//   det::average_gradients(context, model->parameters());
+//   averager.prepare();  loss.backward();  averager.synchronize();
 //   optimizer.step();
+// or after it, in one collective call: loss.backward(); det::average_gradients(context, ...).
 
 #include "det/trial.hpp"
 
 #include <torch/torch.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
 
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace det {
@@ -55,6 +65,185 @@ inline void average_gradients(trial_context& context, const std::vector<torch::T
   context.average(buffer.data_ptr<float>(), static_cast<std::size_t>(buffer.numel()));
   detail::copy_back(buffer, grads);
 }
+
+/// Averages a model's gradients over the trial's processes while its backward pass still runs.
+/// The parameters are grouped in buckets in reverse order (the order their gradients are ready
+/// in): the first about 1 MB so that averaging starts early, the others about 25 MB, PyTorch
+/// DDP's sizes. A hook on each parameter's gradient accumulator copies its gradient into its
+/// bucket once it is accumulated; a full bucket is averaged by a thread of the averager's own,
+/// in bucket order (the same order in every process), while autograd goes on. synchronize(),
+/// before the optimizer step, waits for the last bucket and writes the averages into the
+/// gradients. Alone (world_size() 1) it does nothing.
+///
+/// Gradient accumulation over k batches: prepare(false) before the first k - 1 backward passes
+/// and prepare() before the k-th, whose synchronize() averages the accumulated gradients.
+class gradient_averager {
+ public:
+  gradient_averager(trial_context& context, const std::vector<torch::Tensor>& parameters,
+                    std::size_t first_bucket_bytes = std::size_t{1} << 20,
+                    std::size_t bucket_bytes = std::size_t{25} << 20)
+      : state_(std::make_shared<state>(context)) {
+    if (context.world_size() < 2) return;
+    auto& st = *state_;
+    // Reverse order: the last layers' gradients are ready first.
+    std::size_t limit = first_bucket_bytes;
+    for (auto p = parameters.rbegin(); p != parameters.rend(); ++p) {
+      if (!p->requires_grad()) continue;
+      if (st.buckets.empty() || st.buckets.back().bytes >= limit) {
+        if (!st.buckets.empty()) limit = bucket_bytes;
+        st.buckets.emplace_back();
+      }
+      auto& bucket = st.buckets.back();
+      st.slots.push_back({*p, st.buckets.size() - 1, bucket.numel});
+      bucket.numel += p->numel();
+      bucket.bytes += static_cast<std::size_t>(p->numel()) * sizeof(float);
+      ++bucket.parameters;
+    }
+    for (auto& bucket : st.buckets) bucket.buffer = torch::zeros({bucket.numel}, torch::kFloat);
+    for (std::size_t i = 0; i < st.slots.size(); ++i) {
+      auto accumulator = torch::autograd::impl::grad_accumulator(st.slots[i].parameter);
+      auto key = accumulator->add_post_hook(std::make_unique<ready_hook>(state_, i));
+      hooks_.push_back({accumulator, key});
+    }
+    st.worker = std::thread([s = state_] { s->average_buckets(); });
+  }
+
+  gradient_averager(const gradient_averager&) = delete;
+  gradient_averager& operator=(const gradient_averager&) = delete;
+
+  ~gradient_averager() {
+    for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+    if (state_->worker.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        state_->closing = true;
+      }
+      state_->changed.notify_all();
+      state_->worker.join();
+    }
+  }
+
+  /// Before a backward pass: whether its gradients are to be averaged (false while accumulating).
+  void prepare(bool averaging = true) {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->averaging = averaging && !state_->buckets.empty();
+  }
+
+  /// After the backward pass: waits for every bucket and writes the averages into the gradients.
+  /// A parameter whose gradient this pass did not reach is averaged with what its gradient holds
+  /// (zeros if it has none), so that every process makes the same calls.
+  void synchronize() {
+    auto& st = *state_;
+    std::unique_lock<std::mutex> lock(st.mutex);
+    if (!st.averaging) return;
+    for (std::size_t i = 0; i < st.slots.size(); ++i)
+      if (!st.slots[i].copied) st.copy_in(i);
+    st.changed.notify_all();
+    st.changed.wait(lock, [&] { return st.averaged == st.buckets.size() || st.failure; });
+    if (st.failure) {
+      auto failure = std::exchange(st.failure, nullptr);
+      st.reset();
+      std::rethrow_exception(failure);
+    }
+    torch::NoGradGuard no_grad;
+    for (auto& slot : st.slots) {
+      auto grad = slot.parameter.grad();
+      if (!grad.defined()) continue;
+      grad.copy_(st.buckets[slot.bucket].buffer.narrow(0, slot.offset, grad.numel()).view_as(grad));
+    }
+    st.reset();
+  }
+
+ private:
+  struct bucket_state {
+    torch::Tensor buffer;  // float32, host memory: what the collective averages
+    int64_t numel = 0;
+    std::size_t bytes = 0;
+    std::size_t parameters = 0;
+    std::size_t copied = 0;  // this pass
+  };
+  struct slot_state {
+    torch::Tensor parameter;
+    std::size_t bucket = 0;
+    int64_t offset = 0;
+    bool copied = false;
+  };
+  struct state {
+    explicit state(trial_context& c) : context(c) {}
+    trial_context& context;
+    std::vector<bucket_state> buckets;
+    std::vector<slot_state> slots;
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool averaging = true;
+    bool closing = false;
+    std::size_t averaged = 0;  // buckets done this pass, in order
+    std::exception_ptr failure;
+    std::thread worker;
+
+    // With `mutex` held.
+    void copy_in(std::size_t index) {
+      auto& slot = slots[index];
+      auto& bucket = buckets[slot.bucket];
+      auto region = bucket.buffer.narrow(0, slot.offset, slot.parameter.numel());
+      auto grad = slot.parameter.grad();
+      if (grad.defined())
+        region.copy_(grad.detach().reshape({-1}));
+      else
+        region.zero_();
+      slot.copied = true;
+      ++bucket.copied;
+    }
+    void reset() {
+      for (auto& b : buckets) b.copied = 0;
+      for (auto& s : slots) s.copied = false;
+      averaged = 0;
+    }
+    // The averager's thread: each bucket, in order, once all its gradients are in.
+    void average_buckets() {
+      std::unique_lock<std::mutex> lock(mutex);
+      for (;;) {
+        changed.wait(lock, [&] {
+          return closing || (!failure && averaged < buckets.size() &&
+                             buckets[averaged].copied == buckets[averaged].parameters);
+        });
+        if (closing) return;
+        auto& bucket = buckets[averaged];
+        lock.unlock();
+        try {
+          context.average(bucket.buffer.data_ptr<float>(), static_cast<std::size_t>(bucket.numel));
+        } catch (...) {
+          lock.lock();
+          failure = std::current_exception();
+          changed.notify_all();
+          continue;
+        }
+        lock.lock();
+        ++averaged;
+        changed.notify_all();
+      }
+    }
+  };
+
+  // Runs when autograd has accumulated a parameter's gradient.
+  struct ready_hook final : torch::autograd::FunctionPostHook {
+    ready_hook(std::shared_ptr<state> s, std::size_t i) : st(std::move(s)), index(i) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                              const torch::autograd::variable_list&) override {
+      std::lock_guard<std::mutex> lock(st->mutex);
+      if (st->averaging && !st->slots[index].copied) {
+        st->copy_in(index);
+        st->changed.notify_all();
+      }
+      return outputs;
+    }
+    std::shared_ptr<state> st;
+    std::size_t index;
+  };
+
+  std::shared_ptr<state> state_;
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;
+};
 
 /// Process rank()'s share of a batch's first dimension: one of world_size() nearly equal parts.
 inline torch::Tensor share_of_batch(const trial_context& context, const torch::Tensor& batch) {

@@ -582,3 +582,89 @@ TEST_CASE("a trial that averages nothing across processes is stopped with a sent
   for (auto& t : threads) t.join();
   for (const auto& e : errors) CHECK(e.find("its train_batch averaged nothing with the other processes") != std::string::npos);
 }
+
+namespace {
+
+// A trial_context that only averages and broadcasts, over a collective: what gradient_averager needs.
+struct collective_context final : det::trial_context {
+  explicit collective_context(det::harness::collective& c) : peers(c) {}
+  const std::string& hparams_json() const override { return empty; }
+  double hparam(const std::string&) const override { return 0; }
+  std::string hparam_text(const std::string&) const override { return ""; }
+  const std::string& data_json() const override { return empty; }
+  uint64_t seed() const override { return 0; }
+  const std::string& mixed_precision() const override { return precision; }
+  double gradient_clip_norm() const override { return 0; }
+  int rank() const override { return peers.rank(); }
+  int world_size() const override { return peers.size(); }
+  void log(const std::string&) override {}
+  void record_timing(const std::string&, double) override {}
+  void average(float* values, std::size_t count) override {
+    peers.sum(values, count);
+    for (std::size_t i = 0; i < count; ++i) values[i] /= static_cast<float>(peers.size());
+  }
+  void broadcast(float* values, std::size_t count) override { peers.broadcast(values, count); }
+  det::harness::collective& peers;
+  std::string empty = "{}", precision = "O0";
+};
+
+// Gradients of a two-layer model on (inputs, labels): the mean loss over `total` samples, so that
+// shares and micro-batches add up to the whole batch's mean.
+void accumulate_gradients(torch::nn::Sequential& model, const torch::Tensor& inputs, const torch::Tensor& labels,
+                          int64_t total) {
+  auto loss = torch::nn::functional::cross_entropy(
+                  model->forward(inputs), labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+              static_cast<double>(total);
+  loss.backward();
+}
+
+torch::nn::Sequential small_model() {
+  torch::manual_seed(3);
+  return torch::nn::Sequential(torch::nn::Linear(6, 16), torch::nn::ReLU(), torch::nn::Linear(16, 4));
+}
+
+}  // namespace
+
+TEST_CASE("overlapped bucketed averaging matches one process, with and without gradient accumulation") {
+  torch::manual_seed(11);
+  const auto inputs = torch::randn({16, 6});
+  const auto labels = torch::randint(0, 4, {16});
+  auto alone = small_model();
+  accumulate_gradients(alone, inputs, labels, 16);
+  for (int micro_batches : {1, 2}) {
+    memory_store store;
+    std::vector<std::vector<torch::Tensor>> grads(2);
+    std::vector<std::string> errors(2);
+    // Built here: the threads would share LibTorch's global generator.
+    std::vector<torch::nn::Sequential> models{small_model(), small_model()};
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < 2; ++rank)
+      threads.emplace_back([&, rank] {
+        try {
+          auto peers = det::harness::connect_gloo(rank, 2, store, "127.0.0.1", std::chrono::seconds(30),
+                                                  std::chrono::seconds(30));
+          collective_context context(*peers);
+          auto& model = models[static_cast<size_t>(rank)];
+          // Tiny buckets: several of them, averaged while backward runs.
+          det::gradient_averager averager(context, model->parameters(), 64, 256);
+          auto share = inputs.tensor_split(2)[rank];
+          auto share_labels = labels.tensor_split(2)[rank];
+          for (int m = 0; m < micro_batches; ++m) {
+            averager.prepare(m == micro_batches - 1);  // only the last backward averages
+            accumulate_gradients(model, share.tensor_split(micro_batches)[m], share_labels.tensor_split(micro_batches)[m], 8);
+            averager.synchronize();
+          }
+          for (const auto& p : model->parameters()) grads[static_cast<size_t>(rank)].push_back(p.grad().clone());
+        } catch (const std::exception& e) {
+          errors[static_cast<size_t>(rank)] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    REQUIRE(errors[0] == "");
+    REQUIRE(errors[1] == "");
+    const auto expected = alone->parameters();
+    for (int rank = 0; rank < 2; ++rank)
+      for (size_t i = 0; i < expected.size(); ++i)
+        CHECK(torch::allclose(grads[static_cast<size_t>(rank)][i], expected[i].grad(), 1e-4, 1e-6));
+  }
+}
