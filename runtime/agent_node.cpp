@@ -291,7 +291,12 @@ process::spawn_request task_in_image(const pb::StartContainer& start, const std:
   ensure_image(image, start.environment());
   const auto name = container_name(start.allocation_id());
   remove_container(name);
-  container_request inside{name, image, std::move(request.argv), std::move(env), request.working_dir, {}, gpus,
+  pb::BindMount client;  // det's Python clients, as a Core API trial's image has them
+  client.set_host_path(python_client_directory());
+  client.set_container_path(python_client_mount);
+  client.set_read_only(true);
+  env["PYTHONPATH"] = python_client_mount;
+  container_request inside{name, image, std::move(request.argv), std::move(env), request.working_dir, {client}, gpus,
                            &start.environment(), cgroup_parent};
   request.argv = podman_run_argv(inside);
   request.env = podman_environment();
@@ -334,6 +339,10 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     auto request = is_task ? task_request(st, start, scratch, port) : worker_request(st, start);
     request.env = container_env(st, start);
     if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
+    if (is_task) {  // det_core and `determined` import in any command
+      const char* path = std::getenv("PYTHONPATH");
+      request.env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
+    }
     const bool cuda = cuda_slots(st.info, start);
     const auto& image = cuda ? start.environment().cuda_image() : start.environment().cpu_image();
     const auto& environment = start.environment();

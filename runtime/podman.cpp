@@ -9,6 +9,7 @@
 
 #include "config/environment_config.hpp"
 #include "process/captured_run.hpp"
+#include "runtime/node.hpp"
 
 namespace det::runtime {
 
@@ -42,6 +43,11 @@ std::string containers_conf() {
 }  // namespace
 
 std::string container_name(const std::string& allocation_id) { return "det-" + allocation_id; }
+
+std::string python_client_directory() {
+  const auto client = std::filesystem::path(worker_executable()).parent_path().parent_path() / "share/det/python";
+  return client.lexically_normal().string();
+}
 
 std::map<std::string, std::string> podman_environment() {
   if (const char* own = std::getenv("CONTAINERS_CONF"); own && *own) return {};

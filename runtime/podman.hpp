@@ -40,6 +40,12 @@ struct container_request {
   std::string cgroup_parent;
 };
 
+/// Where det's Python clients (det_core.py, the `determined` package) are inside a container.
+inline const std::string python_client_mount = "/run/det/python";
+
+/// Their directory beside the binaries (share/det/python), which runs' PYTHONPATH names.
+std::string python_client_directory();
+
 /// The name of the container of allocation `allocation_id`.
 std::string container_name(const std::string& allocation_id);
 

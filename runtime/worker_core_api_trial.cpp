@@ -34,8 +34,6 @@ namespace det::runtime {
 
 namespace {
 
-// Where det's Python client (det_core.py) is inside a container.
-const std::string python_client_mount = "/run/det/python";
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string out;
@@ -43,11 +41,6 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
-// det_core.py's directory beside the binaries (runtime/CMakeLists.txt installs it there).
-std::string python_client_directory() {
-  const auto client = std::filesystem::path(worker_executable()).parent_path().parent_path() / "share/det/python";
-  return client.lexically_normal().string();
-}
 
 // The variables a process in an image gets: the run's own, the DET_ ones the agent gave this
 // worker (the master's address, TLS files), and the config's for its slots' type.

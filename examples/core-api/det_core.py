@@ -79,6 +79,12 @@ class Context:
     def _on_sigterm(self, signum, frame):
         self._preempt = True
 
+    def close(self):
+        """Closes the kept-alive connection to the master; a later call opens a new one."""
+        if self._connection:
+            self._connection.close()
+            self._connection = None
+
     def _connect(self):
         host, port = self._address.hostname, self._address.port
         if self._tls:

@@ -104,7 +104,7 @@ class ClusterInfo:
 
     @property
     def container_slot_counts(self) -> List[int]:
-        # det gives every container of a run the same number of slots.
+        # det does not say how many slots the other containers have: as many as this one's.
         return [len(self.slot_ids)] * len(self._container_addrs)
 
     @property

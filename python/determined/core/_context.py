@@ -28,6 +28,7 @@ class Context:
         train: Optional[TrainContext] = None,
         searcher: Optional[SearcherContext] = None,
         info: Optional[det.ClusterInfo] = None,
+        _session: Any = None,
     ) -> None:
         self.checkpoint = checkpoint
         self.distributed = distributed or DummyDistributedContext()
@@ -35,6 +36,7 @@ class Context:
         self.train = train
         self.searcher = searcher
         self.info = info
+        self._session = _session
 
     def __enter__(self) -> "Context":
         return self
@@ -42,12 +44,16 @@ class Context:
     def close(self, exc_type: Optional[type] = None, exc_val: Optional[BaseException] = None,
               exc_tb: Optional[types.TracebackType] = None) -> None:
         self.distributed.close()
+        if self._session is not None:
+            self._session.close()
 
     def __exit__(self, exc_type: Optional[type], exc_val: Optional[BaseException],
                  exc_tb: Optional[types.TracebackType]) -> None:
-        self.close(exc_type, exc_val, exc_tb)
-        if isinstance(exc_val, det.InvalidHP):
+        invalid_hp = isinstance(exc_val, det.InvalidHP)
+        if invalid_hp:
             self.train.report_early_exit(EarlyExitReason.INVALID_HP)
+        self.close(exc_type, exc_val, exc_tb)
+        if invalid_hp:
             logger.info("InvalidHP detected, converting InvalidHP to exit(0)")
             sys.exit(0)
 
@@ -87,6 +93,9 @@ class _OffCluster:
 
     def should_preempt(self) -> bool:
         return False
+
+    def close(self) -> None:
+        pass
 
     @contextlib.contextmanager
     def checkpoint(self, steps_completed: int, metadata: Optional[Dict[str, Any]] = None,
@@ -157,4 +166,5 @@ def init(
         train=TrainContext(session, tensorboard_mode, tensorboard_path),
         searcher=SearcherContext(session, distributed),
         info=info,
+        _session=session,
     )

@@ -7,15 +7,12 @@ relays. They coordinate the Core API (which op, whether to preempt, one checkpoi
 tensors: training frameworks have their own collectives for those.
 """
 
-import logging
 import os
 import pickle
 import socket
 import struct
 import time
 from typing import Any, List, Optional, Tuple
-
-logger = logging.getLogger("determined.core")
 
 # Determined's ports, which launchers may move through the environment (det's torch_distributed
 # launcher does, so that two trials on one agent do not collide).

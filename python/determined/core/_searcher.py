@@ -1,10 +1,7 @@
 import enum
-import logging
 from typing import Any, Iterator, Optional
 
 from determined.core._distributed import DistributedContext
-
-logger = logging.getLogger("determined.core")
 
 
 class Unit(enum.Enum):

@@ -15,7 +15,8 @@ One container (one agent) is a run's usual shape: its processes meet on 127.0.0.
 ports. Several containers need det to run a multi-slot Core API trial's entrypoint once per
 agent, telling each its place in DET_CONTAINER_RANK and DET_CONTAINER_ADDRS (rank 0's address
 first); they then meet at fixed ports that every container agrees on, C10D_PORT (29400) and
-INTER_TRAIN_PROCESS_COMM_PORT_1 (12360), as in Determined.
+INTER_TRAIN_PROCESS_COMM_PORT_1 (12360), as in Determined, and each container is taken to have
+as many slots as this one (det does not tell the others' counts).
 """
 
 import os
