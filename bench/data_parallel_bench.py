@@ -7,9 +7,9 @@ one cluster. Prints samples/s of each and their ratio; 2.0 would be perfect scal
 Every worker gets one LibTorch thread (OMP_NUM_THREADS=1 reaches the workers through the
 agents), so that one worker uses one core and two use two, as one slot per core would.
 
-The gradients (2.1 MB for this model) are averaged after the backward pass, not overlapped with
-it, so small batches pay the exchange (about 3 ms here) on a shorter step: the bench runs a small
-and a large global batch.
+The gradients (2.1 MB for this model: a 1 MB bucket and the rest) are averaged while the backward
+pass runs (det::gradient_averager); small batches still pay most of the exchange (about 3 ms here)
+on a shorter step: the bench runs a small and a large global batch.
 
 Usage: bench/data_parallel_bench.py [--batches 600] [--rounds 3] [--batch-sizes 512,2048]
 (DET_BIN_DIR defaults to build/bin.)

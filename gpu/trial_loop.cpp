@@ -14,6 +14,10 @@ namespace det::harness {
 
 namespace {
 
+// How many batches in a row a distributed trial may train without averaging anything: enough for
+// any sensible gradient accumulation, few enough that a trial that never averages stops early.
+constexpr int64_t max_unaveraged_batches = 32;
+
 using clock_type = std::chrono::steady_clock;
 
 class plan_context final : public det::trial_context {
@@ -266,7 +270,7 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   };
 
   bool stopped = false;
-  bool first_batch = true;
+  int64_t batches_unaveraged = 0;  // in a row: a trial accumulating gradients averages every k-th
   while (at.batches < goal) {
     if (any_process(peers, out.should_stop())) {
       stopped = true;
@@ -285,12 +289,15 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
                      [&] { return t.train_batch(next, epoch, at.batches); }),
                batch_size);
     // A trial that does not average its gradients would train one model per process, each
-    // on its share, under metrics that mix them. Checked on the run's first batch; every
-    // process stops alike.
-    if (peers && std::exchange(first_batch, false) && peers->exchanges() == exchanges)
+    // on its share, under metrics that mix them. One that accumulates gradients averages only
+    // every k-th batch: the check allows up to max_unaveraged_batches in a row, at any point of
+    // the run; every process stops alike.
+    batches_unaveraged = peers && peers->exchanges() == exchanges ? batches_unaveraged + 1 : 0;
+    if (batches_unaveraged > max_unaveraged_batches)
       throw std::runtime_error(
           "The trial trains on several agents but its train_batch averaged nothing with the other "
-          "processes: call det::average_gradients (det/torch_data_parallel.hpp) or "
+          "processes for " + std::to_string(batches_unaveraged) + " batches in a row: use a det::gradient_averager "
+          "or det::average_gradients (det/torch_data_parallel.hpp) or "
           "trial_context::average between the backward pass and the optimizer step, or give it "
           "slots_per_trial that fit one agent.");
     if (sampler)
