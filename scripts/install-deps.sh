@@ -20,8 +20,10 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
 # (prometheus; its service is not started: the package's postinst finds no systemd here); the
 # web UI's tests drive Debian's Chromium with Selenium.
 # The container tests build their image from Debian's mirror with mmdebstrap; the Slurm provider's
-# test starts a one-node Slurm (slurm-wlm, munge).
-TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium mmdebstrap slurm-wlm munge"
+# test starts a one-node Slurm (slurm-wlm, munge); examples/pytorch-core-api's test trains with
+# Debian's PyTorch (python3-torch); bench/tpe_vs_optuna.py runs Optuna (python3-optuna).
+TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium mmdebstrap slurm-wlm munge
+  python3-torch python3-optuna"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 
 SUDO=""

@@ -12,9 +12,9 @@ Determined hands this to torch.distributed.run; det starts the processes itself,
 training needs no torch (and Determined's TORCH_OVERRIDES have nothing to apply to).
 
 One container (one agent) is a run's usual shape: its processes meet on 127.0.0.1 at free
-ports. Several containers need det to run a multi-slot Core API trial's entrypoint once per
-agent, telling each its place in DET_CONTAINER_RANK and DET_CONTAINER_ADDRS (rank 0's address
-first); they then meet at fixed ports that every container agrees on, C10D_PORT (29400) and
+ports. A run whose slots span agents has one container on each (det runs the entrypoint once per
+agent, telling each its place in DET_CONTAINER_RANK and DET_CONTAINER_ADDRS, rank 0's address
+first); they meet at fixed ports that every container agrees on, C10D_PORT (29400) and
 INTER_TRAIN_PROCESS_COMM_PORT_1 (12360), as in Determined, and each container is taken to have
 as many slots as this one (det does not tell the others' counts).
 """
@@ -28,6 +28,7 @@ import time
 from typing import List
 
 from determined._info import _listed
+from determined.launch.wrap_rank import _die_with_parent
 from determined.core._distributed import INTER_TRAIN_PROCESS_COMM_PORT_1
 
 C10D_PORT = int(os.environ.get("C10D_PORT", "29400"))
@@ -104,8 +105,11 @@ def main(script: List[str]) -> int:
     for local_rank in range(slots):
         rank = container_rank * slots + local_rank
         child_env = dict(env, **shared, RANK=str(rank), ROLE_RANK=str(rank), LOCAL_RANK=str(local_rank))
+        # Each rank dies with the launcher: det kills a failed run's other containers with SIGKILL,
+        # which the launcher cannot pass on, and a rank left behind would hold the run's ports.
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "determined.launch.wrap_rank", str(rank), "--", *script], env=child_env))
+            [sys.executable, "-m", "determined.launch.wrap_rank", str(rank), "--", *script], env=child_env,
+            preexec_fn=_die_with_parent))
 
     failure, kill_at = 0, 0.0
     while True:
