@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include "bench/tpe_benchmark.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,40 +35,15 @@ namespace {
 using nlohmann::json;
 namespace searcher = det::searcher;
 
-constexpr double pi = 3.14159265358979323846;
-
-// As the test: five searched dimensions (double, double, int, categorical, log in a nested table)
-// and two constants.
-const std::string benchmark_hparams =
-    "[hyperparameters]\n"
-    "x = { type = \"double\", minval = -5.0, maxval = 10.0 }\n"
-    "y = { type = \"double\", minval = 0.0, maxval = 15.0 }\n"
-    "width = { type = \"int\", minval = 1, maxval = 128 }\n"
-    "activation = { type = \"categorical\", vals = [\"relu\", \"tanh\", \"sigmoid\", \"gelu\"] }\n"
-    "batch_size = { type = \"const\", val = 32 }\n"
-    "[hyperparameters.optimizer]\n"
-    "lr = { type = \"log\", minval = -5, maxval = 0 }\n"
-    "kind = { type = \"const\", val = \"sgd\" }\n";
-
-/// Branin over (x, y), whose minimum 0.397887 it takes at three points, plus a bowl in each other
-/// hyperparameter with its floor at 0: log10(lr) at -3, width at 80, activation at relu.
-double benchmark(const json& hp) {
-  double x = hp.at("x").get<double>();
-  double y = hp.at("y").get<double>();
-  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
-  double branin = std::pow(y - b * x * x + c * x - 6, 2) + 10 * (1 - t) * std::cos(x) + 10;
-  double lr = std::log10(hp.at("optimizer").at("lr").get<double>()) + 3;
-  double width = (hp.at("width").get<double>() - 80) / 32;
-  static const std::map<std::string, double> activation = {{"relu", 0}, {"gelu", 0.25}, {"tanh", 0.5}, {"sigmoid", 1}};
-  return branin + lr * lr + width * width + activation.at(hp.at("activation").get<std::string>());
-}
+using det::bench::tpe_benchmark;
+using det::bench::tpe_benchmark_hparams;
 
 /// The best benchmark value of a `name` search of `trials` trials, one at a time, for `seed`.
 double best_of_search(const std::string& name, int64_t trials, uint32_t seed) {
   auto config = det::config::parse_experiment_config(
       "entrypoint = \"builtin:mlp\"\n[reproducibility]\nexperiment_seed = " + std::to_string(seed) +
           "\n[searcher]\nmetric = \"loss\"\nmax_length = { batches = 100 }\nname = \"" + name +
-          "\"\nmax_trials = " + std::to_string(trials) + "\nmax_concurrent_trials = 1\n" + benchmark_hparams,
+          "\"\nmax_trials = " + std::to_string(trials) + "\nmax_concurrent_trials = 1\n" + tpe_benchmark_hparams,
       "tpe_bench.toml");
   searcher::searcher s(searcher::make_search_method(config));
   double best = std::numeric_limits<double>::infinity();
@@ -88,7 +65,7 @@ double best_of_search(const std::string& name, int64_t trials, uint32_t seed) {
   while (!waiting.empty()) {
     auto trial = waiting.front();
     waiting.pop_front();
-    double value = benchmark(json::parse(trial.hparams_json));
+    double value = tpe_benchmark(json::parse(trial.hparams_json));
     best = std::min(best, value);
     apply(apply, s.validation_completed(trial.request_id, value, targets.at(trial.request_id)));
     apply(apply, s.trial_exited(trial.request_id));

@@ -7,6 +7,8 @@
 #include "searcher/searcher.hpp"
 #include "searcher/tpe_search.hpp"
 
+#include "bench/tpe_benchmark.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -25,38 +27,15 @@ using searcher::action;
 
 namespace {
 
+using bench::tpe_benchmark;
+using bench::tpe_benchmark_hparams;
+
 constexpr double pi = 3.14159265358979323846;
-
-// Five searched dimensions of every kind the model treats apart (double, int, log inside a
-// nested table, categorical) and two constants.
-const std::string benchmark_hparams =
-    "[hyperparameters]\n"
-    "x = { type = \"double\", minval = -5.0, maxval = 10.0 }\n"
-    "y = { type = \"double\", minval = 0.0, maxval = 15.0 }\n"
-    "width = { type = \"int\", minval = 1, maxval = 128 }\n"
-    "activation = { type = \"categorical\", vals = [\"relu\", \"tanh\", \"sigmoid\", \"gelu\"] }\n"
-    "batch_size = { type = \"const\", val = 32 }\n"
-    "[hyperparameters.optimizer]\n"
-    "lr = { type = \"log\", minval = -5, maxval = 0 }\n"
-    "kind = { type = \"const\", val = \"sgd\" }\n";
-
-/// Branin over (x, y), whose minimum 0.397887 it takes at three points, plus a bowl in each other
-/// hyperparameter with its floor at 0: log10(lr) at -3, width at 80, activation at relu.
-double benchmark(const json& hp) {
-  double x = hp.at("x").get<double>();
-  double y = hp.at("y").get<double>();
-  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
-  double branin = std::pow(y - b * x * x + c * x - 6, 2) + 10 * (1 - t) * std::cos(x) + 10;
-  double lr = std::log10(hp.at("optimizer").at("lr").get<double>()) + 3;
-  double width = (hp.at("width").get<double>() - 80) / 32;
-  static const std::map<std::string, double> activation = {{"relu", 0}, {"gelu", 0.25}, {"tanh", 0.5}, {"sigmoid", 1}};
-  return branin + lr * lr + width * width + activation.at(hp.at("activation").get<std::string>());
-}
 
 config::experiment_config search_config(const std::string& searcher_lines, uint32_t seed = 102932948) {
   return config::parse_experiment_config(
       "entrypoint = \"builtin:mlp\"\n[reproducibility]\nexperiment_seed = " + std::to_string(seed) +
-          "\n[searcher]\nmetric = \"loss\"\nmax_length = { batches = 100 }\n" + searcher_lines + benchmark_hparams,
+          "\n[searcher]\nmetric = \"loss\"\nmax_length = { batches = 100 }\n" + searcher_lines + tpe_benchmark_hparams,
       "tpe.toml");
 }
 
@@ -89,7 +68,7 @@ struct search_run {
 /// Runs every trial in creation order: it reports `metric` of its hyperparameters at the length
 /// the search asks for, then exits; `fate` may make it skip the report or exit early. Before the
 /// i-th trial reports, `handover(i, s)` may point `s` at another searcher to go on with.
-search_run run(searcher::searcher& first, const std::function<double(const json&)>& metric = benchmark,
+search_run run(searcher::searcher& first, const std::function<double(const json&)>& metric = tpe_benchmark,
                const std::function<trial_fate(int64_t)>& fate = {},
                const std::function<void(size_t, searcher::searcher*&)>& handover = {}) {
   search_run result;
@@ -221,8 +200,8 @@ TEST_CASE("tpe's first n_startup_trials trials are random's, and results rather 
   };
   auto tpe = start(search_config(searcher_lines("tpe", 13, 1)));
   auto random = start(search_config(searcher_lines("random", 13, 1)));
-  auto tpe_run = run(tpe, benchmark, fate);
-  auto random_run = run(random, benchmark, fate);
+  auto tpe_run = run(tpe, tpe_benchmark, fate);
+  auto random_run = run(random, tpe_benchmark, fate);
   REQUIRE(tpe_run.creates.size() == 14);
   REQUIRE(random_run.creates.size() == 14);
   for (size_t i = 0; i < 12; ++i) CHECK(same_create(tpe_run.creates[i], random_run.creates[i]));
@@ -304,7 +283,7 @@ TEST_CASE("tpe minimizes the metric negated when larger is better") {
   auto lower = start(search_config(searcher_lines("tpe", 25, 1)));
   auto higher = start(search_config(searcher_lines("tpe", 25, 1) + "smaller_is_better = false\n"));
   auto by_loss = run(lower).creates;
-  auto by_score = run(higher, [](const json& hp) { return -benchmark(hp); }).creates;
+  auto by_score = run(higher, [](const json& hp) { return -tpe_benchmark(hp); }).creates;
   REQUIRE(by_loss.size() == 25);
   CHECK(std::equal(by_loss.begin(), by_loss.end(), by_score.begin(), by_score.end(), same_create));
 }
@@ -317,14 +296,14 @@ TEST_CASE("a restored tpe search goes on as the uninterrupted one") {
     return trial_fate{};
   };
   auto whole = start(config);
-  auto expected = run(whole, benchmark, fate);
+  auto expected = run(whole, tpe_benchmark, fate);
   REQUIRE(expected.creates.size() == 25);
   // Before the first report, amid the random trials, at the switch to the model, and in it.
   for (size_t at : {size_t{0}, size_t{5}, size_t{12}, size_t{20}}) {
     CAPTURE(at);
     auto original = start(config);
     auto restored = start(config);
-    auto resumed = run(original, benchmark, fate, [&](size_t i, searcher::searcher*& s) {
+    auto resumed = run(original, tpe_benchmark, fate, [&](size_t i, searcher::searcher*& s) {
       if (i != at) return;
       restored.restore(through_bytes(*s));
       s = &restored;
