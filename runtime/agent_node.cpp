@@ -291,13 +291,20 @@ process::spawn_request task_in_image(const pb::StartContainer& start, const std:
   ensure_image(image, start.environment());
   const auto name = container_name(start.allocation_id());
   remove_container(name);
-  pb::BindMount client;  // det's Python clients, as a Core API trial's image has them
-  client.set_host_path(python_client_directory());
-  client.set_container_path(python_client_mount);
-  client.set_read_only(true);
+  // det's Python clients, as a Core API trial's image has them, and the TLS files its variables name.
+  std::vector<pb::BindMount> mounts;
+  auto mount = [&](const std::string& host, const std::string& inside) {
+    auto& m = mounts.emplace_back();
+    m.set_host_path(host);
+    m.set_container_path(inside);
+    m.set_read_only(true);
+  };
+  mount(python_client_directory(), python_client_mount);
+  for (const char* variable : {auth::master_ca_variable, auth::tls_cert_variable, auth::tls_key_variable})
+    if (auto file = env.find(variable); file != env.end() && !file->second.empty()) mount(file->second, file->second);
   env["PYTHONPATH"] = python_client_mount;
-  container_request inside{name, image, std::move(request.argv), std::move(env), request.working_dir, {client}, gpus,
-                           &start.environment(), cgroup_parent};
+  container_request inside{name, image, std::move(request.argv), std::move(env), request.working_dir, std::move(mounts),
+                           gpus, &start.environment(), cgroup_parent};
   request.argv = podman_run_argv(inside);
   request.env = podman_environment();
   return request;
