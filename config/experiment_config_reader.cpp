@@ -69,7 +69,20 @@ void read_checkpoint_storage(table_reader& root, checkpoint_storage_config& stor
       reader.missing("container_path");
   } else {
     if (auto v = reader.read_string("host_path")) storage.host_path = *v;
-    if (auto v = reader.read_string("storage_path")) storage.storage_path = *v;
+    if (auto v = reader.read_string("storage_path")) {
+      // Determined's rule: storage_path lies inside host_path. An absolute one must name a
+      // directory below it; taken alone it would be nested under the master's default root.
+      const auto& host = storage.host_path;
+      if (v->empty() || v->front() != '/')
+        storage.storage_path = *v;
+      else if (host.empty())
+        reader.error("storage_path", "is absolute, so it needs the host_path it lies in: set host_path to the shared "
+                                     "directory and storage_path to a path inside it");
+      else if (v->rfind(host + (host.back() == '/' ? "" : "/"), 0) == 0)
+        storage.storage_path = v->substr(host.size() + (host.back() == '/' ? 0 : 1));
+      else
+        reader.error("storage_path", "\"" + *v + "\" is not inside host_path \"" + host + "\"");
+    }
     reader.ignore({"container_path", "checkpoint_path", "tensorboard_path", "propagation"});
   }
   if (auto v = reader.read_integer_in("save_experiment_best", 0, int_max)) storage.save_experiment_best = static_cast<int>(*v);

@@ -112,7 +112,7 @@ int follow_experiment(rest_client& master, std::int64_t id) {
         std::cout << "  Trial " << trial.id() << " " << state_name(trial.state()) << " after "
                   << format_batches(trial) << " batches";
         if (!trial.latest_validation().empty())
-          std::cout << ": " << format_metrics(trial.latest_validation());
+          std::cout << "; " << format_validation(trial.latest_validation());
         if (!trial.exit_reason().empty())
           std::cout << " (" << trial.exit_reason() << ")";
         std::cout << '\n';

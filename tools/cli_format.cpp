@@ -99,6 +99,15 @@ std::string format_metrics(const google::protobuf::Map<std::string, double>& met
   return out;
 }
 
+std::string format_validation(const google::protobuf::Map<std::string, double>& metrics) {
+  google::protobuf::Map<std::string, double> measured = metrics;
+  measured.erase("batches");  // where it was taken, said once in front
+  measured.erase("epochs");
+  auto at = metrics.find("batches");
+  return (at == metrics.end() ? std::string() : "validated at batch " + format_number(at->second) + ": ") +
+         format_metrics(measured);
+}
+
 std::string format_hparams(const std::string& hparams_json) {
   google::protobuf::Struct hparams;
   if (!google::protobuf::util::JsonStringToMessage(hparams_json, &hparams).ok())

@@ -53,6 +53,10 @@ std::string format_number(double value);
 /// "name=value, ..." sorted by name.
 std::string format_metrics(const google::protobuf::Map<std::string, double>& metrics);
 
+/// A trial's latest validation: "validated at batch 58: validation_loss=0.45, ..." (the batch it
+/// was taken at, which a trial stopped early may have trained past).
+std::string format_validation(const google::protobuf::Map<std::string, double>& metrics);
+
 /// A trial's hyperparameters JSON object as "name=value, ..." sorted by name;
 /// nested values stay JSON, and text that is no JSON object is shown as is.
 std::string format_hparams(const std::string& hparams_json);

@@ -143,7 +143,7 @@ int describe_trial(rest_client& master, std::int64_t id, bool json, bool metrics
   fields.print(std::cout);
   std::cout << "\nHyperparameters: " << format_hparams(t.hparams()) << '\n';
   std::cout << "Latest training metrics: " << format_metrics(t.latest_training()) << '\n';
-  std::cout << "Latest validation metrics: " << format_metrics(t.latest_validation()) << '\n';
+  std::cout << "Latest validation: " << format_validation(t.latest_validation()) << '\n';
   if (!t.exit_reason().empty())
     std::cout << "Exit reason: " << t.exit_reason() << '\n';
   if (metrics) {

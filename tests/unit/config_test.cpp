@@ -522,3 +522,15 @@ memory_limit = 268435456
   CHECK(parse_errors("entrypoint = \"builtin:mlp\"\n" + single_searcher + "[environment]\nimage = \"x\"\n")
             .find("inline.toml:8:9: environment.image: applies to Core API entrypoints: C++ trials") != std::string::npos);
 }
+
+TEST_CASE("an absolute storage_path must lie inside host_path") {
+  const std::string head = "entrypoint = \"builtin:mlp\"\n" + single_searcher + "[checkpoint_storage]\ntype = \"shared_fs\"\n";
+  CHECK(parse_errors(head + "storage_path = \"/mnt/ckpts\"\n")
+            .find("checkpoint_storage.storage_path: is absolute, so it needs the host_path it lies in") != std::string::npos);
+  CHECK(parse_errors(head + "host_path = \"/data\"\nstorage_path = \"/mnt/ckpts\"\n")
+            .find("checkpoint_storage.storage_path: \"/mnt/ckpts\" is not inside host_path \"/data\"") != std::string::npos);
+  auto inside = parse_experiment_config(head + "host_path = \"/data\"\nstorage_path = \"/data/team/ckpts\"\n", "inline.toml");
+  CHECK(inside.checkpoint_storage.root("/default") == "/data/team/ckpts");
+  auto relative = parse_experiment_config(head + "host_path = \"/data\"\nstorage_path = \"team\"\n", "inline.toml");
+  CHECK(relative.checkpoint_storage.root("/default") == "/data/team");
+}
