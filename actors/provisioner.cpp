@@ -45,7 +45,6 @@ struct provisioner_state {
   std::unique_ptr<provisioner::instance_provider> provider;
   std::unique_ptr<storage::database> db;
   time_point started = std::chrono::system_clock::now();
-  std::chrono::seconds reconnect_wait{25};
   scaling_info scaling;
   std::map<std::string, pb::ProvisionedInstance> instances;  // not ended, by id
   std::set<std::string> registered;  // instances whose agent connected since this master started
@@ -105,11 +104,10 @@ void note_failure(self_ptr self, const std::string& sentence) {
   auto& st = self->state;
   ++st.failed_launches;
   st.last_error = sentence;
-  auto wait = first_backoff * (1 << std::min(st.failed_launches - 1, 16));
-  st.retry_at = std::chrono::system_clock::now() + std::min<std::chrono::system_clock::duration>(wait, max_backoff);
-  log(self, sentence + "; the next launch waits " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(std::min<std::chrono::system_clock::duration>(wait, max_backoff)).count()) +
-                " s");
+  const std::chrono::seconds wait = std::min<std::chrono::seconds>(
+      first_backoff * (1 << std::min(st.failed_launches - 1, 16)), max_backoff);
+  st.retry_at = std::chrono::system_clock::now() + wait;
+  log(self, sentence + "; the next launch waits " + std::to_string(wait.count()) + " s");
 }
 
 // The provider's view merged into the stored instances: states updated, vanished ones ended.
@@ -130,10 +128,14 @@ std::optional<std::vector<provisioner::instance>> take_listing(self_ptr self, ti
   for (const auto& l : listed) by_id[l.id] = l.state;
   std::vector<provisioner::instance> out;
   for (const auto& [id, state] : by_id) {
-    if (st.instances.count(id)) continue;
-    // Listed but never stored here: launched by a master that died before storing it is
-    // impossible (rows come first), so this is the provider's own (the command provider's list
-    // names all of the pool's instances). It is taken in as it is.
+    // Ended ones a provider still lists (a cloud shows terminated instances for a while) are
+    // not taken back.
+    if (st.instances.count(id) || (state != provisioner::instance_state::starting &&
+                                   state != provisioner::instance_state::running))
+      continue;
+    // Listed but not live here: one whose launch command failed yet made it after all, or one of
+    // the pool's that the command provider's list names. It is taken in (its row reopened) and
+    // managed like the others.
     pb::ProvisionedInstance adopted;
     adopted.set_id(id);
     adopted.set_resource_pool(st.pool.name);
@@ -230,8 +232,10 @@ void pass(self_ptr self) {
   auto listed = take_listing(self, now);
   if (!listed) return;
   for (const auto& [id, idle] : st.scaling.agents)
-    if (st.instances.count(id) && st.registered.insert(id).second && st.failed_launches > 0)
-      st.failed_launches = 0;  // an agent made it: launches work again
+    if (st.instances.count(id) && st.registered.insert(id).second && st.failed_launches > 0) {
+      st.failed_launches = 0;  // an agent made it: launches work again, without waiting
+      st.retry_at = {};
+    }
   st.classes = provisioner::classify(now, *listed, st.scaling.agents, st.classes, st.limits);
   auto doomed = provisioner::instances_to_terminate(st.classes, st.limits);
   // det's own rule: an instance whose agent never registered within its starting period failed to
@@ -315,7 +319,6 @@ provisioner_actor::behavior_type provisioner_impl(self_ptr self, config::resourc
   st.spec = *pool.provider;
   st.pool = std::move(pool);
   st.limits = limits_of(st.spec);
-  st.reconnect_wait = std::chrono::seconds(setup.reconnect_wait_s);
   st.provider = provisioner::make_provider(
       st.spec, {st.pool.name, setup.master, setup.agent_token, setup.node_binary, setup.directory});
   st.db = std::make_unique<storage::database>(setup.conninfo);

@@ -116,13 +116,13 @@ void refuse_oversized(self_ptr self) {
     std::string agents;
     for (const auto& [size, count] : sizes)
       agents += (agents.empty() ? "" : ", ") + std::to_string(count) + " with " + std::to_string(size);
+    std::string capacity = agents.empty() ? "it has no agents" : "its agents have " + agents + " slots";
     if (st.spec.provider)
-      agents += (agents.empty() ? "" : "; ") + std::string("its provider launches up to ") +
-                std::to_string(st.spec.provider->max_instances) + " with " +
-                std::to_string(st.spec.provider->instance_slots);
+      capacity += ", and its provider launches up to " + std::to_string(st.spec.provider->max_instances) +
+                  " with " + std::to_string(st.spec.provider->instance_slots) + " slots";
     it->second.promise.deliver(make_error(
         errc::unschedulable, "the trial needs " + std::to_string(slots) + " slots, which pool " + st.spec.name +
-                                     " cannot give: its agents have " + agents + " slots, and " +
+                                     " cannot give: " + capacity + "; " +
                                      (request.one_agent ? "a task runs as one process on one agent"
                                                         : "a trial spans agents only as whole agents of one size")));
     st.policy.release(it->first);

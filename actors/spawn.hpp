@@ -45,7 +45,6 @@ struct provisioner_setup {
   std::string agent_token;
   std::string node_binary;    // det-node's path
   std::string directory;      // DATA_DIR/provisioner/POOL
-  int64_t reconnect_wait_s = 25;
 };
 
 /// Detached (its provider's commands block): launches and terminates the pool's agents, and tells

@@ -16,10 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,20 +24,6 @@
 #include "gpu/collective.hpp"
 
 namespace {
-
-struct memory_store final : det::harness::rendezvous_store {
-  std::mutex mutex;
-  std::map<std::string, std::string> keys;
-  void set(const std::string& key, const std::string& value) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    keys[key] = value;
-  }
-  std::optional<std::string> get(const std::string& key) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = keys.find(key);
-    return it == keys.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
 
 // Runs `body(rank)` on two threads at once and returns the seconds the slower took.
 template <class Body>
@@ -71,7 +54,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
   }
   // det's collectives, connected once, as a distributed run's workers are.
-  memory_store det_store;
+  det::harness::memory_rendezvous_store det_store;
   std::vector<std::unique_ptr<det::harness::collective>> det_peers(2);
   on_two_ranks([&](int rank) {
     det_peers[static_cast<size_t>(rank)] = det::harness::connect_gloo(

@@ -22,7 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
-from cluster import Cluster, parse_time, wait_for  # noqa: E402
+from cluster import Cluster, wait_for  # noqa: E402
 from container_image import ensure_python_image  # noqa: E402
 
 CONFIG = """
@@ -42,20 +42,11 @@ reports = {reports}
 
 def run(c, model_dir, environment, reports):
     """(seconds from submit to the first report, reports per second)."""
-    config = os.path.join(c.root, f"bench-{time.monotonic_ns()}.toml")
-    with open(config, "w") as f:
-        f.write(CONFIG.format(environment=environment, reports=reports))
     submitted = time.time()
-    out = c.det("submit", config, model_dir)
-    assert out.returncode == 0, out.stderr
-    exp_id = int(out.stdout.split()[-1])
-    trial = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 30, "the trial")["id"]
-
-    def first_report():
-        reports = c.get(f"/api/v1/trials/{trial}/metrics?group=training&limit=1")["metrics"]
-        return parse_time(reports[0]["time"]) if reports else None
-
-    first = wait_for(first_report, 120, "the first report", interval=0.01)
+    exp_id = c.submit_directory(CONFIG.format(environment=environment, reports=reports), model_dir,
+                                f"bench-{time.monotonic_ns()}.toml")
+    trial = c.first_trial(exp_id)
+    first = wait_for(lambda: c.first_report_time(trial), 120, "the first report", interval=0.01)
     exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=600, interval=0.2)
     logs = c.trial_logs(trial)
     assert exp["experiment"]["state"] == "STATE_COMPLETED", logs[-20:]

@@ -53,10 +53,7 @@ max_idle_agent_period = "1s"
 
 def first_metric_time(c, exp_id):
     trials = c.experiment(exp_id)["trials"]
-    if not trials:
-        return None
-    reports = c.get(f"/api/v1/trials/{trials[0]['id']}/metrics?group=training&limit=1")["metrics"]
-    return parse_time(reports[0]["time"]) if reports else None
+    return c.first_report_time(trials[0]["id"]) if trials else None
 
 
 def log_time(c, trial_id, words):

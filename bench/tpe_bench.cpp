@@ -1,7 +1,7 @@
 // Search quality of the tpe searcher: the mean, over seeds, of the best value the search finds in
 // a fixed number of trials of a 5-d benchmark (Branin plus three bowls, minimum 0.397887), beside
 // random search on the same seeds. The benchmark and config are those of the test "tpe beats
-// random on a 5-d benchmark" (tests/unit/tpe_search_test.cpp); trials run one at a time, so that
+// random on a 5-d benchmark" (tests/unit/tpe_search_test.cpp; both use bench/tpe_benchmark.hpp); trials run one at a time, so that
 // every proposal sees every earlier result. bench/tpe_vs_optuna.py sets it beside Optuna's TPE.
 //
 //   bench_tpe [--seeds N] [--trials T]
@@ -12,15 +12,13 @@
 
 #include "config/experiment_config.hpp"
 #include "searcher/search_method.hpp"
+#include "bench/tpe_benchmark.hpp"
 #include "searcher/searcher.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include "bench/tpe_benchmark.hpp"
-
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

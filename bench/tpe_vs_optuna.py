@@ -5,7 +5,7 @@ Usage: bench/tpe_vs_optuna.py [--seeds N] [--trials T] [--optuna-only]
   (DET_BIN_DIR: where bench_tpe is, default ../build/bin beside this script; --optuna-only runs
   Optuna alone, without the C++ binary)
 
-The benchmark is that of tests/unit/tpe_search_test.cpp and bench/tpe_bench.cpp: Branin over
+The benchmark is bench/tpe_benchmark.hpp's (the tpe unit test's and bench/tpe_bench.cpp's): Branin over
 x in [-5, 10] and y in [0, 15] (minimum 0.397887, taken at three points), plus a bowl with its
 floor at 0 in each other hyperparameter: (log10(lr) + 3)^2 for lr log-uniform in [1e-5, 1],
 ((width - 80) / 32)^2 for the integer width in [1, 128], and 0 / 0.25 / 0.5 / 1 for activation

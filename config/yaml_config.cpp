@@ -68,7 +68,8 @@ std::optional<std::string> scalar_value(const YAML::Node& node) {
     auto s = digits(text);
     return s[0] == '+' ? s.substr(1) : s;
   }
-  if (std::regex_match(text, hexadecimal)) return std::to_string(std::stoll(digits(text.substr(2)), nullptr, 16));
+  if (std::regex_match(text, hexadecimal) && digits(text.substr(2)).size() <= 15)  // fits an int64
+    return std::to_string(std::stoll(digits(text.substr(2)), nullptr, 16));
   if (std::regex_match(text, m, infinity)) return (m[1] == "-" ? "-inf" : "inf");
   if (std::regex_match(text, not_a_number)) return "nan";
   if (std::regex_match(text, number)) {

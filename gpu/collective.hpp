@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -36,6 +38,27 @@ class rendezvous_store {
   virtual void set(const std::string& key, const std::string& value) = 0;
   /// The value, or nothing yet.
   virtual std::optional<std::string> get(const std::string& key) = 0;
+  /// The value once some process has set it; throws std::runtime_error with a sentence when none
+  /// has within `timeout`.
+  std::string await(const std::string& key, std::chrono::milliseconds timeout);
+};
+
+/// A rendezvous in this process's memory, for processes that are threads of one (tests, benches).
+class memory_rendezvous_store final : public rendezvous_store {
+ public:
+  void set(const std::string& key, const std::string& value) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    keys_[key] = value;
+  }
+  std::optional<std::string> get(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = keys_.find(key);
+    return it == keys_.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::string> keys_;
 };
 
 /// Connects process `rank` of `size` to the others through Gloo: it listens on `hostname` (an

@@ -11,6 +11,20 @@
 #include <thread>
 
 namespace det::harness {
+
+std::string rendezvous_store::await(const std::string& key, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(2);
+  for (;;) {
+    if (auto value = get(key)) return *value;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("the other processes of the distributed run did not arrive within " +
+                               std::to_string(timeout.count() / 1000) + " s (no \"" + key + "\")");
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
 namespace {
 
 // Gloo's view of det's store: its get and wait block until the key is there, so they poll.
@@ -22,28 +36,15 @@ class gloo_store final : public gloo::rendezvous::Store {
     store_.set(key, std::string(data.begin(), data.end()));
   }
   std::vector<char> get(const std::string& key) override {
-    auto value = await(key, timeout_);
+    auto value = store_.await(key, timeout_);
     return {value.begin(), value.end()};
   }
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
-    for (const auto& key : keys) await(key, timeout);
+    for (const auto& key : keys) store_.await(key, timeout);
   }
 
  private:
-  std::string await(const std::string& key, std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    auto pause = std::chrono::milliseconds(2);
-    for (;;) {
-      if (auto value = store_.get(key)) return *value;
-      if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("the other processes of the distributed run did not arrive within " +
-                                 std::to_string(timeout.count() / 1000) + " s (no \"" + key + "\")");
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
-    }
-  }
-
   rendezvous_store& store_;
   std::chrono::milliseconds timeout_;
 };

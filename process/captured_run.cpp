@@ -60,6 +60,11 @@ std::string captured_output::failure() const {
   return reason.empty() ? what : what + ": " + reason;
 }
 
+const std::string& captured_output::output_of(const std::string& what) const {
+  if (!succeeded()) throw std::runtime_error(what + " " + failure());
+  return out;
+}
+
 captured_output run_captured(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                              std::chrono::milliseconds limit) {
   pipe_pair out, err;
@@ -95,7 +100,10 @@ captured_output run_captured(const std::vector<std::string>& argv, const std::ma
       ::kill(-pid, SIGKILL);
       break;
     }
-    if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       auto n = ::read(fds[i].fd, buffer, sizeof buffer);

@@ -20,6 +20,8 @@ struct captured_output {
   bool succeeded() const { return !timed_out && end.signal == 0 && end.exit_code == 0; }
   /// "exited with code 1: <the last lines of stderr>", for a sentence about what failed.
   std::string failure() const;
+  /// Its stdout; throws std::runtime_error "WHAT exited with code 1: ..." unless it succeeded.
+  const std::string& output_of(const std::string& what) const;
 };
 
 /// Runs `argv` (argv[0] looked up in $PATH) with `env` added, stdin from /dev/null, in a process

@@ -1,6 +1,9 @@
-#include <fstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
-#include <sys/stat.h>
 
 #include "provisioner/instance_provider.hpp"
 
@@ -42,12 +45,13 @@ std::filesystem::path write_agent_startup_script(const config::provider_config& 
                                                  const provider_context& context, const std::string& id) {
   std::filesystem::create_directories(context.directory);
   auto path = context.directory / (id + ".sh");
-  {
-    std::ofstream out(path, std::ios::trunc);
-    out << agent_startup_script(config, context, id);
-    if (!out) throw std::runtime_error("cannot write " + path.string());
-  }
-  ::chmod(path.c_str(), 0700);
+  // Made readable by its owner only from the start: it holds the agent token.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+  if (fd < 0) throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+  const auto script = agent_startup_script(config, context, id);
+  const bool written = ::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+  ::close(fd);
+  if (!written) throw std::runtime_error("cannot write " + path.string());
   return path;
 }
 

@@ -1,7 +1,7 @@
 // The command provider: the user's own launch, list and terminate command lines, the hook for any
-// cloud's CLI. Each runs through /bin/sh with its placeholders filled: {instance_id} (also the
-// agent's id), {pool}, {master} (HOST:PORT agents dial), {agent_token} and {startup_script} (the
-// path of the script that makes a machine that agent, for user data or a startup-script metadata).
+// cloud's CLI. Each runs through /bin/sh with {instance_id} (also the agent's id), {pool},
+// {master} (HOST:PORT agents dial), {agent_token} and {startup_script} (the path of the script
+// that makes a machine that agent, for user data or startup-script metadata) filled in.
 
 #include <sstream>
 #include <stdexcept>
@@ -11,7 +11,10 @@
 
 namespace det::provisioner {
 
-std::string fill_placeholders(std::string text, const std::map<std::string, std::string>& values) {
+namespace {
+
+// `text` with each {name} of `values` replaced by its value.
+std::string filled_in(std::string text, const std::map<std::string, std::string>& values) {
   for (const auto& [name, value] : values) {
     const std::string mark = "{" + name + "}";
     for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark, at + value.size()))
@@ -19,8 +22,6 @@ std::string fill_placeholders(std::string text, const std::map<std::string, std:
   }
   return text;
 }
-
-namespace {
 
 class command_provider final : public instance_provider {
  public:
@@ -51,15 +52,12 @@ class command_provider final : public instance_provider {
 
  private:
   std::string run(const std::string& which, const std::string& line, const std::string& id) {
-    const auto filled = fill_placeholders(line, {{"instance_id", id},
-                                                 {"pool", context_.pool},
-                                                 {"master", context_.master},
-                                                 {"agent_token", context_.agent_token},
-                                                 {"startup_script", (context_.directory / (id + ".sh")).string()}});
-    auto result = process::run_shell(filled);
-    if (!result.succeeded())
-      throw std::runtime_error("the provider's " + which + " command " + result.failure());
-    return result.out;
+    const auto filled = filled_in(line, {{"instance_id", id},
+                                         {"pool", context_.pool},
+                                         {"master", context_.master},
+                                         {"agent_token", context_.agent_token},
+                                         {"startup_script", (context_.directory / (id + ".sh")).string()}});
+    return process::run_shell(filled).output_of("the provider's " + which + " command");
   }
 
   config::provider_config config_;

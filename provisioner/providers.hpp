@@ -9,7 +9,4 @@ std::unique_ptr<instance_provider> make_process_provider(const config::provider_
 std::unique_ptr<instance_provider> make_command_provider(const config::provider_config& config, provider_context context);
 std::unique_ptr<instance_provider> make_slurm_provider(const config::provider_config& config, provider_context context);
 
-/// `text` with each {name} of `values` replaced.
-std::string fill_placeholders(std::string text, const std::map<std::string, std::string>& values);
-
 }  // namespace det::provisioner

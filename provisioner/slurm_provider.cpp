@@ -47,9 +47,7 @@ class slurm_provider final : public instance_provider {
 
  private:
   static std::string run(const std::vector<std::string>& argv, const std::string& which) {
-    auto result = process::run_captured(argv, {}, std::chrono::minutes(1));
-    if (!result.succeeded()) throw std::runtime_error(which + " " + result.failure());
-    return result.out;
+    return process::run_captured(argv, {}, std::chrono::minutes(1)).output_of(which);
   }
 
   config::provider_config config_;

@@ -83,7 +83,7 @@ struct container {
   std::filesystem::path scratch;  // a task's fresh directory, removed when it ends
   std::shared_ptr<std::atomic<bool>> ended = std::make_shared<std::atomic<bool>>(false);  // stops its probe
   std::shared_ptr<cgroup_limits> limits;  // its memory and CPU limits, when its config sets them
-  bool in_image = false;  // its process (a task's, or a Core API trial's) runs in a podman container
+  std::string container;  // its podman container's name, when it runs in an image (a task, or a Core API trial's process)
   int64_t memory_limit = 0;  // resources.memory_limit, for the sentence when it is exceeded
 };
 
@@ -289,7 +289,7 @@ process::spawn_request task_in_image(const pb::StartContainer& start, const std:
                                      process::spawn_request request, std::map<std::string, std::string> env,
                                      const std::vector<std::string>& gpus, const std::string& cgroup_parent) {
   ensure_image(image, start.environment());
-  const auto name = container_name(start.allocation_id());
+  const auto name = container_name(start.allocation_id(), start.rank());
   remove_container(name);
   // det's Python clients, as a Core API trial's image has them, and the TLS files its variables name.
   std::vector<pb::BindMount> mounts;
@@ -358,7 +358,8 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     std::shared_ptr<cgroup_limits> limits;
     if ((is_task || image.empty()) && (environment.memory_limit_bytes() > 0 || environment.cpu_limit() > 0)) {
       std::string why;
-      limits = cgroup_limits::create(container_name(alloc), environment.memory_limit_bytes(), environment.cpu_limit(), why);
+      limits = cgroup_limits::create(container_name(alloc, start.rank()), environment.memory_limit_bytes(),
+                                     environment.cpu_limit(), why);
       if (!limits)
         std::cerr << "agent " << st.info.id() << ": cannot hold run " << alloc << " to its limits here (" << why
                   << ")" << (image.empty() ? "; it runs without them" : "; podman enforces them") << std::endl;
@@ -383,7 +384,8 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
         });
     auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
                                       {start.slot_ids().begin(), start.slot_ids().end()}, scratch,
-                                      std::make_shared<std::atomic<bool>>(false), limits, !image.empty(),
+                                      std::make_shared<std::atomic<bool>>(false), limits,
+                                      image.empty() ? "" : container_name(alloc, start.rank()),
                                       environment.memory_limit_bytes()};
     if (port != 0)
       probe_service(me, alloc, port, start, c.ended);
@@ -510,8 +512,8 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
           const std::string what = c.task_id.empty() ? "trial" : "task";
           if (ran_out_of_memory(c.limits.get(), code, sig)) why = memory_limit_sentence(what, c.memory_limit);
           // A worker killed before it removed its container leaves it running; its cgroup goes after it.
-          if (c.in_image)
-            std::thread([name = container_name(alloc), limits = std::move(c.limits)] { remove_container(name); }).detach();
+          if (!c.container.empty())
+            std::thread([name = c.container, limits = std::move(c.limits)] { remove_container(name); }).detach();
           if (!c.scratch.empty())
             remove_scratch_directory(c.scratch);
           st.containers.erase(it);
@@ -540,12 +542,6 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         return text.str();
       },
   };
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 pb::Agent describe_machine(const agent_options& opts) {

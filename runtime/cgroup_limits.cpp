@@ -44,8 +44,10 @@ std::unique_ptr<cgroup_limits> cgroup_limits::create(const std::string& name, in
     constexpr int64_t period_us = 100000;
     const auto quota_us = std::to_string(static_cast<int64_t>(cpus * period_us));
     if (limits->unified_) {
-      auto dir = cgroup_root / ("det-" + name);
+      auto dir = cgroup_root / "det" / name;  // parent_path() for podman
       std::filesystem::create_directories(dir);
+      // v2 hands a controller to children only when their parent enables it.
+      write_file(cgroup_root / "det" / "cgroup.subtree_control", "+memory +cpu");
       limits->dirs_.push_back(dir);
       limits->memory_dir_ = dir;
       if (memory_bytes > 0) {

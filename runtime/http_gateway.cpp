@@ -480,14 +480,18 @@ struct http_gateway::impl {
     server.Get("/api/v1/resource-pools", reader([this](const http_request&, http_response& res) {
       caf::error failure;
       pb::GetResourcePoolsResponse out;
-      for (auto& [info, jobs] : pool_states(sys, handles, failure)) *out.add_resource_pools() = std::move(info);
+      auto states = pool_states(sys, handles, failure);
+      add_provisioners(sys, handles, states);
+      for (auto& [info, jobs] : states) *out.add_resource_pools() = std::move(info);
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);
     }));
     server.Get("/api/v1/provisioners", reader([this](const http_request&, http_response& res) {
       caf::error failure;
       pb::GetProvisionersResponse out;
-      for (auto& [info, jobs] : pool_states(sys, handles, failure))
+      auto states = pool_states(sys, handles, failure);
+      add_provisioners(sys, handles, states);
+      for (auto& [info, jobs] : states)
         if (info.has_provisioner()) *out.add_provisioners() = std::move(*info.mutable_provisioner());
       if (failure) return reply_error(res, sys, failure);
       reply_json(res, out);

@@ -111,12 +111,6 @@ std::string agent_token(const config::master_config& mc, const std::string& data
   return token;
 }
 
-std::string hostname() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 // Where a pool's agents dial the actor port: the process provider's are on this machine; others
 // use the pool's master_url (its scheme and path dropped), else the address the master listens on
 // when it is one, else this machine's hostname.
@@ -142,8 +136,7 @@ void start_provisioners(caf::actor_system& sys, const config::master_config& mc,
                             agent_master_address(*pool.provider, listen, port),
                             handles.agent_token,
                             node_executable(),
-                            data_dir + "/provisioner/" + pool.name,
-                            handles.agent_reconnect_wait_s};
+                            data_dir + "/provisioner/" + pool.name};
     auto provisioner = spawn_provisioner(sys, pool, handles.pools.at(pool.name), setup);
     caf::anon_send(directory, register_atom::value, std::string{"provisioner"}, pool.name,
                    caf::actor_cast<caf::actor>(provisioner));

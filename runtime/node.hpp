@@ -63,6 +63,9 @@ std::string read_agent_token(const std::string& path);
 /// Absolute path of det-worker, installed next to the running det-node.
 std::string worker_executable();
 
+/// This machine's hostname.
+std::string hostname();
+
 /// Absolute path of the running det-node.
 std::string node_executable();
 

@@ -60,6 +60,12 @@ std::string read_agent_token(const std::string& path) {
                            "DATA_DIR/agent-token) or set DET_AGENT_TOKEN");
 }
 
+std::string hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
 std::string node_executable() {
   char buf[PATH_MAX];
   auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);

@@ -42,7 +42,9 @@ std::string containers_conf() {
 
 }  // namespace
 
-std::string container_name(const std::string& allocation_id) { return "det-" + allocation_id; }
+std::string container_name(const std::string& allocation_id, int rank) {
+  return "det-" + allocation_id + "-" + std::to_string(rank);
+}
 
 std::string python_client_directory() {
   const auto client = std::filesystem::path(worker_executable()).parent_path().parent_path() / "share/det/python";

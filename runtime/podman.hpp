@@ -46,8 +46,9 @@ inline const std::string python_client_mount = "/run/det/python";
 /// Their directory beside the binaries (share/det/python), which runs' PYTHONPATH names.
 std::string python_client_directory();
 
-/// The name of the container of allocation `allocation_id`.
-std::string container_name(const std::string& allocation_id);
+/// The name of the container (and of its cgroup) of worker `rank` of allocation `allocation_id`:
+/// the workers of a run that spans agents may share a machine.
+std::string container_name(const std::string& allocation_id, int rank);
 
 /// The environment podman runs with (CONTAINERS_CONF, written once per machine user).
 std::map<std::string, std::string> podman_environment();

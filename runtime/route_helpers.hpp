@@ -64,12 +64,20 @@ inline std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_st
               states.emplace_back(std::move(info), std::move(jobs));
             },
             [&](caf::error& e) { failure = std::move(e); });
+  return states;
+}
+
+/// Each pool's provisioner, for the pools that have one. A provisioner busy in a long launch
+/// command answers late: its pool then shows no provisioner rather than hold up the route.
+inline void add_provisioners(caf::actor_system& sys, const master_handles& handles,
+                             std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>>& states) {
+  constexpr auto provisioner_timeout = std::chrono::seconds(2);
+  caf::scoped_actor self{sys};
   for (auto& [info, jobs] : states)
     if (auto p = handles.provisioners.find(info.name()); p != handles.provisioners.end())
-      self->request(p->second, route_timeout, get_atom::value)
+      self->request(p->second, provisioner_timeout, get_atom::value)
           .receive([&info = info](pb::Provisioner& provisioner) { *info.mutable_provisioner() = std::move(provisioner); },
-                   [&](caf::error& e) { failure = std::move(e); });
-  return states;
+                   [](caf::error&) {});
 }
 
 /// Whether the reader finds experiment or trial `id`: true, or false with the reply made (404

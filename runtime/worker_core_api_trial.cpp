@@ -2,11 +2,6 @@
 
 #include "runtime/worker_core_api_trial.hpp"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <climits>
-#include <thread>
 #include <functional>
 #include <memory>
 #include <cstdlib>
@@ -22,7 +17,6 @@
 #include "messages/trial.pb.h"
 #include "runtime/cgroup_limits.hpp"
 #include "runtime/core_api_process.hpp"
-#include "runtime/node.hpp"
 #include "runtime/podman.hpp"
 #include "runtime/run_directory.hpp"
 #include "runtime/worker_reporter.hpp"
@@ -108,11 +102,11 @@ command_result run_on_host(const config::experiment_config& cfg, std::map<std::s
 
 // The entrypoint in `image`, held to the config's limits by a cgroup of det's when it can make
 // one (then a run killed for memory says so). Throws image_unavailable when the image cannot be had.
-command_result run_in_image(const std::string& image, const pb::TrialSpec& spec, const config::experiment_config& cfg,
+command_result run_in_image(const std::string& image, int rank, const pb::TrialSpec& spec, const config::experiment_config& cfg,
                             const std::map<std::string, std::string>& env, const std::string& workdir,
                             const std::vector<std::string>& gpus, const std::atomic<bool>& stop,
                             const std::function<void()>& on_poll) {
-  const auto name = container_name(spec.allocation_id());
+  const auto name = container_name(spec.allocation_id(), rank);
   const auto environment = run_environment_of(cfg.environment);
   std::unique_ptr<cgroup_limits> limits;
   if (environment.memory_limit_bytes() > 0 || environment.cpu_limit() > 0) {
@@ -147,21 +141,7 @@ std::vector<std::string> container_addresses(worker_connection& link, const std:
   worker_rendezvous rendezvous{link, allocation_id};
   rendezvous.set("container/" + std::to_string(rank), own_address);
   std::vector<std::string> addresses;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (int r = 0; r < size; ++r) {
-    auto pause = std::chrono::milliseconds(1);
-    for (;;) {
-      if (auto address = rendezvous.get("container/" + std::to_string(r))) {
-        addresses.push_back(*address);
-        break;
-      }
-      if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("container " + std::to_string(r) + " of the run did not report its address within " +
-                                 std::to_string(timeout.count() / 1000) + " s");
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
-    }
-  }
+  for (int r = 0; r < size; ++r) addresses.push_back(rendezvous.await("container/" + std::to_string(r), timeout));
   return addresses;
 }
 
@@ -205,7 +185,7 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
   command_result result;
   try {
     result = image.empty() ? run_on_host(cfg, env, workdir.string(), stop, report_samples)
-                           : run_in_image(image, spec, cfg, env, workdir.string(), gpus, stop, report_samples);
+                           : run_in_image(image, place.rank, spec, cfg, env, workdir.string(), gpus, stop, report_samples);
   } catch (const image_unavailable& e) {
     reporter.drain();
     exit.set_outcome(pb::WORKER_OUTCOME_INVALID_ENVIRONMENT);

@@ -9,8 +9,10 @@ namespace det::storage {
 void database::insert_instance(const pb::ProvisionedInstance& instance, const std::string& provider) {
   describing_failure("store instance " + instance.id(), [&] {
     pqxx::work tx{impl_->connection};
+    // A row that ended (a launch that failed, then showed up) is reopened rather than duplicated.
     tx.exec_params("INSERT INTO provisioned_instances (id, resource_pool, provider, state, launch_time) "
-                   "VALUES ($1, $2, $3, $4, $5::timestamptz)",
+                   "VALUES ($1, $2, $3, $4, $5::timestamptz) ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, "
+                   "end_time = NULL, end_reason = ''",
                    instance.id(), instance.resource_pool(), provider, instance.state(),
                    sql_time_or_now(instance.launch_time()));
     tx.commit();

@@ -290,6 +290,21 @@ ca = "{self.pki.ca}"
         out = self.post("/api/v1/experiments", {"config": config_text, "config_path": path})
         return int(out["experiment"]["id"])
 
+    def submit_directory(self, config_text, model_dir, name="exp.toml"):
+        """`det submit` of a config with `model_dir` as its model definition; the experiment's id."""
+        path = os.path.join(self.root, name)
+        with open(path, "w") as f:
+            f.write(config_text)
+        out = self.det("submit", path, model_dir)
+        if out.returncode != 0:
+            raise AssertionError(f"det submit {name} failed: {out.stderr}")
+        return int(out.stdout.split()[-1])
+
+    def first_report_time(self, trial_id):
+        """When the trial's first training report was taken (seconds since the epoch), or None."""
+        reports = self.get(f"/api/v1/trials/{trial_id}/metrics?group=training&limit=1")["metrics"]
+        return parse_time(reports[0]["time"]) if reports else None
+
     def experiment(self, exp_id):
         return self.get(f"/api/v1/experiments/{exp_id}")
 

@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, wait_for  # noqa: E402
+from cluster import Cluster  # noqa: E402
 from container_image import IMAGE_ONLY_PYTHON, ensure_python_image, podman_command, podman_env  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(__file__), "../data/programs/container_trial")
@@ -61,12 +61,7 @@ class ContainerTest(unittest.TestCase):
 
     def run_trial(self, config):
         c = self.cluster
-        path = os.path.join(c.root, f"exp-{time.monotonic_ns()}.toml")
-        with open(path, "w") as f:
-            f.write(config)
-        out = c.det("submit", path, PROGRAM)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp_id = int(out.stdout.split()[-1])
+        exp_id = c.submit_directory(config, PROGRAM, f"exp-{time.monotonic_ns()}.toml")
         exp = c.wait_experiment(exp_id, DONE, timeout=240)
         (trial,) = exp["trials"]
         return exp, trial

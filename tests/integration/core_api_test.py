@@ -34,12 +34,7 @@ class CoreApiTest(unittest.TestCase):
         for old, new in edits:
             self.assertIn(old, config)
             config = config.replace(old, new)
-        path = os.path.join(self.cluster.root, name)
-        with open(path, "w") as f:
-            f.write(config)
-        out = self.cluster.det("submit", path, EXAMPLE)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        return int(out.stdout.split()[-1])
+        return self.cluster.submit_directory(config, EXAMPLE, name)
 
     def test_example_search_completes_with_metrics_and_checkpoints(self):
         c = self.cluster

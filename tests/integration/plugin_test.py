@@ -38,12 +38,7 @@ class PluginTest(unittest.TestCase):
             "train_limit = 20000", "train_limit = 2000").replace("validation_limit = 2000", "validation_limit = 500")
         for old, new in edits:
             config = config.replace(old, new)
-        path = os.path.join(self.cluster.root, name)
-        with open(path, "w") as f:
-            f.write(config)
-        out = self.cluster.det("submit", path, self.model_dir)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp_id = int(out.stdout.split()[-1])
+        exp_id = self.cluster.submit_directory(config, self.model_dir, name)
         return self.cluster.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=300)
 
     def test_the_example_cnn_trains_validates_and_checkpoints(self):

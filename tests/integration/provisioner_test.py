@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, pids_with_args, simulate, wait_for  # noqa: E402
+from cluster import BIN, Cluster, pids_with_args, simulate, wait_for  # noqa: E402
 from slurm_fixture import SlurmCluster  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
@@ -236,7 +236,7 @@ class ConfigTest(unittest.TestCase):
             path = os.path.join(root, "master.toml")
             with open(path, "w") as f:
                 f.write(pool_config(provider))
-            r = subprocess.run([os.path.join(os.environ.get("DET_BIN_DIR", "build/bin"), "det-node"), "--role=master",
+            r = subprocess.run([os.path.join(BIN, "det-node"), "--role=master",
                                 "--config", path, "--data-dir", os.path.join(root, "data")],
                                capture_output=True, text=True, timeout=60)
             subprocess.run(["rm", "-rf", root], check=False)

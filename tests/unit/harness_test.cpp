@@ -443,19 +443,7 @@ TEST_CASE("the harness draws batches from the trial's loaders by position, acros
 namespace {
 
 // The rendezvous of processes that are threads here.
-struct memory_store final : det::harness::rendezvous_store {
-  std::mutex mutex;
-  std::map<std::string, std::string> keys;
-  void set(const std::string& key, const std::string& value) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    keys[key] = value;
-  }
-  std::optional<std::string> get(const std::string& key) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = keys.find(key);
-    return it == keys.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
+using memory_store = det::harness::memory_rendezvous_store;
 
 struct process_run {
   recording_reporter out;

@@ -6,7 +6,6 @@ import os
 import det_core  # from det's bind-mounted client: this directory has no copy
 
 ctx = det_core.Context()
-import time; time.sleep(float(os.environ.get("PAUSE", "0")))
 megabytes = int(os.environ.get("ALLOCATE_MB", "0"))
 if megabytes:
     hog = bytearray(megabytes * 1024 * 1024)

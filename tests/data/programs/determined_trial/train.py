@@ -28,9 +28,9 @@ with core.init(distributed=distributed) as core_context:
         while steps < op.length:
             steps += 1
             time.sleep(0.05)
-            core_context.train.report_training_metrics(
-                steps_completed=steps, metrics={"loss": 1.0 / steps, "rank_sum": float(sum(ranks))})
             if chief:
+                core_context.train.report_training_metrics(
+                    steps_completed=steps, metrics={"loss": 1.0 / steps, "rank_sum": float(sum(ranks))})
                 op.report_progress(steps)
             if core_context.preempt.should_preempt():
                 if chief:
@@ -38,8 +38,8 @@ with core.init(distributed=distributed) as core_context:
                         with open(os.path.join(path, "steps"), "w") as f:
                             f.write(str(steps))
                 exit(0)
-        core_context.train.report_validation_metrics(steps_completed=steps, metrics={"validation_loss": 1.0 / steps})
         if chief:
+            core_context.train.report_validation_metrics(steps_completed=steps, metrics={"validation_loss": 1.0 / steps})
             with core_context.checkpoint.store_path({"steps_completed": steps}) as (path, storage_id):
                 with open(os.path.join(path, "steps"), "w") as f:
                     f.write(str(steps))
