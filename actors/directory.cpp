@@ -89,6 +89,23 @@ void forget(std::map<int64_t, Handle>& typed, const std::string& id, const caf::
     typed.erase(it);
 }
 
+// `inspect searcher N`: experiment N's search, as its experiment actor holds it.
+caf::result<std::string> inspect_searcher(self_ptr self, const std::string& id) {
+  int64_t number = 0;
+  auto found = self->state.experiments.end();
+  if (std::from_chars(id.data(), id.data() + id.size(), number).ec == std::errc{})
+    found = self->state.experiments.find(number);
+  if (found == self->state.experiments.end())
+    return "no live experiment " + id + ", so no searcher\n";
+  auto rp = self->make_response_promise<std::string>();
+  self->request(found->second, inspect_timeout, searcher_atom::value, inspect_atom::value)
+      .then([=](const std::string& text) mutable { rp.deliver("searcher " + id + "\n" + text); },
+            [=](caf::error& err) mutable {
+              rp.deliver("searcher " + id + " did not answer: " + self->system().render(err) + "\n");
+            });
+  return rp;
+}
+
 directory_actor::behavior_type directory_impl(self_ptr self) {
   // The directory exits last but one (before persistence) when the master stops: it takes every
   // experiment, trial, allocation and agent with it, or the actor system would wait for them
@@ -154,6 +171,8 @@ directory_actor::behavior_type directory_impl(self_ptr self) {
         return survey->rp;
       },
       [=](inspect_atom, const std::string& kind, const std::string& id) -> caf::result<std::string> {
+        if (kind == "searcher")  // the experiment's, which it answers for
+          return inspect_searcher(self, id);
         auto it = self->state.entries.find({kind, id});
         if (it == self->state.entries.end())
           return "no live " + kind + " named " + id + "\n";

@@ -19,13 +19,17 @@
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
+#include "messages/errc.hpp"
 #include "messages/searcher.pb.h"
+#include "searcher/custom_search.hpp"
 #include "searcher/searcher.hpp"
 
 namespace det {
 namespace {
 
 constexpr auto db_timeout = std::chrono::seconds(30);
+// How long a custom searcher's read of its events waits for one (the gateway waits longer).
+constexpr auto events_long_poll = std::chrono::seconds(20);
 
 struct trial_entry {
   int64_t trial_id = 0;
@@ -60,6 +64,12 @@ struct experiment_state {
   std::string warm_start_dir;
   std::optional<std::vector<searcher::action>> first_actions;  // see experiment_plan
   bool started = false;  // the search has begun (or been restored)
+  // custom searcher: reads of its events waiting for one, and until when each waits
+  std::vector<std::pair<caf::typed_response_promise<pb::GetSearcherEventsResponse>,
+                        std::chrono::steady_clock::time_point>>
+      event_readers;
+  // custom searcher: posted operations, answered once the snapshot that holds them is committed
+  std::vector<caf::typed_response_promise<bool>> posts_waiting;
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -74,6 +84,8 @@ bool paused(self_ptr self) {
 }
 
 void process(self_ptr self, std::vector<searcher::action> actions);
+void answer_event_readers(self_ptr self);
+void save_snapshot(self_ptr self);
 
 void set_state(self_ptr self, pb::State s) {
   self->state.exp.set_state(s);
@@ -114,6 +126,10 @@ void finish(self_ptr self, pb::State final_state) {
   self->send(self->state.handles.collector, gc_atom::value, experiment_id{self->state.exp.id()},
              self->state.exp.config());
   self->send(pool(self), remove_atom::value, std::to_string(self->state.exp.id()));
+  if (self->state.search->custom()) {
+    save_snapshot(self);  // its process's last operations are answered once committed; quits then
+    return;
+  }
   self->quit();
 }
 
@@ -122,6 +138,30 @@ bool all_trials_exited(self_ptr self) {
     if (!t.exited)
       return false;
   return true;
+}
+
+// What a custom searcher's process reads: its unacknowledged events, then, once the experiment
+// has ended, one saying so.
+pb::GetSearcherEventsResponse searcher_events(self_ptr self) {
+  pb::GetSearcherEventsResponse events;
+  auto* custom = self->state.search->custom();
+  for (const auto& e : custom->events()) *events.add_searcher_events() = e;
+  if (is_terminal(self->state.exp.state())) {
+    auto& inactive = *events.add_searcher_events();
+    inactive.set_id(custom->events().empty() ? 0 : custom->events().back().id());
+    inactive.mutable_experiment_inactive()->set_experiment_state(self->state.exp.state());
+  }
+  return events;
+}
+
+// Answers the reads waiting for events, once there are some (or the experiment ended).
+void answer_event_readers(self_ptr self) {
+  auto& st = self->state;
+  if (st.event_readers.empty() || !st.search->custom()) return;
+  if (st.search->custom()->events().empty() && !is_terminal(st.exp.state())) return;
+  auto events = searcher_events(self);
+  for (auto& [rp, deadline] : st.event_readers) rp.deliver(events);
+  st.event_readers.clear();
 }
 
 // Spawns the actor of a trial whose row exists, with what the searcher said
@@ -279,11 +319,36 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
 // search exactly where it was. Persistence keeps the latest one and writes it
 // on its next flush, after the trial rows the batch created; a restore from an
 // older snapshot adopts rows stored after it.
+//
+// A custom search's process must never see an event, or an answer to its operations, that a
+// restarted master would not have: its snapshot is committed before the experiment goes on
+// (await: no other message is taken meanwhile), and only then are events read and operations
+// answered.
 void save_snapshot(self_ptr self) {
+  auto& st = self->state;
   std::string bytes;
-  self->state.search->snapshot().SerializeToString(&bytes);
-  self->send(self->state.handles.persistence, snapshot_atom::value, experiment_id{self->state.exp.id()},
-             std::move(bytes));
+  st.search->snapshot().SerializeToString(&bytes);
+  const experiment_id id{st.exp.id()};
+  if (!st.search->custom()) {
+    self->send(st.handles.persistence, snapshot_atom::value, id, std::move(bytes));
+    return;
+  }
+  auto settled = [self](const caf::error& failure) {
+    auto& st = self->state;
+    for (auto& rp : st.posts_waiting) {
+      if (failure)
+        rp.deliver(failure);
+      else
+        rp.deliver(true);
+    }
+    st.posts_waiting.clear();
+    if (!failure)
+      answer_event_readers(self);
+    if (is_terminal(st.exp.state()))
+      self->quit();
+  };
+  self->request(st.handles.persistence, db_timeout, snapshot_atom::value, id, std::move(bytes), flush_atom::value)
+      .await([=](bool) { settled(caf::error{}); }, [=](caf::error& e) { settled(e); });
 }
 
 void process(self_ptr self, std::vector<searcher::action> actions) {
@@ -304,7 +369,8 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
       if (entry.handle && !entry.exited)
         self->send(entry.handle, stop_atom::value, s->early);
     } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
-      save_snapshot(self);
+      if (!st.search->custom())  // a custom search's is saved by finish
+        save_snapshot(self);
       finish(self, killed(self) || d->cancel ? pb::STATE_CANCELED
                    : d->failure           ? pb::STATE_ERROR
                                           : pb::STATE_COMPLETED);
@@ -512,6 +578,75 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         st.exp.mutable_scheduling()->MergeFrom(change);
         self->send(st.handles.persistence, update_atom::value, experiment_id{st.exp.id()}, change);
         self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
+      },
+      [=](searcher_atom, get_atom) -> caf::result<pb::GetSearcherEventsResponse> {
+        auto& st = self->state;
+        if (!st.search->custom())
+          return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) + " uses the " +
+                                                     st.cfg.searcher.name + " searcher, which has no searcher events");
+        start_search(self);
+        if (!st.search->custom()->events().empty())
+          return searcher_events(self);
+        auto rp = self->make_response_promise<pb::GetSearcherEventsResponse>();
+        st.event_readers.emplace_back(rp, std::chrono::steady_clock::now() + events_long_poll);
+        self->delayed_send(self, events_long_poll, searcher_atom::value, expire_atom::value);
+        return rp;
+      },
+      [=](searcher_atom, expire_atom) {
+        auto& readers = self->state.event_readers;
+        auto now = std::chrono::steady_clock::now();
+        auto expired = std::stable_partition(readers.begin(), readers.end(),
+                                             [&](const auto& r) { return r.second > now; });
+        for (auto it = expired; it != readers.end(); ++it) it->first.deliver(pb::GetSearcherEventsResponse{});
+        readers.erase(expired, readers.end());
+      },
+      [=](pb::PostSearcherOperationsRequest& request) -> caf::result<bool> {
+        auto& st = self->state;
+        start_search(self);
+        if (killed(self))
+          return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) +
+                                                     " is being killed: its searcher takes no operations");
+        std::vector<searcher::action> actions;
+        try {
+          actions = st.search->operations_posted(request);
+        } catch (const std::invalid_argument& e) {
+          return make_error(errc::invalid_input, e.what());
+        }
+        auto rp = self->make_response_promise<bool>();
+        st.posts_waiting.push_back(rp);
+        process(self, std::move(actions));  // ends with save_snapshot, which answers rp
+        return rp;
+      },
+      [=](searcher_atom, inspect_atom) -> std::string {
+        auto& st = self->state;
+        const auto& search = *st.search;
+        state_text text{self};
+        text.add("experiment", st.exp.id())
+            .add("searcher", st.cfg.searcher.name)
+            .add("metric", st.cfg.searcher.metric + (st.cfg.searcher.smaller_is_better ? " (smaller is better)"
+                                                                                          : " (larger is better)"))
+            .add("progress", search.progress())
+            .add("trials requested", search.trials_requested())
+            .add("trials closed", search.trials_closed())
+            .add("open requests", search.open_requests().size())
+            .add("shut down", search.shut_down() ? "yes" : "no");
+        if (const auto* custom = search.custom()) {
+          text.add("events not acknowledged", custom->events().size())
+              .add("reads waiting for events", st.event_readers.size());
+          if (!custom->events().empty())
+            text.add("oldest event", custom->events().front().id());
+        }
+        for (auto rid : search.open_requests()) {
+          auto target = search.training_target(rid);
+          auto rung = search.rung_of(rid);
+          text.add("request " + std::to_string(rid),
+                   (search.was_created(rid) ? std::string("created") : std::string("requested")) +
+                       (rung >= 0 ? ", rung " + std::to_string(rung) : std::string{}) +
+                       (target ? ", asked to train to " + std::to_string(target->value) + " " +
+                                     config::to_string(target->unit)
+                               : std::string{}));
+        }
+        return text.str();
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;

@@ -70,6 +70,7 @@ using register_atom = caf::atom_constant<caf::atom("register")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
 using rung_atom = caf::atom_constant<caf::atom("rung")>;
+using searcher_atom = caf::atom_constant<caf::atom("searcher")>;
 using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
 using census_atom = caf::atom_constant<caf::atom("census")>;
 using series_atom = caf::atom_constant<caf::atom("series")>;
@@ -196,6 +197,8 @@ using persistence_actor = caf::typed_actor<
     caf::reacts_to<update_atom, pb::Trial>,
     caf::reacts_to<update_atom, pb::Agent>,
     caf::reacts_to<snapshot_atom, experiment_id, std::string>,  // serialized searcher snapshot
+    // the same, written at once (after what is buffered): answers once it is committed
+    caf::replies_to<snapshot_atom, experiment_id, std::string, flush_atom>::with<bool>,
     caf::reacts_to<update_atom, experiment_id, pb::JobSettings>,  // scheduling settings changed
     caf::replies_to<pb::MetricBatch>::with<int64_t>,
     caf::reacts_to<pb::LogBatch>,
@@ -438,6 +441,12 @@ using experiment_actor = trial_listener::extend<
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
     caf::reacts_to<pb::JobSettings>,  // det experiment set, det job update
+    // custom searcher: the events its process has not acknowledged (a long poll while there are
+    // none), and the operations it posts
+    caf::replies_to<searcher_atom, get_atom>::with<pb::GetSearcherEventsResponse>,
+    caf::reacts_to<searcher_atom, expire_atom>,  // long polls that waited long enough get no events
+    caf::replies_to<pb::PostSearcherOperationsRequest>::with<bool>,
+    caf::replies_to<searcher_atom, inspect_atom>::with<std::string>,  // the REPL's inspect searcher N
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// The master's front door for its own REST gateway: experiment creation, signals to live
@@ -449,6 +458,9 @@ using master_front_actor = caf::typed_actor<
     caf::replies_to<pause_atom, experiment_id>::with<bool>,
     caf::replies_to<activate_atom, experiment_id>::with<bool>,
     caf::replies_to<experiment_id, pb::JobSettings>::with<bool>,
+    // a live experiment's custom searcher (errc::not_found when the experiment is not live)
+    caf::replies_to<searcher_atom, experiment_id>::with<pb::GetSearcherEventsResponse>,
+    caf::replies_to<experiment_id, pb::PostSearcherOperationsRequest>::with<bool>,
     caf::replies_to<pb::CoreApiCall>::with<pb::CoreApiReply>,  // relayed to the trial
     caf::reacts_to<register_atom, std::string, std::string, caf::actor>>;
 

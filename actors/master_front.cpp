@@ -7,6 +7,7 @@
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
+#include "config/yaml_config.hpp"
 #include "searcher/searcher.hpp"
 
 namespace det {
@@ -43,6 +44,27 @@ caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal sign
             if (a)
               self->send(a, signal);
             rp.deliver(static_cast<bool>(a));
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+/// Asks a live experiment (`ask`) and passes its answer on; errc::not_found when it is not live.
+template <class Reply, class... Ask>
+caf::result<Reply> ask_experiment(self_ptr self, experiment_id id, Ask... ask) {
+  // Longer than an experiment holds a read of its searcher events.
+  constexpr auto answer_timeout = std::chrono::seconds(40);
+  auto rp = self->make_response_promise<Reply>();
+  self->request(self->state.directory, lookup_timeout, get_atom::value, id)
+      .then(
+          [=](experiment_actor a) mutable {
+            if (!a) {
+              rp.deliver(make_error(errc::not_found, "experiment " + std::to_string(id.value) + " is not running"));
+              return;
+            }
+            self->request(a, answer_timeout, std::move(ask)...)
+                .then([=](Reply& r) mutable { rp.deliver(std::move(r)); },
+                      [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;
@@ -98,6 +120,9 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       [=](pb::CreateExperimentRequest& req, user_id owner) -> caf::result<pb::CreateExperimentResponse> {
         experiment_plan plan;
         try {
+          // Determined's YAML, named by its path, is stored as det's TOML (as det submit sends it).
+          if (config::is_yaml_path(req.config_path()))
+            req.set_config(config::yaml_to_toml(req.config(), req.config_path()));
           plan = make_experiment_plan(req.config(), req.config_path());
         } catch (const std::exception& e) {
           return rejection(e.what());
@@ -165,6 +190,12 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       [=](pause_atom a, experiment_id id) { return signal_experiment(self, id, a); },
       [=](activate_atom a, experiment_id id) { return signal_experiment(self, id, a); },
       [=](experiment_id id, pb::JobSettings& change) { return signal_experiment(self, id, std::move(change)); },
+      [=](searcher_atom a, experiment_id id) {
+        return ask_experiment<pb::GetSearcherEventsResponse>(self, id, a, get_atom::value);
+      },
+      [=](experiment_id id, pb::PostSearcherOperationsRequest& ops) {
+        return ask_experiment<bool>(self, id, std::move(ops));
+      },
       [=](register_atom a, const std::string& kind, const std::string& id, caf::actor h) {
         self->send(self->state.directory, a, kind, id, std::move(h));
       },

@@ -218,6 +218,15 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         self->state.snapshots[id.value] = std::move(snapshot);
         schedule_flush(self);
       },
+      [=](snapshot_atom, experiment_id id, std::string& snapshot, flush_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        st.snapshots.erase(id.value);  // an older one of the same search, buffered
+        st.flush();
+        return st.answered("saving a searcher snapshot", [&] {
+          st.db->save_snapshot(id.value, snapshot);
+          return true;
+        });
+      },
       [=](update_atom, experiment_id id, pb::JobSettings& settings) {
         self->state.guarded("recording scheduling settings", [&] {
           self->state.db->set_experiment_scheduling(id.value, settings);

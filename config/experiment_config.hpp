@@ -16,7 +16,7 @@ namespace det::config {
 /// `[searcher]`: Determined's searcher fields (determined-reference §2.2). Fields of searchers
 /// other than the configured one keep their defaults; the parser rejects them when written.
 struct searcher_config {
-  /// single, random, grid, async_halving, adaptive_asha, asha, pbt or tpe.
+  /// single, random, grid, async_halving, adaptive_asha, asha, pbt, tpe or custom.
   std::string name;
   std::string metric;
   bool smaller_is_better = true;
@@ -31,6 +31,8 @@ struct searcher_config {
   /// (Determined 0.38); det trains by length, so this is "batches", "records" or "epochs".
   std::string time_metric;
   std::optional<int64_t> max_time;
+  /// custom: the unit of the lengths its client asks for.
+  length_unit unit = length_unit::batches;
   int64_t max_trials = 0;
   /// 0 means no limit.
   int64_t max_concurrent_trials = 16;

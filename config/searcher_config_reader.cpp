@@ -44,14 +44,14 @@ const std::vector<searcher_kind>& searcher_kinds() {
       {"tpe", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials",
                "n_startup_trials", "n_ei_candidates", "gamma"},
        {"max_trials"}, true},
+      // Driven by a user's process over REST, which asks for every length itself.
+      {"custom", {"unit"}, {}, false},
   };
   return kinds;
 }
 
 /// Searchers Determined no longer runs, and what a user should pick instead.
 std::optional<std::string> end_of_life_advice(std::string_view name) {
-  if (name == "custom")
-    return "the custom searcher was removed in Determined 0.38; use random, grid or adaptive_asha";
   if (name == "sync_halving")
     return "the sync_halving searcher was removed from Determined; use async_halving instead";
   if (name == "adaptive" || name == "adaptive_simple")
@@ -107,6 +107,12 @@ void read_fields(table_reader& reader, searcher_config& config) {
       reader.error("time_metric", "det measures training time in batches, records or epochs, got \"" + *v + "\"");
   }
   config.max_time = reader.read_integer_in("max_time", 1, no_limit);
+  if (auto v = reader.read_string("unit")) {
+    if (auto unit = length_unit_from_string(*v))
+      config.unit = *unit;
+    else
+      reader.error("unit", "expected batches, records or epochs, got \"" + *v + "\"");
+  }
   if (auto v = reader.read_integer_in("max_trials", 1, no_limit)) config.max_trials = *v;
   if (auto v = reader.read_integer_in("max_concurrent_trials", 0, no_limit)) config.max_concurrent_trials = *v;
   if (auto v = reader.read_integer_in("num_rungs", 1, no_limit)) config.num_rungs = *v;

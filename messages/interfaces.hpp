@@ -15,6 +15,7 @@
 #include "messages/cluster.pb.h"
 #include "messages/common.pb.h"
 #include "messages/pb_inspect.hpp"
+#include "messages/searcher.pb.h"
 #include "messages/trial.pb.h"
 
 namespace det {

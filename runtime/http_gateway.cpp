@@ -16,6 +16,7 @@
 #include "config/experiment_config.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/errc.hpp"
+#include "messages/states.hpp"
 #include "messages/json.hpp"
 #include "messages/preview_json.hpp"
 #include "searcher/preview.hpp"
@@ -433,6 +434,71 @@ struct http_gateway::impl {
                               verb);
   }
 
+  /// Experiment `id` as stored, when it is not live: the experiment if it ended; else nullopt,
+  /// answered with 404 if there is none, or 503 while a restarted master has not restored it yet.
+  std::optional<pb::Experiment> ended_experiment(int64_t id, http_response& res) {
+    caf::scoped_actor self{sys};
+    pb::GetExperimentResponse found;
+    caf::error failure;
+    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
+        .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
+                 [&](caf::error& e) { failure = std::move(e); });
+    if (failure) {
+      reply_error(res, sys, failure);
+      return std::nullopt;
+    }
+    if (found.experiment().id() == 0) {
+      reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
+      return std::nullopt;
+    }
+    if (!is_terminal(found.experiment().state())) {
+      reply_error(res, 503, "experiment " + std::to_string(id) + " is not running yet; ask again");
+      return std::nullopt;
+    }
+    return found.experiment();
+  }
+
+  /// A custom searcher's events not yet acknowledged, after waiting up to 20 s for one; an
+  /// experiment that ended answers an experiment_inactive event.
+  void searcher_events(int64_t id, http_response& res) {
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    pb::GetSearcherEventsResponse events;
+    self->request(front, route_timeout, searcher_atom::value, experiment_id{id})
+        .receive([&](pb::GetSearcherEventsResponse& r) { events = std::move(r); },
+                 [&](caf::error& e) { failure = std::move(e); });
+    if (!failure)
+      return reply_json(res, events);
+    if (failure != errc::not_found)
+      return reply_error(res, sys, failure);
+    auto ended = ended_experiment(id, res);
+    if (!ended)
+      return;
+    events.add_searcher_events()->mutable_experiment_inactive()->set_experiment_state(ended->state());
+    reply_json(res, events);
+  }
+
+  /// A custom searcher's operations, acknowledging its events up to triggered_by_event.
+  void searcher_operations(const http_request& req, int64_t id, http_response& res) {
+    auto body = body_of<pb::PostSearcherOperationsRequest>(req, res);
+    if (!body)
+      return;
+    if (body->experiment_id() != 0 && body->experiment_id() != id)
+      return reply_error(res, 400, "experiment_id " + std::to_string(body->experiment_id()) +
+                                       " in the body does not match experiment " + std::to_string(id) + " in the path");
+    caf::scoped_actor self{sys};
+    caf::error failure;
+    self->request(front, route_timeout, experiment_id{id}, std::move(*body))
+        .receive([&](bool) {}, [&](caf::error& e) { failure = std::move(e); });
+    if (!failure)
+      return res.set_content("{}", "application/json");
+    if (failure != errc::not_found)
+      return reply_error(res, sys, failure);
+    if (auto ended = ended_experiment(id, res))
+      reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(ended->state()) +
+                                "): its searcher takes no operations");
+  }
+
   /// det agent|slot enable|disable: `slot` -1 for the whole agent.
   void enable_agent(const http_request& req, http_response& res, int32_t slot) {
     const auto agent = req.matches[1].str();
@@ -662,6 +728,14 @@ struct http_gateway::impl {
       auto id = *parse_id(req.matches[1]);
       signal_experiment(id, "activated", res, activate_atom::value, experiment_id{id});
     }));
+    server.Get(R"(/api/v1/experiments/(\d+)/searcher_events)",
+               experiment_owner("drive the searcher of", [this](const http_request& req, http_response& res) {
+                 searcher_events(*parse_id(req.matches[1]), res);
+               }));
+    server.Post(R"(/api/v1/experiments/(\d+)/searcher_operations)",
+                experiment_owner("drive the searcher of", [this](const http_request& req, http_response& res) {
+                  searcher_operations(req, *parse_id(req.matches[1]), res);
+                }));
     scheduling_routes();
     annotation_routes();
     accounts.add_to(server);

@@ -91,7 +91,8 @@ std::vector<preview_bucket> preview(const config::experiment_config& config) {
   const auto& name = searcher.name;
   if (name != "single" && name != "random" && name != "grid" && name != "async_halving" &&
       name != "adaptive_asha" && name != "tpe" && name != "asha" && name != "pbt")
-    throw config::config_error("searcher.name: the " + name + " searcher cannot be previewed");
+    throw config::config_error("searcher.name: the " + name + " searcher cannot be previewed" +
+                               (name == "custom" ? ": the process that drives it decides as it goes" : ""));
   auto length = searcher.training_length();
   if (!length)
     throw config::config_error("searcher: the " + name +

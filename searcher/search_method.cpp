@@ -3,6 +3,7 @@
 #include "searcher/adaptive_asha_search.hpp"
 #include "searcher/asha_promotion_search.hpp"
 #include "searcher/asha_stopping_search.hpp"
+#include "searcher/custom_search.hpp"
 #include "searcher/grid_search.hpp"
 #include "searcher/hyperparameter_grid.hpp"
 #include "searcher/pbt_search.hpp"
@@ -92,6 +93,7 @@ std::unique_ptr<search_method> make_search_method(const config::experiment_confi
     return std::make_unique<tpe_search>(tpe_settings_for(searcher, required_length(searcher)),
                                         config.hparams, config.experiment_seed);
   }
+  if (name == "custom") return std::make_unique<custom_search>(searcher.unit, config.hparams, config.experiment_seed);
   throw config::config_error("searcher.name: " + name + " is not a searcher det knows");
 }
 

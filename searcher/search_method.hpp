@@ -44,6 +44,9 @@ class search_method {
   /// For methods whose trials wait: the length the trial is asked to train to now, or nullopt
   /// while it waits for the search (or is unknown).
   virtual std::optional<config::length> training_target(int64_t request_id) const;
+  /// Whether the method says itself when the search is over (custom), rather than the searcher
+  /// ending it when the last requested trial has closed.
+  virtual bool ends_search_itself() const { return false; }
   /// Writes the method's state into its field of `snapshot` (messages/searcher.proto).
   virtual void snapshot(pb::SearcherSnapshot& snapshot) const = 0;
   /// Takes the state `snapshot` holds, into a method built from the config it was taken under.

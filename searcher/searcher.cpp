@@ -1,6 +1,7 @@
 #include "searcher/searcher.hpp"
 
 #include "messages/searcher.pb.h"
+#include "searcher/custom_search.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -55,7 +56,7 @@ std::vector<action> searcher::trial_exited(int64_t request_id) {
   if (!is_open(request_id)) return {};
   closed_.insert(request_id);
   auto actions = record(method_->trial_exited(request_id));
-  if (!shut_down_ && closed_.size() == requested_.size()) {
+  if (!shut_down_ && closed_.size() == requested_.size() && !method_->ends_search_itself()) {
     // Determined's rule, plus: a search that gave up on invalid hyperparameters failed.
     auto trials = requested_.size();
     actions.push_back(shutdown_action{canceled_.size() >= trials,
@@ -63,6 +64,17 @@ std::vector<action> searcher::trial_exited(int64_t request_id) {
     shut_down_ = true;
   }
   return actions;
+}
+
+custom_search* searcher::custom() const {
+  return dynamic_cast<custom_search*>(method_.get());
+}
+
+std::vector<action> searcher::operations_posted(const pb::PostSearcherOperationsRequest& request) {
+  auto* method = custom();
+  if (!method) throw std::invalid_argument("this experiment's searcher is not custom: it takes no operations");
+  if (shut_down_) throw std::invalid_argument("the search is over: it takes no more operations");
+  return record(method->apply(request));
 }
 
 double searcher::progress() const {

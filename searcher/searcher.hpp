@@ -7,7 +7,13 @@
 #include <set>
 #include <vector>
 
+namespace det::pb {
+class PostSearcherOperationsRequest;
+}
+
 namespace det::searcher {
+
+class custom_search;
 
 /// A search stops creating trials after this many had invalid hyperparameters.
 inline constexpr std::size_t max_invalid_trials = 100;
@@ -18,7 +24,8 @@ inline constexpr uint32_t searcher_snapshot_version = 1;
 /// Wraps a search_method with the bookkeeping every search shares (Determined's Searcher): which
 /// trials were requested, created and closed, and which exited early, were canceled or failed.
 /// When every requested trial has closed it adds shutdown_action{cancel, failure}: cancel when
-/// every trial was canceled, failure when every trial failed. Events about a request id that was
+/// every trial was canceled, failure when every trial failed (unless the method ends the search
+/// itself, as custom does). Events about a request id that was
 /// never requested or has already closed are stale and change nothing.
 /// Not thread-safe: one owner (the experiment) feeds it events in order.
 class searcher {
@@ -33,6 +40,11 @@ class searcher {
   /// Idempotent per trial; user_canceled counts as a cancel and errored as a failure.
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason);
   double progress() const;
+  /// The method, when a user's process drives the search (searcher.name = "custom"); else null.
+  custom_search* custom() const;
+  /// custom: the operations its process posted, as actions. Throws std::invalid_argument with a
+  /// sentence, changing nothing, for another method, a search that is over, or a bad operation.
+  std::vector<action> operations_posted(const pb::PostSearcherOperationsRequest& request);
   /// search_method::rung_of and trials_wait_at_length of the method.
   int64_t rung_of(int64_t request_id) const { return method_->rung_of(request_id); }
   bool trials_wait_at_length() const { return method_->trials_wait_at_length(); }

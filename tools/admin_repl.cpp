@@ -32,13 +32,14 @@ const char* help_text =
     "commands:\n"
     "  actors                 live actors on the master: kind, id, mailbox length\n"
     "  inspect KIND ID        the state an actor holds right now, answered by the actor\n"
-    "                         (kinds: experiment, trial, allocation, agent, pool, persistence)\n"
+    "                         (kinds: experiment, searcher, trial, allocation, agent, pool,\n"
+    "                         persistence; a searcher by its experiment's id)\n"
     "  help                   this text\n"
     "  quit                   leave (also Ctrl-D)\n";
 
 const std::vector<std::string> words = {"actors",     "inspect",    "help",  "quit",
                                         "experiment", "trial",      "agent", "allocation",
-                                        "pool",       "persistence"};
+                                        "pool",       "persistence", "searcher"};
 
 char* complete_word(const char* text, int state) {
   static std::size_t next;

@@ -256,9 +256,10 @@ TEST_CASE("searcher names: known ones parse, unknown and removed ones say what t
   CHECK(parse_errors(head + "name = \"random\"\n") == "inline.toml:2:1: searcher.max_trials: required key is missing");
   CHECK(parse_errors(head + "name = \"hyperband\"\n") ==
         "inline.toml:5:8: searcher.name: unknown searcher \"hyperband\"; expected single, random, grid, "
-        "async_halving, asha, adaptive_asha, pbt or tpe");
+        "async_halving, asha, adaptive_asha, pbt, tpe or custom");
   CHECK(parse_errors(head + "name = \"sync_halving\"\n").find("use async_halving instead") != std::string::npos);
-  CHECK(parse_errors(head + "name = \"custom\"\n").find("removed in Determined 0.38") != std::string::npos);
+  CHECK(parse_errors("entrypoint = \"x\"\n[searcher]\nmetric = \"loss\"\nname = \"custom\"\nunit = \"records\"\n").empty());
+  CHECK(parse_errors(head + "name = \"custom\"\nunit = \"steps\"\n").find("searcher.unit") != std::string::npos);
   CHECK(parse_errors(head + "name = \"adaptive\"\n").find("use adaptive_asha instead") != std::string::npos);
 }
 
