@@ -7,7 +7,6 @@
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
-#include "config/yaml_config.hpp"
 #include "searcher/searcher.hpp"
 
 namespace det {
@@ -120,9 +119,6 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
       [=](pb::CreateExperimentRequest& req, user_id owner) -> caf::result<pb::CreateExperimentResponse> {
         experiment_plan plan;
         try {
-          // Determined's YAML, named by its path, is stored as det's TOML (as det submit sends it).
-          if (config::is_yaml_path(req.config_path()))
-            req.set_config(config::yaml_to_toml(req.config(), req.config_path()));
           plan = make_experiment_plan(req.config(), req.config_path());
         } catch (const std::exception& e) {
           return rejection(e.what());

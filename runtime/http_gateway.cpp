@@ -15,6 +15,7 @@
 #include "config/continuation.hpp"
 #include "config/experiment_config.hpp"
 #include "messages/caf_types.hpp"
+#include "config/yaml_config.hpp"
 #include "messages/errc.hpp"
 #include "messages/states.hpp"
 #include "messages/json.hpp"
@@ -357,6 +358,9 @@ struct http_gateway::impl {
                              " MiB; det takes at most 96 MiB: leave data sets and outputs out of the directory");
     config::experiment_config cfg;
     try {
+      // Determined's YAML, named by its path, is stored as det's TOML (as det submit sends it).
+      if (config::is_yaml_path(path))
+        body.set_config(config::yaml_to_toml(body.config(), path));
       cfg = config::parse_experiment_config(body.config(), path);
     } catch (const config::config_error& e) {
       return reply_error(res, 400, e.what());
@@ -388,7 +392,8 @@ struct http_gateway::impl {
     auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
     pb::PreviewSearchResponse plan;
     try {
-      auto cfg = config::parse_experiment_config(body.config(), path);
+      auto cfg = config::is_yaml_path(path) ? config::parse_yaml_experiment_config(body.config(), path)
+                                            : config::parse_experiment_config(body.config(), path);
       plan.set_searcher(cfg.searcher.name);
       for (auto& b : searcher::preview(cfg)) {
         auto* t = plan.add_trials();

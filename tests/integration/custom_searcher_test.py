@@ -107,8 +107,11 @@ class CustomSearcherTest(unittest.TestCase):
             repl = c.det("repl", "-c", f"inspect searcher {exp_id}")
             self.assertIn("events not acknowledged: 1", repl.stdout, repl.stdout + repl.stderr)
 
-            other = c.submit(config.replace(
-                'name = "custom"', 'name = "single"\nmax_length = { batches = 5 }').replace('unit = "batches"\n', ""))
+            # Determined's YAML over REST, named by its path.
+            other = c.post("/api/v1/experiments", {"config_path": "single.yaml", "config": (
+                "entrypoint: builtin:simulate\nhyperparameters:\n  x: 1\n"
+                "searcher:\n  name: single\n  metric: validation_loss\n  max_length:\n    batches: 5\n")})
+            other = other["experiment"]["id"]
             status, reply = c.status("GET", f"/api/v1/experiments/{other}/searcher_events")
             self.assertEqual(status, 400)
             self.assertIn("single searcher, which has no searcher events", reply)
