@@ -253,6 +253,13 @@ std::string warm_start_note(const pb::Trial& t) {
   return "it starts from the weights of checkpoint " + t.warm_start_checkpoint_uuid() + " (the searcher's warm start)";
 }
 
+// A new trial of a search whose trials wait at each length, before the search gave it one (a
+// custom search's process answers its creation later): it waits too, holding no slots.
+bool waits_for_length(self_ptr self, int64_t request_id) {
+  const auto& search = *self->state.search;
+  return search.trials_wait_at_length() && !search.training_target(request_id);
+}
+
 void create_trial(self_ptr self, const searcher::create_action& c) {
   auto& st = self->state;
   if (!st.unclaimed_rows.count(c.request_id) && waits_for_parent_checkpoint(self, c))
@@ -270,7 +277,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
       entry.final_state = t.state();
       replay_exit(self, t, actions);
     } else {
-      start_trial(self, t, t.runs() == 0 ? warm_start_note(t) : std::string{});
+      start_trial(self, t, t.runs() == 0 ? warm_start_note(t) : std::string{}, waits_for_length(self, c.request_id));
     }
     process(self, std::move(actions));
     return;
@@ -306,7 +313,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
               return;
             }
             t.set_id(id);
-            start_trial(self, t, note);
+            start_trial(self, t, note, waits_for_length(self, c.request_id));
             process(self, st.search->trial_created(c.request_id));
           },
           [=](caf::error&) {

@@ -45,6 +45,10 @@ int64_t experiment_config::target_batches() const {
   return l ? batches_in(*l) : 0;
 }
 
+std::string read_experiment_config_file(const std::string& path) {
+  return detail::read_config_file(path);
+}
+
 experiment_config load_experiment_config(const std::string& path) {
   auto text = detail::read_config_file(path);
   return is_yaml_path(path) ? parse_yaml_experiment_config(text, path) : parse_experiment_config(text, path);

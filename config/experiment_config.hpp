@@ -156,6 +156,10 @@ struct experiment_config {
 /// Throws config_error listing every problem found.
 experiment_config parse_experiment_config(std::string_view toml_text, std::string_view source_path);
 
+/// The text of the config file at `path` as it is, TOML or YAML; throws config_error naming the
+/// path when it cannot be read.
+std::string read_experiment_config_file(const std::string& path);
+
 /// Reads and parses the file at `path`; an unreadable file is a config_error naming the path.
 experiment_config load_experiment_config(const std::string& path);
 

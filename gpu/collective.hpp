@@ -3,6 +3,7 @@
 // process per agent, each on its share of every batch, averaging gradients after each backward
 // pass. On CPUs (and, through host memory, GPUs) the sums travel over Gloo's TCP transport.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +11,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace det::harness {
 
@@ -40,7 +43,19 @@ class rendezvous_store {
   virtual std::optional<std::string> get(const std::string& key) = 0;
   /// The value once some process has set it; throws std::runtime_error with a sentence when none
   /// has within `timeout`.
-  std::string await(const std::string& key, std::chrono::milliseconds timeout);
+  /// Inline: libdet_nccl.so, loaded into the worker, waits on the worker's store too.
+  std::string await(const std::string& key, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto pause = std::chrono::milliseconds(2);
+    for (;;) {
+      if (auto value = get(key)) return *value;
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("the other processes of the distributed run did not arrive within " +
+                                 std::to_string(timeout.count() / 1000) + " s (no \"" + key + "\")");
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+  }
 };
 
 /// A rendezvous in this process's memory, for processes that are threads of one (tests, benches).

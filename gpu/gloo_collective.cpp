@@ -12,19 +12,6 @@
 
 namespace det::harness {
 
-std::string rendezvous_store::await(const std::string& key, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(2);
-  for (;;) {
-    if (auto value = get(key)) return *value;
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("the other processes of the distributed run did not arrive within " +
-                               std::to_string(timeout.count() / 1000) + " s (no \"" + key + "\")");
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
-  }
-}
-
 namespace {
 
 // Gloo's view of det's store: its get and wait block until the key is there, so they poll.

@@ -4,9 +4,11 @@
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
+#include <utility>
 
 #include "det/trial.hpp"
 #include "gpu/builtin_trials.hpp"
+#include "gpu/nccl_collective.hpp"
 #include "gpu/trial_loop.hpp"
 
 namespace det::harness {
@@ -60,19 +62,36 @@ bool train(det::trial_factory make, const std::string& format, const training_pl
   return run_trial_loop(*t, plan, out, format, timings);
 }
 
-} // namespace
-
-bool run_torch_trial(const training_plan& plan, reporter& out) {
-  const std::string trial = plan.trial_name;
-  const std::string name = "libdet_torch_trials.so";
+// A library of det's, from beside the running binary or the installed lib/det; `needed_for` names
+// what needs it when it cannot be loaded.
+std::pair<void*, std::string> det_library(const std::string& name, const std::string& needed_for) {
   const std::string dir = executable_dir();
   std::string tried, error;
   for (const auto& path : {dir + "/" + name, dir + "/../lib/det/" + name}) {
     if (void* lib = open_library(path, error))
-      return train(find_factory(lib, path, trial), "det." + trial + "/2", plan, out);
+      return {lib, path};
     tried += "\n  " + error;
   }
-  throw std::runtime_error("builtin:" + trial + " needs LibTorch, but " + name + " could not be loaded:" + tried);
+  throw std::runtime_error(needed_for + ", but " + name + " could not be loaded:" + tried);
+}
+
+} // namespace
+
+bool run_torch_trial(const training_plan& plan, reporter& out) {
+  const std::string trial = plan.trial_name;
+  auto [lib, path] = det_library("libdet_torch_trials.so", "builtin:" + trial + " needs LibTorch");
+  return train(find_factory(lib, path, trial), "det." + trial + "/2", plan, out);
+}
+
+std::unique_ptr<collective> connect_nccl(int rank, int size, int device, rendezvous_store& store,
+                                         std::chrono::milliseconds connect_timeout,
+                                         std::chrono::milliseconds exchange_timeout) {
+  // Built only where CMake found CUDA and NCCL; loaded only here, so a CPU run never maps them.
+  auto [lib, path] = det_library("libdet_nccl.so", "a distributed run on GPUs needs NCCL (this det is built "
+                                                    "with it where CMake finds CUDA and NCCL under /usr/local/cuda)");
+  auto join = reinterpret_cast<connect_nccl_function>(::dlsym(lib, connect_nccl_symbol));
+  if (!join) throw std::runtime_error(path + " exports no " + connect_nccl_symbol);
+  return std::unique_ptr<collective>(join(rank, size, device, store, connect_timeout, exchange_timeout));
 }
 
 bool run_plugin_trial(const training_plan& plan, reporter& out) {

@@ -358,10 +358,14 @@ struct http_gateway::impl {
                              " MiB; det takes at most 96 MiB: leave data sets and outputs out of the directory");
     config::experiment_config cfg;
     try {
-      // Determined's YAML, named by its path, is stored as det's TOML (as det submit sends it).
-      if (config::is_yaml_path(path))
+      // Determined's YAML, named by its path's suffix, is checked by its own lines and stored as
+      // det's TOML.
+      if (config::is_yaml_path(path)) {
+        cfg = config::parse_yaml_experiment_config(body.config(), path);
         body.set_config(config::yaml_to_toml(body.config(), path));
-      cfg = config::parse_experiment_config(body.config(), path);
+      } else {
+        cfg = config::parse_experiment_config(body.config(), path);
+      }
     } catch (const config::config_error& e) {
       return reply_error(res, 400, e.what());
     }

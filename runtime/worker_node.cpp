@@ -18,6 +18,7 @@
 
 #include "config/experiment_config.hpp"
 #include "gpu/collective.hpp"
+#include "gpu/nccl_collective.hpp"
 #include "gpu/harness.hpp"
 #include "messages/length_unit.hpp"
 #include "messages/trial.pb.h"
@@ -125,11 +126,17 @@ int run_worker(const worker_options& opts) {
     std::unique_ptr<harness::collective> peers;
     if (opts.world_size > 1) {
       worker_rendezvous rendezvous{link, spec.allocation_id()};
-      peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port),
-                                    std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout),
-                                    std::chrono::duration_cast<std::chrono::milliseconds>(peer_exchange_timeout));
+      const auto connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout);
+      const auto exchange_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_exchange_timeout);
+      // The agent gives a run on GPU slots its devices (and a run on CPU slots none): NCCL on the
+      // first of them there, Gloo over TCP otherwise.
+      const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
+      const bool on_gpus = gpus && *gpus;
+      peers = on_gpus ? harness::connect_nccl(opts.rank, opts.world_size, 0, rendezvous, connect_timeout, exchange_timeout)
+                      : harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port),
+                                              connect_timeout, exchange_timeout);
       std::cout << "trial " << spec.trial_id() << ": worker " << opts.rank << " of " << opts.world_size
-                << " connected to the others" << std::endl;
+                << " connected to the others over " << (on_gpus ? "NCCL" : "Gloo") << std::endl;
       plan.peers = peers.get();
     }
     bool stopped = harness::run_trial(plan, *reporter);

@@ -147,9 +147,8 @@ std::vector<action> custom_search::apply(const pb::PostSearcherOperationsRequest
           auto id = request_id_of(validate.request_id(), place);
           if (validate.length() < 1 || validate.length() > static_cast<uint64_t>(INT64_MAX))
             throw std::invalid_argument(operation_at(place) + "validateAfter.length must be at least 1");
-          if (!state_.open.count(id))
-            throw std::invalid_argument(operation_at(place) + "trial \"" + validate.request_id() +
-                                        "\" has exited; it trains no further");
+          // A trial may exit while its process decides: its trial closed event is on the way.
+          if (!state_.open.count(id)) break;
           auto length = static_cast<int64_t>(validate.length());
           state_.targets[id] = length;
           actions.push_back(validate_after_action{id, config::length{unit_, length}});

@@ -131,7 +131,9 @@ int create_experiment(rest_client& master, const std::string& config_path, const
                       const std::string& project, bool follow) {
   pb::CreateExperimentRequest request;
   try {
-    request.set_config(config::experiment_config_text(config_path));  // a YAML file as TOML
+    config::experiment_config_text(config_path);  // checked here first, a YAML file by its own lines
+    // A YAML file as it is: the master reads it by its path's suffix.
+    request.set_config(config::read_experiment_config_file(config_path));
   } catch (const config::config_error& e) {
     std::cerr << e.what() << '\n';
     return 1;

@@ -2,6 +2,7 @@
 #include "gpu/devices.hpp"
 #include "gpu/harness.hpp"
 #include "gpu/mlp_model.hpp"
+#include "gpu/nccl_collective.hpp"
 #include "gpu/idx_file.hpp"
 #include "gpu/trial_loop.hpp"
 #include "gpu/trial_settings.hpp"
@@ -655,5 +656,33 @@ TEST_CASE("overlapped bucketed averaging matches one process, with and without g
     for (int rank = 0; rank < 2; ++rank)
       for (size_t i = 0; i < expected.size(); ++i)
         CHECK(torch::allclose(grads[static_cast<size_t>(rank)][i], expected[i].grad(), 1e-4, 1e-6));
+  }
+}
+
+TEST_CASE("the NCCL id travels through the rendezvous as hex, and a bad one is refused") {
+  unsigned char id[128];
+  for (int i = 0; i < 128; ++i) id[i] = static_cast<unsigned char>(i * 37 + 11);
+  auto text = det::harness::to_hex(id, sizeof id);
+  CHECK(text.size() == 256);
+  unsigned char back[128] = {};
+  det::harness::from_hex(text, back, sizeof back);
+  CHECK(std::equal(std::begin(id), std::end(id), std::begin(back)));
+  CHECK_THROWS_WITH_AS(det::harness::from_hex(text.substr(2), back, sizeof back),
+                       "the NCCL id in the rendezvous has 127 bytes, not 128", std::runtime_error);
+  CHECK_THROWS_WITH_AS(det::harness::from_hex(std::string(256, 'z'), back, sizeof back),
+                       "the NCCL id in the rendezvous is not hex", std::runtime_error);
+}
+
+TEST_CASE("a distributed run on GPUs where there is no GPU (or no NCCL) fails with a sentence") {
+  // Here either libdet_nccl.so loads and finds no CUDA device, or this build has no NCCL.
+  det::harness::memory_rendezvous_store store;
+  try {
+    det::harness::connect_nccl(0, 2, 0, store, std::chrono::seconds(1), std::chrono::seconds(1));
+    FAIL("connect_nccl succeeded on a machine where the tests expect no GPU");
+  } catch (const std::runtime_error& e) {
+    std::string what = e.what();
+    bool said_why = what.find("process 0 of 2 cannot use CUDA device 0") == 0 ||
+                    what.find("a distributed run on GPUs needs NCCL") == 0;
+    CHECK_MESSAGE(said_why, what);
   }
 }
