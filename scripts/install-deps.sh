@@ -22,8 +22,10 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
 # The container tests build their image from Debian's mirror with mmdebstrap; the Slurm provider's
 # test starts a one-node Slurm (slurm-wlm, munge); examples/pytorch-core-api's test trains with
 # Debian's PyTorch (python3-torch); bench/tpe_vs_optuna.py runs Optuna (python3-optuna).
+# The fuzz targets (fuzz/, scripts/fuzz.sh) build with clang-14; libclang-rt-14-dev has the
+# libFuzzer and sanitizer runtimes that -fsanitize=fuzzer,address,undefined links.
 TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium mmdebstrap slurm-wlm munge
-  python3-torch python3-optuna"
+  python3-torch python3-optuna clang-14 libclang-rt-14-dev"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 
 SUDO=""

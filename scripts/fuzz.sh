@@ -1,0 +1,63 @@
+#!/bin/sh
+# Runs one libFuzzer target of fuzz/ for SECONDS under ASan and UBSan:
+#   scripts/fuzz.sh TARGET SECONDS      e.g. scripts/fuzz.sh fuzz_experiment_config 600
+#   scripts/fuzz.sh --build             configures and builds them all (clang-14) in build-fuzz/
+#   scripts/fuzz.sh --list              names the targets
+# The corpus grows in build-fuzz/corpus/TARGET, seeded from the test configs and examples; a crash,
+# leak or sanitizer report ends the run with a non-zero status and leaves its input in build-fuzz/.
+set -eu
+cd "$(dirname "$0")/.."
+TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_task_config fuzz_rest_bodies"
+
+build() {
+  mkdir -p build-fuzz
+  # One build at a time: the test suite starts several targets at once.
+  exec 9>build-fuzz/.lock
+  flock 9
+  [ -f build-fuzz/CMakeCache.txt ] ||
+    cmake -S fuzz -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
+  cmake --build build-fuzz -j"$(nproc)" "$@" >/dev/null
+  flock -u 9
+}
+
+case "${1:-}" in
+  --build) build; exit 0 ;;
+  --list) echo "$TARGETS"; exit 0 ;;
+  "") echo "usage: scripts/fuzz.sh TARGET SECONDS | --build | --list" >&2; exit 2 ;;
+esac
+target=$1
+seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS}
+case " $TARGETS " in *" $target "*) ;; *) echo "scripts/fuzz.sh: no target $target; the targets: $TARGETS" >&2; exit 2 ;; esac
+build --target "$target"
+
+corpus=build-fuzz/corpus/$target
+mkdir -p "$corpus"
+seed() {  # seed PREFIX FILES...: each file, after PREFIX (the targets that read a selector byte first)
+  prefix=$1; shift
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    name=$corpus/seed-$(basename "$f")
+    [ -f "$name" ] || { printf "$prefix"; cat "$f"; } >"$name"
+  done
+}
+tomls=$(find tests/data/configs examples -name '*.toml' -not -path '*/build/*')
+case $target in
+  fuzz_experiment_config) seed "" $tomls ;;
+  fuzz_master_config) seed "" tests/data/configs/master.toml tests/data/configs/bad_master.toml ;;
+  fuzz_yaml_config) seed "" $(find tests/data/configs -name '*.yaml') ;;
+  fuzz_task_config) seed '\000' $tomls ;;
+  fuzz_rest_bodies) printf '\000{"config": "name = \\"x\\"", "config_path": "x.toml"}' >"$corpus/seed-create" ;;
+esac
+
+cd build-fuzz
+log=$target.log
+status=0
+"./$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$target-" "corpus/$target" >"$log" 2>&1 || status=$?
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+echo "$target: $execs executions in $seconds s, $coverage, corpus $(ls "corpus/$target" | wc -l) inputs"
+if [ "$status" -ne 0 ]; then
+  grep -m1 -A30 'ERROR\|runtime error\|==[0-9]*==' "$log" >&2 || tail -40 "$log" >&2
+  exit "$status"
+fi
