@@ -43,6 +43,8 @@ struct trial_entry {
   int64_t validated_length = 0;    // how far it had trained at its last validation
   // PBT copies of this trial, created once it has checkpointed what it validated.
   std::vector<searcher::create_action> waiting_copies;
+  // A stop the search sent before the trial's actor existed (whether early), sent once it does.
+  std::optional<bool> stop_before_start;
 };
 
 struct experiment_state {
@@ -198,6 +200,8 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   self->send(st.directory, register_atom::value, trial_id{t.id()}, entry.handle);
   if (entry.target.value > 0)
     self->send(entry.handle, train_to_atom::value, entry.target);
+  if (entry.stop_before_start)
+    self->send(entry.handle, stop_atom::value, *entry.stop_before_start);
 }
 
 // Tells the trial its rung when the search moved it.
@@ -349,7 +353,7 @@ void save_snapshot(self_ptr self) {
         rp.deliver(true);
     }
     st.posts_waiting.clear();
-    if (!failure)
+    if (!failure || is_terminal(st.exp.state()))
       answer_event_readers(self);
     if (is_terminal(st.exp.state()))
       self->quit();
@@ -375,6 +379,8 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
       sync_rung(self, s->request_id);
       if (entry.handle && !entry.exited)
         self->send(entry.handle, stop_atom::value, s->early);
+      else if (!entry.handle && !entry.exited)  // its row is still being stored
+        entry.stop_before_start = s->early;
     } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
       if (!st.search->custom())  // a custom search's is saved by finish
         save_snapshot(self);
@@ -447,8 +453,8 @@ void restore(self_ptr self) {
         replay_exit(self, t, actions);
       continue;
     }
-    bool waiting = st.search->trials_wait_at_length() && st.search->was_created(rid) &&
-                   !st.search->training_target(rid);
+    // Waiting for the search's next length (or, a custom search's trial, for its first).
+    bool waiting = st.search->trials_wait_at_length() && !st.search->training_target(rid);
     start_trial(self, t, {}, waiting);
     if (!waiting)
       ++live;
@@ -610,9 +616,14 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       [=](pb::PostSearcherOperationsRequest& request) -> caf::result<bool> {
         auto& st = self->state;
         start_search(self);
-        if (killed(self))
-          return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) +
-                                                     " is being killed: its searcher takes no operations");
+        if (auto* custom = st.search->custom(); custom && killed(self)) {
+          // Its operations are moot; what its process read is acknowledged.
+          custom->acknowledge(request.triggered_by_event().id());
+          auto rp = self->make_response_promise<bool>();
+          st.posts_waiting.push_back(rp);
+          save_snapshot(self);
+          return rp;
+        }
         std::vector<searcher::action> actions;
         try {
           actions = st.search->operations_posted(request);

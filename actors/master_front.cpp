@@ -63,7 +63,11 @@ caf::result<Reply> ask_experiment(self_ptr self, experiment_id id, Ask... ask) {
             }
             self->request(a, answer_timeout, std::move(ask)...)
                 .then([=](Reply& r) mutable { rp.deliver(std::move(r)); },
-                      [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+                      [=](caf::error& e) mutable {
+                        if (e == caf::sec::request_receiver_down)  // it ended meanwhile
+                          e = make_error(errc::not_found, "experiment " + std::to_string(id.value) + " is not running");
+                        rp.deliver(std::move(e));
+                      });
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;

@@ -57,9 +57,10 @@ class nccl_collective final : public collective {
     settle(from_chief ? ncclBroadcast(buffer, buffer, count, type, 0, comm_, stream_)
                       : ncclAllReduce(buffer, buffer, count, type, ncclSum, comm_, stream_),
            deadline);
-    if (on_host)
-      check_cuda(cudaMemcpyAsync(values, staging_, bytes, cudaMemcpyDeviceToHost, stream_), "copying from the GPU");
+    // Waited for before the copy back: a copy into pageable host memory blocks until it is done,
+    // which behind an exchange with a dead peer would be for ever.
     wait_for_stream(deadline);
+    if (on_host) check_cuda(cudaMemcpy(values, staging_, bytes, cudaMemcpyDeviceToHost), "copying from the GPU");
     ++exchanges_;
   }
 

@@ -115,6 +115,14 @@ action custom_search::create(const pb::CreateTrialOperation& op, std::size_t pla
   return created;
 }
 
+void custom_search::acknowledge(int32_t event_id) {
+  state_.acknowledged = std::max(state_.acknowledged, std::min(event_id, state_.last_event_id));
+  auto& events = state_.events;
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [&](const pb::SearcherEvent& e) { return e.id() <= state_.acknowledged; }),
+               events.end());
+}
+
 std::vector<action> custom_search::apply(const pb::PostSearcherOperationsRequest& request) {
   const auto saved = state_;
   try {
@@ -124,20 +132,15 @@ std::vector<action> custom_search::apply(const pb::PostSearcherOperationsRequest
                                   " is not an event of this search: the latest is " +
                                   std::to_string(state_.last_event_id));
     if (acknowledged <= state_.acknowledged) return {};
-    state_.acknowledged = acknowledged;
-    auto& events = state_.events;
-    events.erase(std::remove_if(events.begin(), events.end(),
-                                [&](const pb::SearcherEvent& e) { return e.id() <= acknowledged; }),
-                 events.end());
+    acknowledge(acknowledged);
     std::vector<action> actions;
     std::size_t place = 0;
     for (const auto& op : request.searcher_operations()) {
       ++place;
-      if (state_.shutdown_requested &&
-          op.union_case() != pb::SearcherOperation::kSetSearcherProgress)
-        throw std::invalid_argument(operation_at(place) + "the search was shut down already");
       switch (op.union_case()) {
         case pb::SearcherOperation::kCreateTrial:
+          if (state_.shutdown_requested)
+            throw std::invalid_argument(operation_at(place) + "the search was shut down already: it creates no trials");
           actions.push_back(create(op.create_trial(), place));
           break;
         case pb::SearcherOperation::kTrialOperation: {
@@ -147,8 +150,9 @@ std::vector<action> custom_search::apply(const pb::PostSearcherOperationsRequest
           auto id = request_id_of(validate.request_id(), place);
           if (validate.length() < 1 || validate.length() > static_cast<uint64_t>(INT64_MAX))
             throw std::invalid_argument(operation_at(place) + "validateAfter.length must be at least 1");
-          // A trial may exit while its process decides: its trial closed event is on the way.
-          if (!state_.open.count(id)) break;
+          // A trial may exit while its process decides (its trial closed event is on the way), or
+          // be stopping for a shut-down.
+          if (!state_.open.count(id) || state_.shutdown_requested) break;
           auto length = static_cast<int64_t>(validate.length());
           state_.targets[id] = length;
           actions.push_back(validate_after_action{id, config::length{unit_, length}});
@@ -161,8 +165,11 @@ std::vector<action> custom_search::apply(const pb::PostSearcherOperationsRequest
           break;
         }
         case pb::SearcherOperation::kShutDown:
+          if (state_.shutdown_requested) break;  // said before: its trials are stopping
           state_.shutdown_requested = true;
           state_.shutdown = op.shut_down();
+          // Open trials are stopped (checkpointing first); the search ends when the last exits.
+          for (auto id : state_.open) actions.push_back(stop_action{id, state_.targets.count(id) > 0});
           if (state_.open.empty())
             actions.push_back(shutdown_action{state_.shutdown.cancel(), state_.shutdown.failure()});
           break;

@@ -46,9 +46,14 @@ class custom_search final : public search_method {
   /// Acknowledges the events up to `request.triggered_by_event().id()` and turns the operations
   /// into actions. A post that acknowledges no event beyond those already acknowledged repeats one
   /// carried out before (a client retrying across a master restart) and changes nothing. A
-  /// shut-down while trials are open ends the search once the last of them exits.
+  /// shut-down stops the open trials and ends the search once the last of them exits; after it,
+  /// trials are no longer created (refused) or trained further (ignored), and another shut-down
+  /// changes nothing.
   /// Throws std::invalid_argument with a sentence naming the operation (from 1), changing nothing.
   std::vector<action> apply(const pb::PostSearcherOperationsRequest& request);
+  /// Drops the events up to `event_id` and nothing else (a search that is being killed takes no
+  /// operations, but its process's answers still acknowledge what it read).
+  void acknowledge(int32_t event_id);
 
  private:
   struct state {

@@ -48,7 +48,8 @@ std::vector<action> searcher::trial_exited_early(int64_t request_id, exit_reason
   if (reason == exit_reason::invalid_hp) invalid_.insert(request_id);
   // Searches replace trials with invalid hyperparameters; when the space
   // yields nothing else, give up instead of sampling forever.
-  giving_up_ = invalid_.size() >= max_invalid_trials;
+  // (A custom search's process decides that itself.)
+  giving_up_ = invalid_.size() >= max_invalid_trials && !method_->ends_search_itself();
   return record(method_->trial_exited_early(request_id, reason));
 }
 
@@ -123,7 +124,7 @@ void searcher::restore(const pb::SearcherSnapshot& snapshot) {
   canceled_ = read_ids(state.canceled());
   failed_ = read_ids(state.failed());
   invalid_ = read_ids(state.invalid());
-  giving_up_ = invalid_.size() >= max_invalid_trials;
+  giving_up_ = invalid_.size() >= max_invalid_trials && !method_->ends_search_itself();
   shut_down_ = state.shut_down();
 }
 

@@ -27,6 +27,7 @@ class OptunaSearchMethod(searcher.SearchMethod):
                                          pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0))
         self.asked: Dict[str, int] = {}  # request id -> Optuna trial number
         self.told: Dict[str, str] = {}   # request id -> how it ended in Optuna
+        self.shut_down = False
 
     # -- helpers ---------------------------------------------------------------------------------
     def _create(self) -> searcher.Create:
@@ -47,7 +48,8 @@ class OptunaSearchMethod(searcher.SearchMethod):
         """A new trial while fewer than `trials` were created; Shutdown once all have ended."""
         if len(self.asked) < self.trials:
             return [self._create()]
-        if len(self.told) == self.trials:
+        if len(self.told) == self.trials and not self.shut_down:
+            self.shut_down = True
             return [searcher.Shutdown()]
         return []
 
@@ -61,6 +63,7 @@ class OptunaSearchMethod(searcher.SearchMethod):
     def on_validation_completed(self, searcher_state, request_id, metric, train_length):
         number = self.asked[str(request_id)]
         if train_length < self.full:
+            # With one study in memory, Optuna numbers its trials as it identifies them.
             trial = optuna.trial.Trial(self.study, number)
             trial.report(metric, train_length)
             if trial.should_prune():
@@ -84,7 +87,7 @@ class OptunaSearchMethod(searcher.SearchMethod):
     def save_method_state(self, path: pathlib.Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         with open(path / "optuna.pkl.tmp", "wb") as f:
-            pickle.dump({"study": self.study, "asked": self.asked, "told": self.told}, f)
+            pickle.dump({"study": self.study, "asked": self.asked, "told": self.told, "shut_down": self.shut_down}, f)
         (path / "optuna.pkl.tmp").replace(path / "optuna.pkl")
 
     def load_method_state(self, path: pathlib.Path) -> None:
@@ -93,6 +96,7 @@ class OptunaSearchMethod(searcher.SearchMethod):
             with open(saved_file, "rb") as f:
                 saved = pickle.load(f)
             self.study, self.asked, self.told = saved["study"], saved["asked"], saved["told"]
+            self.shut_down = saved.get("shut_down", False)
 
 
 def main() -> None:

@@ -106,6 +106,11 @@ class CustomSearcherTest(unittest.TestCase):
             # inspect searcher N in the REPL shows the queue.
             repl = c.det("repl", "-c", f"inspect searcher {exp_id}")
             self.assertIn("events not acknowledged: 1", repl.stdout, repl.stdout + repl.stderr)
+            # Killed with its trial waiting for a length: the search ends CANCELED and says so.
+            self.assertEqual(c.post(f"/api/v1/experiments/{exp_id}/kill", {}), {})
+            c.wait_experiment(exp_id, {"STATE_CANCELED"}, timeout=60)
+            events = c.get(f"/api/v1/experiments/{exp_id}/searcher_events")["searcher_events"]
+            self.assertEqual(events[-1]["experiment_inactive"]["experiment_state"], "STATE_CANCELED")
 
             # Determined's YAML over REST, named by its path.
             other = c.post("/api/v1/experiments", {"config_path": "single.yaml", "config": (

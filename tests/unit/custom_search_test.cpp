@@ -123,15 +123,25 @@ TEST_CASE("custom: events wait for the client, and its operations become the sea
   CHECK(refusal(s, acknowledging(0)).find("the search is over") != std::string::npos);
 }
 
-TEST_CASE("custom: a shut-down with trials open ends the search when the last one exits") {
+TEST_CASE("custom: a shut-down stops the open trials and ends the search when the last one exits") {
   auto s = make_custom();
   s.initial_trials();
   auto ops = acknowledging(1);
   add_create(ops, "a", "{}");
   ops.add_searcher_operations()->mutable_shut_down()->set_failure(true);
   auto actions = s.operations_posted(ops);
-  REQUIRE(actions.size() == 1);  // the create only
+  REQUIRE(actions.size() == 2);  // the create, and its stop
+  CHECK(std::get<searcher::stop_action>(actions[1]).request_id == 1);
   s.trial_created(1);
+  // Said again (the process closed its last trials one by one), a shut-down changes nothing, and
+  // a trial stopping for it trains no further; creating one is refused.
+  auto create = acknowledging(2);
+  add_create(create, "b", "{}");
+  CHECK(refusal(s, create).find("creates no trials") != std::string::npos);
+  auto again = acknowledging(2);
+  again.add_searcher_operations()->mutable_shut_down();
+  add_validate(again, "a", 10);
+  CHECK(s.operations_posted(again).empty());
   auto closing = s.trial_exited(1);
   REQUIRE(closing.size() == 1);
   CHECK(std::get<searcher::shutdown_action>(closing[0]).failure);

@@ -24,7 +24,7 @@ from determined.searcher._search_method import (
     SearchMethod,
     _as_uuid,
 )
-from determined.searcher._session import Session
+from determined.searcher._session import DetError, Session
 
 logger = logging.getLogger("determined.searcher")
 
@@ -122,8 +122,15 @@ class SearchRunner:
 
     def _post(self) -> None:
         assert self._unanswered is not None and self.experiment_id is not None
-        self.session.request("POST", f"/api/v1/experiments/{self.experiment_id}/searcher_operations",
-                             self._unanswered)
+        try:
+            self.session.request("POST", f"/api/v1/experiments/{self.experiment_id}/searcher_operations",
+                                 self._unanswered)
+        except DetError as e:
+            if e.status is None or e.status >= 500:
+                raise  # not answered: posted again by a runner started again
+            # Refused (the experiment ended, or an operation is wrong): posting it again would be
+            # refused again. The next read of the events says how the search goes on.
+            logger.warning("the master refused this runner's operations: %s", e)
         self._unanswered = None
         self._save()
 
@@ -192,6 +199,10 @@ class RemoteSearchRunner(SearchRunner):
     master can be reached, for example as a det command given DET_USER_TOKEN."""
 
     def run(self, experiment_id: int) -> int:
-        self._load()
+        if self._load() and self.experiment_id != experiment_id:
+            # searcher_dir holds another experiment's search: this one starts from its beginning.
+            logger.warning("%s held experiment %s's state; starting experiment %s afresh",
+                           self.searcher_dir, self.experiment_id, experiment_id)
+            self.state, self._unanswered = SearcherState(), None
         self.run_experiment(experiment_id)
         return experiment_id

@@ -17,7 +17,12 @@ from typing import Any, Dict, Optional
 
 
 class DetError(Exception):
-    """The master refused a call; the message is its sentence."""
+    """A call failed: the master refused it (`status`, the HTTP status, and its sentence), or it
+    could not be reached (`status` None)."""
+
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _saved_token(master: str) -> Optional[str]:
@@ -92,5 +97,5 @@ class Session:
             except ValueError:
                 message = f"HTTP {reply.status}"
             if reply.status not in (502, 503, 504) or time.monotonic() >= deadline:
-                raise DetError(f"{method} {path}: {message}")
+                raise DetError(f"{method} {path}: {message}", reply.status)
             time.sleep(0.5)
