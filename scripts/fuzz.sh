@@ -7,7 +7,7 @@
 # leak or sanitizer report ends the run with a non-zero status and leaves its input in build-fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
-TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_task_config fuzz_rest_bodies"
+TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_task_config fuzz_rest_bodies fuzz_custom_search"
 
 build() {
   mkdir -p build-fuzz
@@ -47,6 +47,11 @@ case $target in
   fuzz_yaml_config) seed "" $(find tests/data/configs -name '*.yaml') ;;
   fuzz_task_config) seed '\000' $tomls ;;
   fuzz_rest_bodies) printf '\000{"config": "name = \\"x\\"", "config_path": "x.toml"}' >"$corpus/seed-create" ;;
+  fuzz_custom_search)
+    printf '%s\n' 'p{"searcher_operations": [{"create_trial": {"request_id": "a", "hyperparams": "{}"}}], "triggered_by_event": {"id": 1}}' \
+      'c 1' 'p{"searcher_operations": [{"trial_operation": {"validate_after": {"request_id": "a", "length": 10}}}], "triggered_by_event": {"id": 2}}' \
+      'v 1 0.5 10' 's' 'p{"searcher_operations": [{"close_trial": {"request_id": "a"}}, {"shut_down": {}}], "triggered_by_event": {"id": 3}}' \
+      'x 1' >"$corpus/seed-search" ;;
 esac
 
 cd build-fuzz
