@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import pathlib
+import shutil
 import tarfile
 import uuid
 from typing import Any, Dict, List, Optional, Union
@@ -63,15 +64,25 @@ class SearchRunner:
         self.state = SearcherState()
         self.experiment_id: Optional[int] = None
         self._unanswered: Optional[Dict[str, Any]] = None  # a post not yet seen answered
+        self._version = 0  # of the method's saved state (METHOD_STATE_DIR.N)
 
     # -- the runner's own state, so that it can be started again --------------------------------
     def _save(self) -> None:
+        # The method's state goes into a new directory that state.json then names, replaced in one
+        # rename: a runner killed in between finds the method and last_event_id of one moment.
         self.searcher_dir.mkdir(parents=True, exist_ok=True)
-        self.search_method.save_method_state(self.searcher_dir / METHOD_STATE_DIR)
+        self._version += 1
+        method_dir = self.searcher_dir / f"{METHOD_STATE_DIR}.{self._version}"
+        shutil.rmtree(method_dir, ignore_errors=True)
+        method_dir.mkdir()
+        self.search_method.save_method_state(method_dir)
         tmp = self.searcher_dir / (STATE_FILE + ".tmp")
         tmp.write_text(json.dumps({"experiment_id": self.experiment_id, "state": self.state.to_dict(),
-                                   "unanswered": self._unanswered}))
+                                   "unanswered": self._unanswered, "method_state": method_dir.name}))
         os.replace(tmp, self.searcher_dir / STATE_FILE)
+        for old in self.searcher_dir.glob(METHOD_STATE_DIR + ".*"):
+            if old != method_dir:
+                shutil.rmtree(old, ignore_errors=True)
 
     def _load(self) -> bool:
         path = self.searcher_dir / STATE_FILE
@@ -81,8 +92,10 @@ class SearchRunner:
         self.experiment_id = saved.get("experiment_id")
         self.state = SearcherState.from_dict(saved.get("state", {}))
         self._unanswered = saved.get("unanswered")
-        (self.searcher_dir / METHOD_STATE_DIR).mkdir(parents=True, exist_ok=True)
-        self.search_method.load_method_state(self.searcher_dir / METHOD_STATE_DIR)
+        method_dir = self.searcher_dir / saved.get("method_state", METHOD_STATE_DIR)
+        self._version = int(method_dir.suffix[1:] or 0)
+        method_dir.mkdir(parents=True, exist_ok=True)
+        self.search_method.load_method_state(method_dir)
         return self.experiment_id is not None
 
     # -- events in, operations out ---------------------------------------------------------------
