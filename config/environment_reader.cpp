@@ -56,6 +56,11 @@ std::optional<int64_t> read_bytes(table_reader& reader, std::string_view key) {
     reader.error(key, expected + ", got \"" + s + "\"");
     return std::nullopt;
   }
+  // 2^63 bytes and more do not fit (converting them would be undefined; found by fuzzing).
+  if (!(number * scale < 9.2e18)) {
+    reader.error(key, "\"" + s + "\" is more bytes than det can count (at most about 8 EiB)");
+    return std::nullopt;
+  }
   return static_cast<int64_t>(number * scale);
 }
 

@@ -40,6 +40,10 @@ seed() {  # seed PREFIX FILES...: each file, after PREFIX (the targets that read
     [ -f "$name" ] || { printf "$prefix"; cat "$f"; } >"$name"
   done
 }
+# Inputs that once found a bug (fuzz/regressions/NAME-*, NAME the target without fuzz_) run first.
+for f in fuzz/regressions/"${target#fuzz_}"-*; do
+  [ -f "$f" ] && cp "$f" "$corpus/regression-$(basename "$f")"
+done
 tomls=$(find tests/data/configs examples -name '*.toml' -not -path '*/build/*')
 case $target in
   fuzz_experiment_config) seed "" $tomls ;;
