@@ -2,13 +2,16 @@
 // posts and what its trials do. Each line of the input is one step: "p" and a JSON
 // PostSearcherOperationsRequest (as the gateway reads it), "c N" trial N created, "v N M L" a
 // validation of trial N (metric M, length L), "e N R" trial N exited early (reason R), "x N"
-// trial N exited, "s" a snapshot restored into a fresh searcher, which must snapshot the same.
+// trial N exited, "s" a snapshot restored into a fresh searcher, which must hold the same state.
 #include "config/experiment_config.hpp"
 #include "messages/json.hpp"
 #include "messages/searcher.pb.h"
 #include "searcher/searcher.hpp"
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <memory>
 #include <sstream>
@@ -27,11 +30,14 @@ std::unique_ptr<det::searcher::searcher> fresh() {
   return std::make_unique<det::searcher::searcher>(det::searcher::make_search_method(custom_config()));
 }
 
-std::string bytes_of(const det::searcher::searcher& s) {
-  std::string bytes;
-  auto snapshot = s.snapshot();
-  snapshot.SerializeToString(&bytes);
-  return bytes;
+// Compared as messages: maps serialize in no fixed order.
+bool same_state(const det::searcher::searcher& a, const det::searcher::searcher& b) {
+  auto left = a.snapshot();
+  auto right = b.snapshot();
+  if (google::protobuf::util::MessageDifferencer::Equals(left, right)) return true;
+  std::fprintf(stderr, "restored searcher differs:\n%s\n---\n%s\n", left.DebugString().c_str(),
+               right.DebugString().c_str());
+  return false;
 }
 
 }  // namespace
@@ -75,10 +81,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (words >> id) search->trial_exited(id);
         break;
       case 's': {
-        auto before = bytes_of(*search);
         auto restored = fresh();
         restored->restore(search->snapshot());
-        if (bytes_of(*restored) != before) __builtin_trap();  // a restore must continue exactly
+        if (!same_state(*search, *restored)) __builtin_trap();  // a restore must continue exactly
         search = std::move(restored);
         break;
       }
