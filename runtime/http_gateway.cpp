@@ -426,26 +426,19 @@ struct http_gateway::impl {
       res.set_content("{}", "application/json");
       return;
     }
-    pb::GetExperimentResponse found;
-    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
-        .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
-                 [&](caf::error& e) { failure = std::move(e); });
-    if (failure)
-      return reply_error(res, sys, failure);
-    if (found.experiment().id() == 0)
-      return reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
+    auto found = stored_experiment(id, res);
+    if (!found)
+      return;
     if ((std::is_same_v<Msg, kill_atom> || ...)) {
       res.set_content("{}", "application/json");  // already ended: nothing to kill
       return;
     }
-    reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" +
-                              pb::State_Name(found.experiment().state()) + ") and cannot be " +
-                              verb);
+    reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(found->state()) +
+                              ") and cannot be " + verb);
   }
 
-  /// Experiment `id` as stored, when it is not live: the experiment if it ended; else nullopt,
-  /// answered with 404 if there is none, or 503 while a restarted master has not restored it yet.
-  std::optional<pb::Experiment> ended_experiment(int64_t id, http_response& res) {
+  /// Experiment `id` as stored; nullopt once answered with 404 (or the storage error).
+  std::optional<pb::Experiment> stored_experiment(int64_t id, http_response& res) {
     caf::scoped_actor self{sys};
     pb::GetExperimentResponse found;
     caf::error failure;
@@ -460,11 +453,18 @@ struct http_gateway::impl {
       reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
       return std::nullopt;
     }
-    if (!is_terminal(found.experiment().state())) {
+    return std::move(*found.mutable_experiment());
+  }
+
+  /// Experiment `id` as stored, when it is not live: the experiment if it ended; else nullopt,
+  /// answered as stored_experiment does, or with 503 while a restarted master has not restored it.
+  std::optional<pb::Experiment> ended_experiment(int64_t id, http_response& res) {
+    auto exp = stored_experiment(id, res);
+    if (exp && !is_terminal(exp->state())) {
       reply_error(res, 503, "experiment " + std::to_string(id) + " is not running yet; ask again");
       return std::nullopt;
     }
-    return found.experiment();
+    return exp;
   }
 
   /// A custom searcher's events not yet acknowledged, after waiting up to 20 s for one; an

@@ -185,34 +185,31 @@ class DistributedContext:
         )
 
     @classmethod
-    def from_deepspeed(cls, chief_ip: Optional[str] = None) -> "DistributedContext":
-        """From DeepSpeed's environment variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_SIZE,
-        CROSS_RANK, CROSS_SIZE)."""
+    def _from_launcher_env(cls, local_size: str, cross_rank: str, cross_size: str,
+                           chief_ip: Optional[str]) -> "DistributedContext":
+        """RANK and WORLD_SIZE, LOCAL_RANK, and the launcher's own names for the rest."""
         env = os.environ
         return cls(
             rank=int(env["RANK"]),
             size=int(env["WORLD_SIZE"]),
             local_rank=int(env["LOCAL_RANK"]),
-            local_size=int(env["LOCAL_SIZE"]),
-            cross_rank=int(env["CROSS_RANK"]),
-            cross_size=int(env["CROSS_SIZE"]),
+            local_size=int(env[local_size]),
+            cross_rank=int(env[cross_rank]),
+            cross_size=int(env[cross_size]),
             chief_ip=chief_ip or env.get("DET_CHIEF_IP"),
         )
+
+    @classmethod
+    def from_deepspeed(cls, chief_ip: Optional[str] = None) -> "DistributedContext":
+        """From DeepSpeed's environment variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_SIZE,
+        CROSS_RANK, CROSS_SIZE)."""
+        return cls._from_launcher_env("LOCAL_SIZE", "CROSS_RANK", "CROSS_SIZE", chief_ip)
 
     @classmethod
     def from_torch_distributed(cls, chief_ip: Optional[str] = None) -> "DistributedContext":
         """From torch.distributed's environment variables, which det's launcher
         (`python3 -m determined.launch.torch_distributed`) sets for each process."""
-        env = os.environ
-        return cls(
-            rank=int(env["RANK"]),
-            size=int(env["WORLD_SIZE"]),
-            local_rank=int(env["LOCAL_RANK"]),
-            local_size=int(env["LOCAL_WORLD_SIZE"]),
-            cross_rank=int(env["GROUP_RANK"]),
-            cross_size=int(env["GROUP_WORLD_SIZE"]),
-            chief_ip=chief_ip or env.get("DET_CHIEF_IP"),
-        )
+        return cls._from_launcher_env("LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", chief_ip)
 
     @classmethod
     def from_tf_config(cls) -> Any:
