@@ -4,6 +4,7 @@
 // checkpoints with their validation metrics) first ask it to write what it holds, so that a
 // client reads its own writes; the writer never waits on a reader.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -69,6 +70,13 @@ persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string c
         return answer("the experiments", [&] {
           pb::GetExperimentsResponse out;
           for (auto& e : db.list_experiments(offset, limit, filter)) *out.add_experiments() = std::move(e);
+          const int64_t total = db.count_experiments(filter);
+          auto& page = *out.mutable_pagination();
+          page.set_offset(static_cast<int32_t>(std::min<int64_t>(offset, INT32_MAX)));
+          page.set_limit(limit);
+          page.set_start_index(static_cast<int32_t>(std::min(offset, total)));
+          page.set_end_index(static_cast<int32_t>(std::min(offset, total) + out.experiments_size()));
+          page.set_total(static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX)));
           return out;
         });
       },

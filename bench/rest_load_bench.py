@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The REST API under many connections: `wrk` with 200 connections for 10 s on
-GET /api/v1/experiments (default page, 1,000 experiments stored) and on
-GET /api/v1/experiments/N, against a master with no agents (so nothing else runs).
+GET /api/v1/experiments (default page, 1,000 experiments stored), GET /api/v1/experiments/N,
+GET /api/v1/trials/N/metrics (a finished trial's 200 training and 4 validation reports) and
+GET /api/v1/agents. One agent runs that trial and is then stopped, so nothing runs while wrk does
+and the stored experiments stay queued.
 Reported for each route: requests/s, p50 and p99 latency, timeouts and other socket
 errors, and non-2xx answers. The same script against another build
 (`--bin-dir`) gives the figures to compare a gateway with.
@@ -39,6 +41,14 @@ def store_experiments(c, count):
         assert reply.status == 200, payload
         last = int(json.loads(payload)["experiment"]["id"])
     return last
+
+
+def finished_trial(c):
+    """The id of a trial that ran to the end on the agent, with its metrics stored."""
+    exp = c.submit(simulated_config("measured", 2000, seconds_per_batch=0.0005, scheduling_unit=10,
+                                    validation_period=500, checkpoint_period=1000))
+    c.wait_experiment(exp, ("STATE_COMPLETED",), timeout=600)
+    return c.first_trial(exp)
 
 
 def milliseconds(text):
@@ -81,10 +91,13 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--bin-dir", help="the det-node to measure (default: this build's)")
     args = ap.parse_args()
-    c = Cluster(agents=0, bin_dir=args.bin_dir).start()
+    c = Cluster(agents=1, bin_dir=args.bin_dir).start()
     try:
+        trial = finished_trial(c)
+        c.stop_process(c.agents[0])
         last = store_experiments(c, args.experiments)
-        for path in ("/api/v1/experiments", f"/api/v1/experiments/{last}"):
+        for path in ("/api/v1/experiments", f"/api/v1/experiments/{last}", f"/api/v1/trials/{trial}/metrics",
+                     "/api/v1/agents"):
             settle(c)
             f = load(c, path, args.connections, args.seconds)
             print(f"GET {path}: requests_per_s={f['requests_per_s']:.0f} p50_ms={f['p50_ms']:.1f} "

@@ -28,6 +28,7 @@
 #include "runtime/event_stream_routes.hpp"
 #include "runtime/metric_series_routes.hpp"
 #include "runtime/project_routes.hpp"
+#include "runtime/read_coalescer.hpp"
 #include "runtime/prometheus_routes.hpp"
 #include "runtime/task_routes.hpp"
 #include "runtime/webui_routes.hpp"
@@ -41,9 +42,10 @@ namespace {
 constexpr std::size_t max_model_definition_bytes = std::size_t{96} << 20;
 
 // Default pages: bounded, and large enough that the CLI and tests read whole runs in one.
-constexpr int32_t default_experiment_page = 1000;
-constexpr int32_t default_metric_page = 100000;
-constexpr int32_t default_log_page = 1000;
+// Pages: Determined's default of 100 experiments; any list answer is bounded by its maximum.
+constexpr int32_t default_experiment_page = 100;
+constexpr int32_t max_experiment_page = 1000;
+constexpr int32_t metric_page = 100000;
 
 } // namespace
 
@@ -61,6 +63,7 @@ struct http_gateway::impl {
   event_stream_routes streams;
   prometheus_routes prometheus;
   webui_routes webui;
+  read_coalescer coalescer;
   http_router server;  // the routes, before the HTTP server that answers with them exists
   std::unique_ptr<http_server> http;
 
@@ -97,6 +100,13 @@ struct http_gateway::impl {
   http_handler reader(http_handler handler) {
     return signed_in([handler = std::move(handler)](const http_request& req, http_response& res,
                                                     const principal&) { handler(req, res); });
+  }
+  /// As reader(), with identical GETs that arrive together answered by one read: a reader's
+  /// answer is the same for every user, so the key is the path with its query.
+  http_handler shared_reader(http_handler handler) {
+    return reader([this, handler = std::move(handler)](const http_request& req, http_response& res) {
+      coalescer.answer(req.target, res, [&](http_response& shared) { handler(req, shared); });
+    });
   }
   /// As signed_in(), for admins only: `action` names what needs one in the 403's sentence.
   http_handler admin_only(std::string action, http_handler handler) {
@@ -710,15 +720,15 @@ struct http_gateway::impl {
                                                          const principal& who) { create_experiment(req, res, who); }));
     server.Post("/api/v1/preview-hp-search",
                 reader([this](const http_request& req, http_response& res) { preview_search(req, res); }));
-    server.Get("/api/v1/experiments", reader([this](const http_request& req, http_response& res) {
-      auto p = page_of(req, res, "offset", default_experiment_page);
+    server.Get("/api/v1/experiments", shared_reader([this](const http_request& req, http_response& res) {
+      auto p = page_of(req, res, "offset", default_experiment_page, max_experiment_page);
       if (!p)
         return;
       if (auto filter = experiment_filter(req, res))
         ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit, std::move(*filter));
     }));
     server.Get(R"(/api/v1/experiments/(\d+))",
-               reader([this](const http_request& req, http_response& res) {
+               shared_reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  ask_found<pb::GetExperimentResponse>(
                      res, [](auto& r) { return r.experiment().id() != 0; },
@@ -774,24 +784,24 @@ struct http_gateway::impl {
       self->request(handles.collector, route_timeout, remove_atom::value, experiment_id{*parse_id(req.matches[1])})
           .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
     }));
-    server.Get(R"(/api/v1/trials/(\d+))", reader([this](const http_request& req, http_response& res) {
+    server.Get(R"(/api/v1/trials/(\d+))", shared_reader([this](const http_request& req, http_response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);
       ask_found<pb::GetTrialResponse>(
           res, [](auto& r) { return r.trial().id() != 0; }, "trial " + req.matches[1].str() + " not found",
           handles.reader, get_atom::value, trial_id{id});
     }));
     server.Get(R"(/api/v1/trials/(\d+)/metrics)",
-               reader([this](const http_request& req, http_response& res) {
+               shared_reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
-                 if (auto p = page_of(req, res, "offset", default_metric_page))
+                 if (auto p = page_of(req, res, "offset", metric_page, metric_page))
                    ask<pb::GetTrialMetricsResponse>(res, handles.reader, metrics_atom::value, trial_id{id}, group,
                                                     p->start, p->limit);
                }));
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
                reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 if (auto p = page_of(req, res, "after_id", default_log_page))
+                 if (auto p = page_of(req, res, "after_id", default_log_page, max_log_page))
                    ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, p->start, p->limit);
                }));
     server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
@@ -819,7 +829,7 @@ struct http_gateway::impl {
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
                reader([this](const http_request& req, http_response& res) { checkpoint_file(req, res); }));
     core_api_routes();
-    server.Get("/api/v1/agents", reader([this](const http_request&, http_response& res) {
+    server.Get("/api/v1/agents", shared_reader([this](const http_request&, http_response& res) {
       ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
     }));
   }

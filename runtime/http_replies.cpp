@@ -49,7 +49,7 @@ int status_of(const caf::error& e) {
 }
 
 std::optional<page> page_of(const http_request& req, http_response& res, const char* start_name,
-                            int32_t default_limit) {
+                            int32_t default_limit, int32_t max_limit) {
   auto refuse = [&](const char* name, const std::string& text, int min) -> std::optional<page> {
     reply_error(res, 400, std::string{"query parameter "} + name + " must be a whole number of at least " +
                               std::to_string(min) + ", not \"" + text + "\"");
@@ -68,6 +68,11 @@ std::optional<page> page_of(const http_request& req, http_response& res, const c
     auto limit = parse_int<int32_t>(text);
     if (!limit || *limit < 1)
       return refuse("limit", text, 1);
+    if (*limit > max_limit) {
+      reply_error(res, 400, "query parameter limit may be at most " + std::to_string(max_limit) + ", not " + text +
+                                ": ask for the rest with further pages");
+      return std::nullopt;
+    }
     p.limit = *limit;
   }
   return p;

@@ -19,7 +19,6 @@ namespace det::runtime {
 namespace {
 
 constexpr std::size_t max_context_bytes = std::size_t{96} << 20;
-constexpr int32_t default_log_page = 1000;
 // A task's id, as the routes' patterns match it.
 constexpr const char* uuid_pattern = "([0-9a-f-]{36})";
 
@@ -253,7 +252,7 @@ void task_routes::add_to(http_router& server) {
              }));
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern + "/logs",
              signed_in([this](const http_request& req, http_response& res, const principal&) {
-               if (auto p = page_of(req, res, "after_id", default_log_page))
+               if (auto p = page_of(req, res, "after_id", default_log_page, max_log_page))
                  ask_actor(sys, res, handles.reader, [&](pb::TaskLogsResponse& out) { reply_json(res, out); },
                            logs_atom::value, req.matches[1].str(), p->start, p->limit);
              }));

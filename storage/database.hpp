@@ -75,10 +75,12 @@ class database {
   /// Rows that are not to be paged: every one.
   static constexpr int32_t all_rows = INT32_MAX;
 
-  /// With num_trials, those `filter` lets through in its order (by id unless it says otherwise);
+  /// With num_trials and without their configs, those `filter` lets through in its order (by id unless it says otherwise);
   /// the page of at most `limit` after the first `offset`.
   std::vector<pb::Experiment> list_experiments(int64_t offset = 0, int32_t limit = all_rows,
                                                const pb::ExperimentFilter& filter = {});
+  /// How many experiments `filter` lets through (a list's total, for paging).
+  int64_t count_experiments(const pb::ExperimentFilter& filter);
   /// What people write about an experiment: each field `change` sets. Throws if there is no such experiment.
   void annotate_experiment(int64_t id, const pb::PatchExperimentRequest& change);
   /// Adds `label` unless it has it; removes it if it has it.

@@ -8,8 +8,13 @@ namespace det::storage {
 
 namespace {
 
-const std::string experiment_select =
-    "SELECT e.id, e.name, e.description, e.state, e.config, " + micros_of("e.start_time") + ", " +
+// A list leaves each experiment's config out (it is most of a row's bytes; GET .../experiments/N
+// has it), as Determined's lists do.
+enum class config_column { included, left_out };
+
+std::string experiment_select_with(config_column config) {
+  return "SELECT e.id, e.name, e.description, e.state, " +
+         std::string{config == config_column::included ? "e.config" : "''"} + ", " + micros_of("e.start_time") + ", " +
     micros_of("e.end_time") +
     ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
     "e.max_slots, e.owner_id, u.username, e.labels, e.notes, e.archived, COALESCE(e.parent_id, 0), e.project_id, "
@@ -21,6 +26,9 @@ const std::string experiment_select =
     "NULLIF(sum(t.target_batches), 0), 0) AS progress, CASE WHEN e.smaller_is_better "
     "THEN min((t.latest_validation ->> e.metric)::float8) ELSE max((t.latest_validation ->> e.metric)::float8) END "
     "AS best FROM trials t WHERE t.experiment_id = e.id) s ON true ";
+}
+
+const std::string experiment_select = experiment_select_with(config_column::included);
 
 pb::Experiment experiment_from(const pqxx::row& row) {
   pb::Experiment experiment;
@@ -111,19 +119,42 @@ std::string states_text(const pb::ExperimentFilter& filter) {
 
 }  // namespace
 
+namespace {
+
+// The WHERE clause of a filter, its values in $1 to $5 in the order run_filtered passes them.
+const std::string filter_where =
+    "WHERE ($1 = '' OR u.username = $1) AND ($2 = '' OR $2 = ANY(e.labels)) "
+    "AND ($3 = '' OR e.state = ANY(string_to_array($3, ','))) "
+    "AND ($4 = 2 OR e.archived = ($4 = 1)) AND ($5::bigint = 0 OR e.project_id = $5::bigint) ";
+
+/// Runs `query` with `filter_where`'s values, then `more`.
+template <class... More>
+auto run_filtered(pqxx::transaction_base& tx, const std::string& query, const pb::ExperimentFilter& filter,
+                   More... more) {
+  return tx.exec_params(query, filter.user(), filter.label(), states_text(filter), static_cast<int>(filter.archived()),
+                        filter.project_id(), more...);
+}
+
+}  // namespace
+
 std::vector<pb::Experiment> database::list_experiments(int64_t offset, int32_t limit, const pb::ExperimentFilter& filter) {
   return describing_failure("list the experiments", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::Experiment> experiments;
-    for (const auto& row : tx.exec_params(experiment_select +
-                                              "WHERE ($3 = '' OR u.username = $3) AND ($4 = '' OR $4 = ANY(e.labels)) "
-                                              "AND ($5 = '' OR e.state = ANY(string_to_array($5, ','))) "
-                                              "AND ($6 = 2 OR e.archived = ($6 = 1)) AND ($7::bigint = 0 OR e.project_id = $7::bigint) " + order_of(filter) +
-                                              " OFFSET $1 LIMIT $2",
-                                          offset, limit, filter.user(), filter.label(), states_text(filter),
-                                          static_cast<int>(filter.archived()), filter.project_id()))
+    static const std::string listed = experiment_select_with(config_column::left_out);
+    for (const auto& row : run_filtered(tx, listed + filter_where + order_of(filter) + " OFFSET $6 LIMIT $7", filter,
+                                         offset, limit))
       experiments.push_back(experiment_from(row));
     return experiments;
+  });
+}
+
+int64_t database::count_experiments(const pb::ExperimentFilter& filter) {
+  return describing_failure("count the experiments", [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    return run_filtered(tx, "SELECT count(*) FROM experiments e JOIN users u ON u.id = e.owner_id " + filter_where,
+                         filter)[0][0]
+        .as<int64_t>();
   });
 }
 

@@ -77,8 +77,16 @@ class CollaborationTest(unittest.TestCase):
         self.assertEqual(self.ids("--limit", "2"), everyone[:2])
         self.assertEqual(self.ids("--limit", "2", "--offset", "2"), everyone[2:4])
         self.assertEqual(self.ids("--sort-by", "name", "--limit", "1"), [self.bobs])  # "bobs" < "long run" < "short"
+        # A page says where it sits in the whole list; its rows leave the config to GET .../N.
+        page = c.get("/api/v1/experiments?offset=1&limit=1")
+        self.assertEqual(page["pagination"], {"offset": 1, "limit": 1, "start_index": 1, "end_index": 2,
+                                              "total": len(everyone)})
+        self.assertEqual(page["experiments"][0]["config"], "")
+        self.assertIn("searcher", c.experiment(everyone[1])["experiment"]["config"])
+        self.assertEqual(c.get("/api/v1/experiments?state=STATE_COMPLETED")["pagination"]["total"], 1)
         for query, sentence in (("state=RUNNING_FAST", "query parameter state"), ("archived=maybe", "query parameter archived"),
-                                ("sort_by=size", "query parameter sort_by"), ("order_by=up", "query parameter order_by")):
+                                ("sort_by=size", "query parameter sort_by"), ("order_by=up", "query parameter order_by"),
+                                ("limit=1001", "query parameter limit may be at most 1000")):
             with self.assertRaises(urllib.error.HTTPError) as caught:
                 c.get("/api/v1/experiments?" + query)
             self.assertEqual(caught.exception.code, 400)
