@@ -6,17 +6,28 @@
 namespace det::searcher {
 
 size_t rung::insert(int64_t request_id, double metric) {
-  auto at = std::lower_bound(metrics.begin(), metrics.end(), metric,
-                             [](const auto& entry, double value) { return entry.second < value; });
-  auto index = static_cast<size_t>(at - metrics.begin());
-  metrics.insert(at, {request_id, metric});
-  return index;
+  const key at{metric, --next_order_};
+  ranked_.insert({at, request_id});
+  return ranked_.order_of_key(at);
 }
 
 void rung::remove(int64_t request_id) {
-  auto it = std::find_if(metrics.begin(), metrics.end(),
-                         [&](const auto& entry) { return entry.first == request_id; });
-  if (it != metrics.end()) metrics.erase(it);
+  for (auto it = ranked_.begin(); it != ranked_.end(); ++it)
+    if (it->second == request_id) {
+      ranked_.erase(it);
+      return;
+    }
+}
+
+void rung::for_each(const std::function<void(int64_t, double)>& f) const {
+  for (const auto& [at, request_id] : ranked_) f(request_id, at.first);
+}
+
+void rung::assign(const std::vector<std::pair<int64_t, double>>& entries) {
+  ranked_.clear();
+  const auto n = static_cast<int64_t>(entries.size());
+  for (int64_t i = 0; i < n; ++i) ranked_.insert({key{entries[i].second, i - n}, entries[i].first});
+  next_order_ = -n;
 }
 
 std::vector<rung> make_rungs(int64_t num_rungs, double divisor, int64_t max_length) {
@@ -25,7 +36,7 @@ std::vector<rung> make_rungs(int64_t num_rungs, double divisor, int64_t max_leng
   for (int64_t i = 0; i < num_rungs; ++i) {
     double downsampling = std::pow(divisor, static_cast<double>(num_rungs - i - 1));
     auto units = static_cast<int64_t>(static_cast<double>(max_length) / downsampling);
-    rungs.push_back(rung{std::max<int64_t>(units, 1), {}});
+    rungs.emplace_back(std::max<int64_t>(units, 1));
   }
   return rungs;
 }

@@ -59,7 +59,7 @@ std::vector<action> asha_stopping_search::validation_completed(int64_t request_i
     auto index = current.insert(request_id, ranked);
     bool top = r + 1 == rungs_.size();
     auto keep = std::max<int64_t>(
-        static_cast<int64_t>(static_cast<double>(current.metrics.size()) / settings_.divisor), 1);
+        static_cast<int64_t>(static_cast<double>(current.size()) / settings_.divisor), 1);
     if (top || static_cast<int64_t>(index) >= keep) {
       trial.done = true;
       std::vector<action> actions{stop_action{request_id, !top}};
@@ -94,7 +94,7 @@ std::vector<action> asha_stopping_search::trial_exited_early(int64_t request_id,
 
 double asha_stopping_search::progress() const {
   if (rungs_.empty()) return 0.0;
-  return asha_progress(rungs_.front().metrics.size(), settings_.max_trials, completed_ - invalid_);
+  return asha_progress(rungs_.front().size(), settings_.max_trials, completed_ - invalid_);
 }
 
 int64_t asha_stopping_search::rung_of(int64_t request_id) const {
@@ -121,11 +121,11 @@ void asha_stopping_search::restore(const pb::SearcherSnapshot& snapshot) {
 void asha_stopping_search::snapshot_state(pb::AshaState& state) const {
   for (const auto& r : rungs_) {
     auto& rung = *state.add_rungs();
-    for (const auto& [id, metric] : r.metrics) {
+    r.for_each([&rung](int64_t id, double metric) {
       auto& entry = *rung.add_metrics();
       entry.set_request_id(id);
       entry.set_metric(metric);
-    }
+    });
   }
   std::map<int64_t, trial_state> trials(trial_states_.begin(), trial_states_.end());
   for (const auto& [id, trial] : trials) {
@@ -154,9 +154,10 @@ void asha_stopping_search::restore_state(const pb::AshaState& state) {
     trials[entry.request_id()] = trial_state{static_cast<size_t>(entry.rung()), entry.done()};
   }
   for (size_t r = 0; r < rungs_.size(); ++r) {
-    rungs_[r].metrics.clear();
+    std::vector<std::pair<int64_t, double>> entries;
     for (const auto& entry : state.rungs(static_cast<int>(r)).metrics())
-      rungs_[r].metrics.emplace_back(entry.request_id(), entry.metric());
+      entries.emplace_back(entry.request_id(), entry.metric());
+    rungs_[r].assign(entries);
   }
   trial_states_ = std::move(trials);
   requested_ = state.requested();

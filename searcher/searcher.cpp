@@ -3,6 +3,7 @@
 #include "messages/searcher.pb.h"
 #include "searcher/custom_search.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -84,11 +85,12 @@ double searcher::progress() const {
 
 namespace {
 
-void write_ids(const std::set<int64_t>& ids, google::protobuf::RepeatedField<int64_t>& into) {
-  for (auto id : ids) into.Add(id);
+void write_ids(const std::unordered_set<int64_t>& ids, google::protobuf::RepeatedField<int64_t>& into) {
+  into.Add(ids.begin(), ids.end());
+  std::sort(into.begin(), into.end());  // the same search gives the same bytes
 }
 
-std::set<int64_t> read_ids(const google::protobuf::RepeatedField<int64_t>& ids) {
+std::unordered_set<int64_t> read_ids(const google::protobuf::RepeatedField<int64_t>& ids) {
   return {ids.begin(), ids.end()};
 }
 

@@ -35,8 +35,14 @@ std::vector<int64_t> units_of(const std::vector<searcher::rung>& rungs) {
 
 std::vector<int64_t> ids_in(const searcher::rung& r) {
   std::vector<int64_t> ids;
-  for (const auto& [id, metric] : r.metrics) ids.push_back(id);
+  r.for_each([&ids](int64_t id, double) { ids.push_back(id); });
   return ids;
+}
+
+std::vector<double> metrics_in(const searcher::rung& r) {
+  std::vector<double> metrics;
+  r.for_each([&metrics](int64_t, double metric) { metrics.push_back(metric); });
+  return metrics;
 }
 
 struct trial_run {
@@ -148,8 +154,10 @@ TEST_CASE("rung i of n needs max_length over divisor^(n-i-1), rounded down (Test
 TEST_CASE("a metric goes before every equal one already in the rung (TestInsertCompletedMetric)") {
   auto rung_of = [](std::vector<double> metrics) {
     searcher::rung r;
+    std::vector<std::pair<int64_t, double>> entries;
     int64_t id = 100;
-    for (auto m : metrics) r.metrics.push_back({id++, m});
+    for (auto m : metrics) entries.emplace_back(id++, m);
+    r.assign(entries);
     return r;
   };
   auto a = rung_of({0.0, 1.5, 2.1});
@@ -204,7 +212,7 @@ TEST_CASE("a report ranks a trial in each rung it reached, and outside the top 1
     CHECK(method->rung_of(2) == 0);
     // Reports after the stop change nothing.
     CHECK(s.validation_completed(2, 0.1, 9).empty());
-    CHECK(method->rungs()[2].metrics.empty());
+    CHECK(method->rungs()[2].size() == 0);
   }
 }
 
@@ -285,7 +293,7 @@ TEST_CASE("async_halving replaces trials with invalid hyperparameters and ranks 
   s.trial_created(4);
   CHECK(s.trial_exited_early(4, searcher::exit_reason::errored).empty());
   CHECK(ids_in(method->rungs()[0]) == std::vector<int64_t>{1, 3, 4});
-  CHECK(method->rungs()[0].metrics.back().second == searcher::exited_trial_metric);
+  CHECK(metrics_in(method->rungs()[0]).back() == searcher::exited_trial_metric);
   CHECK(s.trial_exited(4).empty());
   CHECK(s.trial_exited(3).empty());
   CHECK_FALSE(s.shut_down());
