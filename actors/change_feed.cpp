@@ -23,7 +23,7 @@ void change_feed::push(change c) {
   if (changes_.size() > capacity_) changes_.pop_front();
 }
 
-void change_feed::publish_metrics(std::vector<pb::MetricReport>&& reports) {
+void change_feed::publish_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& r : reports) {
     change c;

@@ -40,7 +40,7 @@ class change_feed {
   /// Names this feed among the master's runs: cursors of another run mean nothing here.
   const std::string& generation() const { return generation_; }
 
-  void publish_metrics(std::vector<pb::MetricReport>&& reports);
+  void publish_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports);
   void publish(change_kind kind, int64_t id, int64_t experiment_id = 0);
 
   /// The seq of the newest change (0 before any).

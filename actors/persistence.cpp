@@ -1,13 +1,16 @@
 // The persistence writer: the only code that writes to PostgreSQL but for checkpoint deletion. Metric and
 // log rows are buffered and written with COPY, either when a buffer is full
 // or soon after its first row: as soon as the mailbox holds nothing older when a
-// metric batch waits for its acknowledgement (batches that arrive during a commit
-// share the next one), 100 ms for logs alone. A metric batch is acknowledged only
-// once its rows are committed.
+// metric batch waits for its acknowledgement, 100 ms for logs alone. A metric batch is
+// acknowledged only once its rows are committed.
+// Metrics are committed by a metric writer on a connection of its own, one transaction at a time:
+// while it commits, the batches that arrive fill the next one (a pipeline of two), and the
+// writer's other work (trials, checkpoints, snapshots) does not wait for a metric commit.
 // Reads are persistence_reader.cpp's, on connections of their own, and checkpoint deletion is
 // checkpoint_collector.cpp's: neither ever waits in this mailbox ahead of a commit.
 
 #include <chrono>
+#include <utility>
 #include <set>
 #include <iostream>
 #include <map>
@@ -33,11 +36,29 @@ struct metric_ack {
   int64_t reports;
 };
 
+/// Commits metric batches on its own connection: answers with the batch once it is committed.
+using metric_writer_actor = caf::typed_actor<caf::replies_to<pb::MetricBatch>::with<pb::MetricBatch>>;
+
+metric_writer_actor::behavior_type metric_writer_impl(metric_writer_actor::pointer,
+                                                      std::shared_ptr<storage::database> db) {
+  return {
+      [db](pb::MetricBatch& batch) -> caf::result<pb::MetricBatch> {
+        return answer_with(attempt_storage("the metrics were not stored", [&] {
+          db->write_metrics(batch.reports());
+          return std::move(batch);
+        }));
+      },
+  };
+}
+
 struct persistence_state {
   static inline const char* name = "persistence";
   std::shared_ptr<storage::database> db;
-  std::vector<pb::MetricReport> metrics;
+  caf::actor_system* system = nullptr;
+  metric_writer_actor metric_writer;
+  pb::MetricBatch metrics;       // buffered, for the next commit
   std::vector<metric_ack> acks;  // the batches in `metrics`, answered once committed
+  bool metric_commit_in_flight = false;
   std::shared_ptr<change_feed> feed;  // where committed changes go, for pages that show them live
   std::vector<pb::LogEntry> logs;
   // Only the latest searcher snapshot of each experiment matters: an experiment
@@ -72,31 +93,47 @@ struct persistence_state {
     return answer_with(std::move(x));
   }
 
-  void flush() {
-    const auto began = std::chrono::steady_clock::now();
-    const bool writes_rows = !metrics.empty() || !logs.empty();
-    if (!metrics.empty()) {
-      std::string failure;
-      try {
-        db->write_metrics(metrics);
-        metric_reports_written += static_cast<int64_t>(metrics.size());
-        observability::measurements().metric_reports_ingested.add(metrics.size());
-      } catch (const std::exception& e) {
-        ++failures;
-        failure = e.what();
-        std::cerr << "persistence: writing metrics failed: " << failure << std::endl;
-      }
-      for (auto& ack : acks) {
-        if (failure.empty())
-          ack.promise.deliver(ack.reports);
-        else
-          ack.promise.deliver(make_error(errc::storage_failed, "the metrics were not stored: " + failure));
-      }
-      acks.clear();
-      if (failure.empty()) feed->publish_metrics(std::move(metrics));
-      metrics.clear();
+  /// The end of a metric commit: its batches are acknowledged (or told why not), and its rows go
+  /// to the feed.
+  void metrics_committed(std::vector<metric_ack>& committed, caf::expected<pb::MetricBatch> written,
+                         std::chrono::steady_clock::time_point began) {
+    if (written) {
+      metric_reports_written += written->reports_size();
+      observability::measurements().metric_reports_ingested.add(written->reports_size());
+      observability::measurements().commit_seconds.observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    } else {
+      ++failures;
+      std::cerr << "persistence: " << system->render(written.error()) << std::endl;
     }
+    for (auto& ack : committed) {
+      if (written)
+        ack.promise.deliver(ack.reports);
+      else
+        ack.promise.deliver(written.error());
+    }
+    if (written) feed->publish_metrics(std::move(*written->mutable_reports()));
+  }
+
+  /// Commits the buffered metrics and waits for it, and so for any commit under way before it.
+  void commit_metrics_now() {
+    if (metrics.reports().empty() && !metric_commit_in_flight)
+      return;
+    auto committed = std::move(acks);
+    acks.clear();
+    const auto began = std::chrono::steady_clock::now();
+    caf::expected<pb::MetricBatch> written{pb::MetricBatch{}};
+    caf::scoped_actor waiter{*system};
+    waiter->request(metric_writer, caf::infinite, std::exchange(metrics, pb::MetricBatch{}))
+        .receive([&](pb::MetricBatch& batch) { written = std::move(batch); },
+                 [&](caf::error& e) { written = std::move(e); });
+    metrics_committed(committed, std::move(written), began);
+  }
+
+  /// Writes the buffered log lines and searcher snapshots.
+  void write_logs_and_snapshots() {
     if (!logs.empty()) {
+      const auto began = std::chrono::steady_clock::now();
       guarded("writing logs", [&] {
         db->write_logs(logs);
         std::set<int64_t> trials_with_lines;
@@ -107,10 +144,9 @@ struct persistence_state {
       });
       log_lines_written += static_cast<int64_t>(logs.size());
       logs.clear();
-    }
-    if (writes_rows)
       observability::measurements().commit_seconds.observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    }
     // After the trial rows, which are written as they arrive: a snapshot never
     // names a trial whose row is missing.
     for (auto& [id, bytes] : snapshots)
@@ -118,20 +154,49 @@ struct persistence_state {
     snapshots.clear();
   }
 
-  // CAF destroys the state when the actor exits (before attached functors
-  // run), so the last rows are written here.
+  /// Writes what is buffered, committed before it returns (metrics included).
+  void flush() {
+    commit_metrics_now();
+    write_logs_and_snapshots();
+  }
+
+  // CAF destroys the state when the actor exits (before attached functors run), so the last rows
+  // are written here, the metrics on this actor's own connection: the metric writer may be gone.
   ~persistence_state() {
-    if (db)
-      flush();
+    if (!db)
+      return;
+    guarded("writing metrics", [&] { db->write_metrics(metrics.reports()); });
+    write_logs_and_snapshots();
   }
 };
 
 using self_ptr = persistence_actor::stateful_pointer<persistence_state>;
 
+/// Hands the buffered metrics to the metric writer unless a commit is under way; the end of
+/// that one hands over what arrived meanwhile.
+void commit_metrics(self_ptr self) {
+  auto& st = self->state;
+  if (st.metric_commit_in_flight || st.metrics.reports().empty())
+    return;
+  st.metric_commit_in_flight = true;
+  auto committed = std::make_shared<std::vector<metric_ack>>(std::move(st.acks));
+  st.acks.clear();
+  const auto began = std::chrono::steady_clock::now();
+  auto done = [self, committed, began](caf::expected<pb::MetricBatch> written) {
+    self->state.metric_commit_in_flight = false;
+    self->state.metrics_committed(*committed, std::move(written), began);
+    commit_metrics(self);
+  };
+  self->request(self->state.metric_writer, caf::infinite, std::exchange(st.metrics, pb::MetricBatch{}))
+      .then([done](pb::MetricBatch& batch) { done(std::move(batch)); }, [done](caf::error& e) { done(std::move(e)); });
+}
+
 void schedule_flush(self_ptr self) {
   auto& st = self->state;
-  if (st.metrics.size() + st.logs.size() >= flush_threshold) {
-    st.flush();
+  if (st.logs.size() >= flush_threshold)
+    st.write_logs_and_snapshots();
+  if (static_cast<std::size_t>(st.metrics.reports_size()) >= flush_threshold) {
+    commit_metrics(self);
     return;
   }
   if (!st.acks.empty() && !st.ack_tick_scheduled) {
@@ -144,8 +209,12 @@ void schedule_flush(self_ptr self) {
 }
 
 persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr<storage::database> db,
+                                                  std::shared_ptr<storage::database> metric_db,
                                                   std::shared_ptr<change_feed> feed) {
   self->state.db = std::move(db);
+  self->state.system = &self->system();
+  // Detached (it blocks on its connection) and linked: it ends with this actor.
+  self->state.metric_writer = self->spawn<caf::detached + caf::linked>(metric_writer_impl, std::move(metric_db));
   self->state.feed = std::move(feed);
   // Each change is published once stored, so that a page that reloads on it reads it.
   auto changed = [self](change_kind kind, int64_t id, int64_t experiment = 0) {
@@ -243,8 +312,15 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
           rp.deliver(n);
           return rp;
         }
-        for (auto& r : *batch.mutable_reports())
-          self->state.metrics.push_back(std::move(r));
+        // The reports change hands as pointers: no copy, no allocation per report.
+        auto& buffered = *self->state.metrics.mutable_reports();
+        if (buffered.empty()) {
+          buffered.Swap(batch.mutable_reports());
+        } else {
+          std::vector<pb::MetricReport*> taken(static_cast<std::size_t>(n));
+          batch.mutable_reports()->ExtractSubrange(0, static_cast<int>(n), taken.data());
+          for (auto* r : taken) buffered.AddAllocated(r);
+        }
         self->state.acks.push_back({rp, n});
         schedule_flush(self);
         return rp;
@@ -259,10 +335,11 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         return self->state.metric_reports_written;
       },
       [=](tick_atom) {
-        // Either tick flushes everything; the other then finds little or nothing to do.
+        // Either tick writes everything; the other then finds little or nothing to do.
         self->state.tick_scheduled = false;
         self->state.ack_tick_scheduled = false;
-        self->state.flush();
+        commit_metrics(self);
+        self->state.write_logs_and_snapshots();
       },
       [=](pb::Checkpoint& c) -> bool {
         bool ok = false;
@@ -276,7 +353,8 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
         return state_text{self}
-            .add("buffered metric reports", st.metrics.size())
+            .add("buffered metric reports", st.metrics.reports_size())
+            .add("metric commit under way", st.metric_commit_in_flight ? "yes" : "no")
             .add("buffered log lines", st.logs.size())
             .add("buffered searcher snapshots", st.snapshots.size())
             .add("metric reports written", st.metric_reports_written)
@@ -290,8 +368,8 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
 } // namespace
 
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
-                                    std::shared_ptr<change_feed> feed) {
-  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(feed));
+                                    std::shared_ptr<storage::database> metric_db, std::shared_ptr<change_feed> feed) {
+  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(metric_db), std::move(feed));
 }
 
 } // namespace det

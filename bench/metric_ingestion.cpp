@@ -37,9 +37,10 @@ double seconds_since(clock_type::time_point start) {
 
 // Rows per second through the persistence actor: every batch is acknowledged
 // (as a worker's are), then a flush makes the tail durable.
-double through_actor(caf::actor_system& sys, std::shared_ptr<det::storage::database> db,
+double through_actor(caf::actor_system& sys, std::shared_ptr<det::storage::database> db, const std::string& db_url,
                      int64_t trial, int64_t rows, int64_t batch_size, int64_t reporters) {
-  auto persistence = det::spawn_persistence(sys, db, std::make_shared<det::change_feed>());
+  auto persistence = det::spawn_persistence(sys, db, std::make_shared<det::storage::database>(db_url),
+                                            std::make_shared<det::change_feed>());
   caf::scoped_actor self{sys};
   using handle = decltype(self->request(persistence, std::chrono::seconds(60), det::pb::MetricBatch{}));
   std::deque<handle> in_flight;
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
     double raw_best = 0, actor_best = 0;
     for (int round = 0; round < 3; ++round) {
       double raw = raw_copy(*db, trial, rows);
-      double actor = through_actor(sys, db, trial, rows, batch_size, reporters);
+      double actor = through_actor(sys, db, db_url, trial, rows, batch_size, reporters);
       std::printf("round %d: raw COPY %.0f rows/s, persistence actor %.0f rows/s\n", round + 1, raw,
                   actor);
       raw_best = std::max(raw_best, raw);

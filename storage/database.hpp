@@ -61,7 +61,7 @@ class database {
 
   /// One COPY of all reports, then one UPDATE per distinct trial: latest_training / latest_validation become the
   /// last report of that group in the batch, total_batches the largest seen so far.
-  void write_metrics(const std::vector<pb::MetricReport>&);
+  void write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>&);
   /// One COPY; ids are assigned by the database. An unset time means now.
   void write_logs(const std::vector<pb::LogEntry>&);
 

@@ -118,7 +118,7 @@ void database::update_trial(const pb::Trial& trial) {
 }
 
 
-void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
+void database::write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>& reports) {
   if (reports.empty()) return;
   describing_failure("store " + std::to_string(reports.size()) + " metric reports", [&] {
     struct latest {
@@ -137,10 +137,11 @@ void database::write_metrics(const std::vector<pb::MetricReport>& reports) {
     // or its machine can lose the last fraction of a second of acknowledged metrics.
     tx.exec("SET LOCAL synchronous_commit = off");
     pqxx::stream_to copy{tx, "metrics", metric_columns};
+    sql_time_column time_of;
     for (const auto& report : reports) {
       copy << std::make_tuple(report.trial_id(), report.group(), report.total_batches(), report.total_records(),
                               report.total_epochs(), metrics_to_json(report.metrics()),
-                              sql_time_or_now(report.time()));
+                              time_of(report.time()));
       auto& trial = trials[report.trial_id()];
       if (report.group() == "training") {
         trial.training = &report;

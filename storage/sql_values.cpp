@@ -1,6 +1,7 @@
 #include "storage/sql_values.hpp"
 
 #include <tuple>
+#include <utility>
 
 #include <chrono>
 #include <cstdio>
@@ -15,23 +16,47 @@ pb::State parse_state(const std::string& name) {
   return pb::State_Parse(name, &state) ? state : pb::STATE_UNSPECIFIED;
 }
 
-std::string sql_time_or_now(const google::protobuf::Timestamp& time) {
-  int64_t seconds = time.seconds();
-  int64_t micros = time.nanos() / 1000;
-  if (seconds == 0 && time.nanos() == 0) {
+namespace {
+
+/// The time's seconds and microseconds; now for an unset time.
+std::pair<int64_t, int64_t> seconds_and_micros(const google::protobuf::Timestamp& time) {
+  if (time.seconds() == 0 && time.nanos() == 0) {
     const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    seconds = now / 1000000;
-    micros = now % 1000000;
+    return {now / 1000000, now % 1000000};
   }
+  return {time.seconds(), time.nanos() / 1000};
+}
+
+std::string date_and_time(int64_t seconds) {
   const std::time_t t = seconds;
   std::tm utc{};
   ::gmtime_r(&t, &utc);
   char text[64];
-  const std::size_t date_len = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc);
-  std::snprintf(text + date_len, sizeof text - date_len, ".%06lld+00", static_cast<long long>(micros));
-  return text;
+  return {text, std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc)};
+}
+
+std::string with_micros(const std::string& date, int64_t micros) {
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%06lld+00", static_cast<long long>(micros));
+  return date + fraction;
+}
+
+}  // namespace
+
+std::string sql_time_or_now(const google::protobuf::Timestamp& time) {
+  const auto [seconds, micros] = seconds_and_micros(time);
+  return with_micros(date_and_time(seconds), micros);
+}
+
+std::string sql_time_column::operator()(const google::protobuf::Timestamp& time) {
+  const auto [seconds, micros] = seconds_and_micros(time);
+  if (seconds != seconds_) {
+    date_ = date_and_time(seconds);
+    seconds_ = seconds;
+  }
+  return with_micros(date_, micros);
 }
 
 std::string micros_of(const std::string& column) {

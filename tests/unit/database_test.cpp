@@ -64,6 +64,10 @@ pb::Trial trial_of(int64_t experiment_id, int64_t request_id, pb::State state = 
   return trial;
 }
 
+google::protobuf::RepeatedPtrField<pb::MetricReport> reports_of(std::initializer_list<pb::MetricReport> reports) {
+  return {reports.begin(), reports.end()};
+}
+
 pb::MetricReport report(int64_t trial_id, const std::string& group, int64_t batches,
                         std::initializer_list<std::pair<const std::string, double>> metrics) {
   pb::MetricReport r;
@@ -205,11 +209,11 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
 
-  db.write_metrics({report(a, "training", 20, {{"loss", 0.5}, {"acc", 0.1}}),
+  db.write_metrics(reports_of({report(a, "training", 20, {{"loss", 0.5}, {"acc", 0.1}}),
                     report(a, "training", 10, {{"loss", 0.75}, {"tab\t\"name\"", 1e-300}}),
                     report(b, "training", 5, {{"loss", nan}}),
-                    report(a, "validation", 20, {{"validation_loss", 0.625}, {"big", -inf}})});
-  db.write_metrics({report(a, "training", 30, {{"loss", 0.1 + 0.2}})});
+                    report(a, "validation", 20, {{"validation_loss", 0.625}, {"big", -inf}})}));
+  db.write_metrics(reports_of({report(a, "training", 30, {{"loss", 0.1 + 0.2}})}));
 
   const auto all = db.trial_metrics(a, "");
   REQUIRE(all.size() == 4);
@@ -297,9 +301,9 @@ TEST_CASE("database: every unfinished experiment is restorable, with its snapsho
   const int64_t running = db.insert_trial(trial_of(fresh, 1, pb::STATE_RUNNING));
   const int64_t quiet = db.insert_trial(trial_of(fresh, 2, pb::STATE_QUEUED));
   db.save_snapshot(snapshotted, "bytes");
-  db.write_metrics({report(running, "training", 20, {{"loss", 0.5}}), report(running, "training", 10, {{"loss", 0.7}}),
-                    report(running, "validation", 10, {{"validation_loss", 0.6}})});
-  db.write_metrics({report(running, "training", 15, {{"loss", 0.6}})});  // a resumed run's repeat
+  db.write_metrics(reports_of({report(running, "training", 20, {{"loss", 0.5}}), report(running, "training", 10, {{"loss", 0.7}}),
+                    report(running, "validation", 10, {{"validation_loss", 0.6}})}));
+  db.write_metrics(reports_of({report(running, "training", 15, {{"loss", 0.6}})}));  // a resumed run's repeat
 
   const auto restorable = db.restorable_experiments();
   REQUIRE(restorable.size() == 2);
