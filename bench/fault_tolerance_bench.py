@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
 from cluster import Cluster, simulated_config, wait_for  # noqa: E402
+from rest_load_bench import store_experiments  # noqa: E402
 
 
 def paced_trial(name, batches):
@@ -84,8 +85,7 @@ def master_restart(experiments):
         wait_for(lambda: c.get("/api/v1/job-queues") is not None, 60, "the empty master", interval=0.01)
         empty = time.monotonic() - start
         t = time.monotonic()
-        for i in range(experiments):
-            c.submit(paced_trial(f"queued-{i}", 10), f"q{i % 10}.toml")
+        store_experiments(c, experiments)
         submitted = time.monotonic() - t
         wait_for(lambda: len(c.get("/api/v1/job-queues")["jobs"]) == experiments, 120, "every job queued")
         start = restart_seconds(c)

@@ -179,42 +179,47 @@ std::vector<pb::Trial> database::trials_of(int64_t experiment_id) {
 
 std::vector<database::restorable_experiment> database::restorable_experiments() {
   return describing_failure("read the experiments to restore", [&] {
+    // Five queries for any number of experiments, each row matched to its experiment by id: a
+    // restart with 10,000 unfinished experiments made 50,000 round trips before.
+    const std::string terminal = "('" + state_name(pb::STATE_CANCELED) + "', '" + state_name(pb::STATE_COMPLETED) +
+                                 "', '" + state_name(pb::STATE_ERROR) + "')";
     std::vector<restorable_experiment> out;
-    {
-      pqxx::read_transaction tx{impl_->connection};
-      const std::string terminal = "('" + state_name(pb::STATE_CANCELED) + "', '" +
-                                   state_name(pb::STATE_COMPLETED) + "', '" +
-                                   state_name(pb::STATE_ERROR) + "')";
-      for (const auto& row : tx.exec(experiment_select + "WHERE e.state NOT IN " + terminal + " ORDER BY e.id")) {
-        restorable_experiment r;
-        r.experiment = experiment_from(row);
-        const auto snap = tx.exec_params("SELECT snapshot FROM experiment_snapshots WHERE experiment_id = $1",
-                                         r.experiment.id());
-        if (!snap.empty()) r.snapshot = pqxx::binarystring(snap[0][0]).str();
-        const auto model = tx.exec_params("SELECT archive FROM model_definitions WHERE experiment_id = $1",
-                                          r.experiment.id());
-        if (!model.empty()) r.model_definition = pqxx::binarystring(model[0][0]).str();
-        out.push_back(std::move(r));
-      }
+    std::map<int64_t, std::size_t> index;  // experiment id -> its place in `out`
+    pqxx::read_transaction tx{impl_->connection};
+    for (const auto& row : tx.exec(experiment_select + "WHERE e.state NOT IN " + terminal + " ORDER BY e.id")) {
+      restorable_experiment r;
+      r.experiment = experiment_from(row);
+      index[r.experiment.id()] = out.size();
+      out.push_back(std::move(r));
     }
-    for (auto& r : out) {
-      r.trials = trials_of(r.experiment.id());
-      // What only a restore needs: the tokens (kept from trial reads, which serve the REST API) and
-      // the highest training and validation step each trial stored.
-      pqxx::read_transaction tx{impl_->connection};
-      std::map<int64_t, pb::Trial> extra;  // only the three fields
-      for (const auto& row : tx.exec_params(
-               "SELECT id, allocation_token, stored_training_step, stored_validation_step FROM trials "
-               "WHERE experiment_id = $1",
-               r.experiment.id()))
-      {
-        auto& t = extra[row[0].as<int64_t>()];
-        t.set_allocation_token(row[1].as<std::string>());
-        t.set_stored_training_step(row[2].as<int64_t>());
-        t.set_stored_validation_step(row[3].as<int64_t>());
-      }
+    // The ids just read, as a PostgreSQL array: the later queries read the rows of these only.
+    std::string ids = "{";
+    for (const auto& [id, place] : index) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
+    ids += "}";
+    const auto rows_of = [&](const std::string& query) { return tx.exec_params(query, ids); };
+    auto of = [&](const pqxx::field& experiment_id) -> restorable_experiment& {
+      return out[index.at(experiment_id.as<int64_t>())];
+    };
+    for (const auto& row : rows_of("SELECT experiment_id, snapshot FROM experiment_snapshots "
+                                   "WHERE experiment_id = ANY($1::bigint[])"))
+      of(row[0]).snapshot = pqxx::binarystring(row[1]).str();
+    for (const auto& row : rows_of("SELECT experiment_id, archive FROM model_definitions "
+                                   "WHERE experiment_id = ANY($1::bigint[])"))
+      of(row[0]).model_definition = pqxx::binarystring(row[1]).str();
+    for (const auto& row : rows_of(trial_select + "WHERE experiment_id = ANY($1::bigint[]) ORDER BY experiment_id, id"))
+      of(row[1]).trials.push_back(trial_from(row));
+    // What only a restore needs: the tokens (kept from trial reads, which serve the REST API) and
+    // the highest training and validation step each trial stored.
+    std::map<int64_t, pb::Trial> extra;  // by trial id, only the three fields
+    for (const auto& row : rows_of("SELECT id, allocation_token, stored_training_step, stored_validation_step "
+                                   "FROM trials WHERE experiment_id = ANY($1::bigint[])")) {
+      auto& t = extra[row[0].as<int64_t>()];
+      t.set_allocation_token(row[1].as<std::string>());
+      t.set_stored_training_step(row[2].as<int64_t>());
+      t.set_stored_validation_step(row[3].as<int64_t>());
+    }
+    for (auto& r : out)
       for (auto& t : r.trials) t.MergeFrom(extra[t.id()]);
-    }
     return out;
   });
 }
