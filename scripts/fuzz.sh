@@ -7,7 +7,7 @@
 # leak or sanitizer report ends the run with a non-zero status and leaves its input in build-fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
-TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_task_config fuzz_rest_bodies fuzz_custom_search"
+TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_task_config fuzz_rest_bodies fuzz_custom_search fuzz_model_archive fuzz_checkpoint_metadata fuzz_caf_messages"
 
 build() {
   mkdir -p build-fuzz
@@ -56,8 +56,20 @@ case $target in
       'c 1' 'p{"searcher_operations": [{"trial_operation": {"validate_after": {"request_id": "a", "length": 10}}}], "triggered_by_event": {"id": 2}}' \
       'v 1 0.5 10' 's' 'p{"searcher_operations": [{"close_trial": {"request_id": "a"}}, {"shut_down": {}}], "triggered_by_event": {"id": 3}}' \
       'x 1' >"$corpus/seed-search" ;;
+  fuzz_model_archive)  # each example's directory, as det submit packs it, and gzip-compressed
+    for d in examples/*/; do
+      name=$corpus/seed-$(basename "$d")
+      [ -f "$name.tar" ] || tar -cf "$name.tar" -C "$d" .
+      [ -f "$name.tar.gz" ] || gzip -c "$name.tar" >"$name.tar.gz"
+    done ;;
+  fuzz_checkpoint_metadata)
+    printf '%s\n' '{"uuid": "0b7c2a34-8d0e-4f4e-9a0b-6c1d2e3f4a5b", "format": "det.mlp/1", "batches": 100,' \
+      '"records": 3200, "epochs": 0.5, "files": {"model.pt": 1024}}' >"$corpus/seed-metadata" ;;
+  fuzz_caf_messages) build --target caf_message_seeds && build-fuzz/caf_message_seeds "$corpus" ;;
 esac
 
+# The archive and checkpoint targets write a directory per input: on tmpfs when there is one.
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 cd build-fuzz
 log=$target.log
 status=0
