@@ -11,6 +11,10 @@ namespace det::harness {
 /// std::runtime_error with a sentence if the library cannot be loaded.
 bool run_torch_trial(const training_plan& plan, reporter& out);
 
+/// Loads libdet_torch_trials.so (and so LibTorch) now, ahead of a run: a warm worker's start.
+/// A library that cannot be loaded is left for the run, whose load names why.
+void preload_torch_trials();
+
 /// entrypoint = "plugin:LIBRARY:CLASS": loads the library and trains its DET_TRIAL(CLASS).
 bool run_plugin_trial(const training_plan& plan, reporter& out);
 

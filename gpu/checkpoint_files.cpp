@@ -4,6 +4,7 @@
 
 #include "auth/random_uuid.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -46,6 +47,21 @@ saved_checkpoint checkpoint_writer::commit(const std::string& format, const prog
   return saved;
 }
 
+namespace {
+
+/// A whole number that fits int64_t: nlohmann's get<int64_t> converts any number, and a value
+/// beyond int64_t's range (read as a double, say 1e58) would be undefined behaviour.
+int64_t whole_number(const nlohmann::json& json, const char* key) {
+  const auto& value = json.at(key);
+  if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    throw std::runtime_error(std::string(key) + " is larger than " + std::to_string(INT64_MAX));
+  if (!value.is_number_integer())
+    throw std::runtime_error(std::string(key) + " is not a whole number: " + value.dump());
+  return value.get<int64_t>();
+}
+
+}  // namespace
+
 checkpoint_metadata read_checkpoint(const std::string& dir, const std::string& format) {
   auto path = fs::path(dir) / "metadata.json";
   std::ifstream in(path);
@@ -55,8 +71,8 @@ checkpoint_metadata read_checkpoint(const std::string& dir, const std::string& f
     auto json = nlohmann::json::parse(in);
     metadata.uuid = json.at("uuid").get<std::string>();
     metadata.format = json.at("format").get<std::string>();
-    metadata.at.batches = json.at("batches").get<int64_t>();
-    metadata.at.records = json.at("records").get<int64_t>();
+    metadata.at.batches = whole_number(json, "batches");
+    metadata.at.records = whole_number(json, "records");
     metadata.at.epochs = json.at("epochs").get<double>();
   } catch (const std::exception& e) {
     throw std::runtime_error("Checkpoint " + dir + " is corrupt: its metadata.json cannot be read (" + e.what() +

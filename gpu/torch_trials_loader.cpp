@@ -83,6 +83,14 @@ bool run_torch_trial(const training_plan& plan, reporter& out) {
   return train(find_factory(lib, path, trial), "det." + trial + "/2", plan, out);
 }
 
+void preload_torch_trials() {
+  try {
+    det_library("libdet_torch_trials.so", "LibTorch");
+  } catch (const std::runtime_error&) {
+    // The run that needs it loads it again and says why it cannot.
+  }
+}
+
 std::unique_ptr<collective> connect_nccl(int rank, int size, int device, rendezvous_store& store,
                                          std::chrono::milliseconds connect_timeout,
                                          std::chrono::milliseconds exchange_timeout) {

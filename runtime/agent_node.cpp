@@ -35,6 +35,7 @@
 #include "messages/version.hpp"
 #include "runtime/cgroup_limits.hpp"
 #include "runtime/child_process.hpp"
+#include "runtime/warm_worker_pool.hpp"
 #include "runtime/podman.hpp"
 #include "runtime/notebook_activity.hpp"
 #include "runtime/service_probe.hpp"
@@ -47,6 +48,7 @@ namespace {
 using connect_atom = caf::atom_constant<caf::atom("connect")>;
 using line_atom = caf::atom_constant<caf::atom("line")>;
 using ended_atom = caf::atom_constant<caf::atom("ended")>;
+using warm_atom = caf::atom_constant<caf::atom("warm")>;
 using send_logs_atom = caf::atom_constant<caf::atom("sendlogs")>;
 using force_atom = caf::atom_constant<caf::atom("force")>;
 using give_up_atom = caf::atom_constant<caf::atom("giveup")>;
@@ -62,7 +64,8 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<force_atom, std::string>,
     caf::reacts_to<give_up_atom, int64_t>,
     caf::reacts_to<ready_atom, std::string, int32_t>,  // a task's service answers on that port
-    caf::reacts_to<activity_atom, std::string>>;       // a notebook's kernels are in use
+    caf::reacts_to<activity_atom, std::string>,        // a notebook's kernels are in use
+    caf::reacts_to<warm_atom>>;                        // time to start warm workers again
 
 constexpr auto retry_delay = std::chrono::seconds(1);
 
@@ -74,6 +77,12 @@ constexpr auto kill_grace = std::chrono::seconds(30);
 constexpr int max_log_batch = 1000;
 constexpr auto service_probe_interval = std::chrono::milliseconds(100);
 constexpr auto notebook_activity_interval = std::chrono::seconds(2);
+// A warm worker handed a run is replaced this long after, so that loading its successor does not
+// compete with the run's own start for the CPU.
+constexpr auto warm_refill_delay = std::chrono::seconds(2);
+// Room in a warm worker's command line for its run's (--allocation, --trial, --rank...), which ps
+// and /proc/PID/cmdline then show as a cold worker's.
+constexpr std::size_t warm_title_room = 160;
 
 struct container {
   std::shared_ptr<child_process> process;
@@ -133,6 +142,7 @@ struct agent_process_state {
   // Starts and ready services while it had no endpoint: a master may place work on an agent
   // before the agent has read the master's welcome.
   std::vector<pb::ContainerStarted> unsent_starts;
+  std::unique_ptr<warm_worker_pool> warm;  // workers started ahead of their runs
 
   void kill_all_containers() const {
     for (auto& [id, c] : containers)
@@ -374,14 +384,20 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
                               limits ? limits->parent_path() : "");
     }
     if (limits && image.empty()) request.argv = limits->entering(request.argv);
-    auto proc = child_process::start(
-        std::move(request),
-        [me, alloc, label](const std::string& stream, std::string line) {
-          caf::anon_send(me, line_atom::value, alloc, stream, label + line);
-        },
-        [me, alloc](process::process_exit e) {
-          caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
-        });
+    child_process::line_handler on_line = [me, alloc, label](const std::string& stream, std::string line) {
+      caf::anon_send(me, line_atom::value, alloc, stream, label + line);
+    };
+    child_process::exit_handler on_exit = [me, alloc](process::process_exit e) {
+      caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
+    };
+    std::shared_ptr<child_process> proc;
+    // A trial's worker that needs no limits entered before it starts can be one started ahead:
+    // its arguments after --master and its variables are handed over as a cold start gets them.
+    if (!is_task && !limits) {
+      proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, on_line, on_exit);
+      if (proc) self->delayed_send(self, warm_refill_delay, warm_atom::value);
+    }
+    if (!proc) proc = child_process::start(std::move(request), std::move(on_line), std::move(on_exit));
     auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
                                       {start.slot_ids().begin(), start.slot_ids().end()}, scratch,
                                       std::make_shared<std::atomic<bool>>(false), limits,
@@ -412,7 +428,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
 agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host, uint16_t port,
                                               std::string worker_binary, std::string agent_token,
                                               std::optional<auth::tls_files> tls,
-                                              std::map<std::string, std::string> programs) {
+                                              std::map<std::string, std::string> programs, int warm_workers) {
   auto& st = self->state;
   st.programs = std::move(programs);
   st.address = local_address_towards(host, port);
@@ -423,6 +439,11 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
   st.master_host = std::move(host);
   st.master_port = port;
   st.worker_binary = std::move(worker_binary);
+  st.warm = std::make_unique<warm_worker_pool>(
+      std::vector<std::string>{st.worker_binary, "--master=" + st.master_host + ":" + std::to_string(port), "--warm",
+                               "--title-room=" + std::string(warm_title_room, '.')},
+      static_cast<std::size_t>(warm_workers >= 0 ? warm_workers : st.info.slots_size()));
+  st.warm->fill();
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source != st.master.address())
@@ -529,6 +550,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         else
           st.unsent_exits.push_back(std::move(exited));
       },
+      [=](warm_atom) { self->state.warm->fill(); },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
         state_text text{self};
@@ -606,7 +628,7 @@ int run_agent(const agent_options& opts) {
     use_tls_links(cfg, *tls);
   caf::actor_system sys{cfg};
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls,
-                                        opts.programs);
+                                        opts.programs, opts.warm_workers);
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;

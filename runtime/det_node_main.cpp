@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--pool", a.pool, "agent: resource pool to join (default: default)");
   app.add_option("--slots", a.slots, "agent: auto (GPUs, else one CPU slot) or cpu:N");
   app.add_option("--id", a.id, "agent: agent id (default: the hostname)");
+  app.add_option("--warm-workers", a.warm_workers,
+                 "agent: workers kept started ahead of their runs, LibTorch loaded (default: one per slot; 0: none)")
+      ->check(CLI::NonNegativeNumber);
   std::string agent_token_file;
   app.add_option("--agent-token-file", agent_token_file,
                  "agent: file holding the master's agent token (DATA_DIR/agent-token; or set DET_AGENT_TOKEN)");

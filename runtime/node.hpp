@@ -32,6 +32,8 @@ struct agent_options {
   /// The programs of tasks' services, where they are not the names the master asks for on PATH:
   /// "jupyter-notebook", "tensorboard", "sshd".
   std::map<std::string, std::string> programs;
+  /// Workers started ahead of their runs (runtime/warm_worker_pool.hpp); -1: one per slot.
+  int warm_workers = -1;
 };
 
 struct worker_options {

@@ -2,25 +2,80 @@
 // linked with only what a worker needs: agents start one per trial run, and
 // the dynamic linking of det-node's libraries (PostgreSQL, HTTP, TLS, CUDA)
 // would cost every run tens of milliseconds of CPU.
+// With --warm it starts before its run: it loads LibTorch, then reads the run an agent hands it
+// on stdin (runtime/run_handover.hpp) and goes on as a worker started with those arguments.
 
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "gpu/builtin_trials.hpp"
 #include "runtime/node.hpp"
+#include "runtime/run_handover.hpp"
+
+namespace {
+
+/// The run's arguments as a command line: argv[0], then `words`.
+int parse(CLI::App& app, const std::string& program, const std::vector<std::string>& words) {
+  std::vector<std::string> line{program};
+  line.insert(line.end(), words.begin(), words.end());
+  std::vector<char*> argv;
+  for (auto& w : line) argv.push_back(w.data());
+  CLI11_PARSE(app, static_cast<int>(argv.size()), argv.data());
+  return -1;
+}
+
+/// Shows the run's command line where ps and /proc/PID/cmdline read this process's: over its own
+/// arguments, whose last (--title-room) the agent made long enough for any run's.
+void show_in_command_line(int argc, char** argv, const std::vector<std::string>& words) {
+  char* begin = argv[0];
+  char* end = argv[argc - 1] + std::strlen(argv[argc - 1]) + 1;
+  std::string text;
+  for (const auto& w : words) text.append(w).push_back('\0');
+  if (text.size() > static_cast<std::size_t>(end - begin)) return;  // no room: ps shows --warm
+  std::memcpy(begin, text.data(), text.size());
+  std::memset(begin + text.size(), 0, static_cast<std::size_t>(end - begin) - text.size());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"det-worker: trains one trial for the master (agents start it)"};
   det::runtime::worker_options w;
+  bool warm = false;
   app.add_option("--master", w.master, "the master's HOST:PORT (actor port)")->required();
-  app.add_option("--allocation", w.allocation_id, "allocation id")->required();
-  app.add_option("--trial", w.trial_id, "trial id")->required()->check(CLI::PositiveNumber);
+  app.add_option("--allocation", w.allocation_id, "allocation id");
+  app.add_option("--trial", w.trial_id, "trial id")->check(CLI::PositiveNumber);
   app.add_option("--rank", w.rank, "this worker's place in a run on several agents (0: the chief)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--world-size", w.world_size, "how many workers train the run together")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--warm", warm, "start ahead of the run: load LibTorch, then read the run from stdin");
+  std::string title_room;
+  app.add_option("--title-room", title_room, "with --warm: room for the run's command line, which ps then shows");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (warm) {
+      det::harness::preload_torch_trials();
+      auto run = det::runtime::read_handover(std::cin);
+      if (!run) return 0;  // the agent went away before it had a run for this worker
+      for (const auto& [name, value] : run->env) ::setenv(name.c_str(), value.c_str(), 1);
+      std::vector<std::string> words{"--master=" + w.master};
+      words.insert(words.end(), run->args.begin(), run->args.end());
+      app.clear();
+      const std::string program = argv[0];
+      if (int failed = parse(app, program, words); failed >= 0) return failed;
+      words.insert(words.begin(), program);
+      show_in_command_line(argc, argv, words);
+    }
+    if (w.allocation_id.empty() || w.trial_id <= 0) {
+      std::cerr << "det-worker: --allocation and --trial name the run (or --warm reads them from stdin)" << std::endl;
+      return 2;
+    }
     return det::runtime::run_worker(w);
   } catch (const std::exception& e) {
     std::cerr << "det-worker: " << e.what() << std::endl;

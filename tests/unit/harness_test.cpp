@@ -308,6 +308,10 @@ TEST_CASE("checkpoints on a period, and a missing or corrupt checkpoint is a cle
   std::ofstream(corrupt / "metadata.json") << "{ not json";
   plan.resume_from = corrupt.string();
   CHECK(error_of(plan).find("is corrupt") != std::string::npos);
+  // A count beyond int64_t (fuzz_checkpoint_metadata's find) is refused, not converted.
+  std::ofstream(corrupt / "metadata.json", std::ios::trunc)
+      << R"({"uuid": "u", "format": "det.mlp/2", "batches": 1e58, "records": 1, "epochs": 0.5})";
+  CHECK(error_of(plan).find("batches is not a whole number") != std::string::npos);
   plan.resume_from = (storage.path / out.checkpoints[1].uuid).string();
   std::filesystem::remove(storage.path / out.checkpoints[1].uuid / "model.pt");
   CHECK(error_of(plan).find("cannot be loaded") != std::string::npos);

@@ -1,0 +1,28 @@
+#pragma once
+// What an agent hands a warm worker (det-worker --warm, started before its run: see
+// runtime/warm_worker_pool.hpp): text on the worker's stdin, one item a line:
+//   arg <word>           an argument, as a cold start's command line has it
+//   env <NAME>=<value>   a variable the run's environment adds (\\ and \n escaped)
+//   run                  the end: the worker starts the run
+// A worker whose stdin ends before `run` (its agent went away) exits quietly.
+
+#include <istream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace det::runtime {
+
+/// What a run is: det-worker's arguments after --master and the variables it adds.
+struct run_handover {
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+};
+
+std::string encode_handover(const run_handover& run);
+/// The run on `in`; nullopt when it ends before `run`. Throws std::runtime_error naming a line
+/// that is none of the three.
+std::optional<run_handover> read_handover(std::istream& in);
+
+} // namespace det::runtime

@@ -1,0 +1,50 @@
+#pragma once
+// Warm workers: det-worker processes an agent starts before their runs (det-worker --warm), which
+// load LibTorch and det's trial libraries and then wait on their stdin for the run they are
+// handed (runtime/run_handover.hpp). Each still trains exactly one run in a process of its own,
+// with the run's environment and arguments; only the start-up (about 0.75 s of loading) is taken
+// off the run's critical path.
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/child_process.hpp"
+#include "runtime/run_handover.hpp"
+
+namespace det::runtime {
+
+/// An agent's warm workers: started by fill() (on the agent's thread, which they die with, as cold
+/// workers do), handed a run by hand_over(). Not thread-safe: the agent's actor owns it.
+class warm_worker_pool {
+ public:
+  /// `argv`: det-worker, --master=HOST:PORT and --warm; `size`: how many to keep waiting (0: none).
+  warm_worker_pool(std::vector<std::string> argv, std::size_t size);
+  ~warm_worker_pool();
+  warm_worker_pool(const warm_worker_pool&) = delete;
+  warm_worker_pool& operator=(const warm_worker_pool&) = delete;
+
+  /// Starts workers until `size` wait; a worker that cannot be started is reported on stderr.
+  void fill();
+  /// A waiting worker, handed `run`: its output and exit go to the handlers from now on (lines it
+  /// wrote while it waited went to the agent's stderr). nullptr when none waits: start one cold.
+  std::shared_ptr<child_process> hand_over(const run_handover& run, child_process::line_handler on_line,
+                                           child_process::exit_handler on_exit);
+  std::size_t waiting() const { return waiting_.size(); }
+
+  struct owner;  // whose a waiting worker's output and exit are: the agent's, then its run's
+
+ private:
+  struct waiting_worker {
+    std::shared_ptr<child_process> process;
+    int handover_fd;  // the write end of its stdin
+    std::shared_ptr<owner> owned_by;
+  };
+  std::vector<std::string> argv_;
+  std::size_t size_;
+  std::deque<waiting_worker> waiting_;
+};
+
+} // namespace det::runtime

@@ -1,0 +1,30 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "runtime/run_handover.hpp"
+
+using det::runtime::encode_handover;
+using det::runtime::read_handover;
+using det::runtime::run_handover;
+
+TEST_CASE("a run handed to a warm worker arrives as it was sent, newlines and backslashes included") {
+  run_handover sent{{"--allocation=3.7.1", "--trial=7", "--rank=1", "--world-size=2"},
+                    {{"DET_ALLOCATION_TOKEN", "abc"}, {"MULTI", "one\ntwo\\n three\\"}, {"EMPTY", ""}}};
+  std::istringstream in{encode_handover(sent) + "arg after the end is not read\n"};
+  auto got = read_handover(in);
+  REQUIRE(got);
+  CHECK(got->args == sent.args);
+  CHECK(got->env == sent.env);
+}
+
+TEST_CASE("a hand-over cut off before its end is no run, and a strange line is named") {
+  std::istringstream cut{"arg --trial=7\nenv A=b\n"};
+  CHECK_FALSE(read_handover(cut));
+  std::istringstream strange{"arg --trial=7\nexec rm -rf /\nrun\n"};
+  CHECK_THROWS_WITH_AS(read_handover(strange), doctest::Contains("\"exec rm -rf /\" is none of arg, env and run"),
+                       std::runtime_error);
+  std::istringstream unnamed{"env =x\nrun\n"};
+  CHECK_THROWS_WITH_AS(read_handover(unnamed), doctest::Contains("names no variable"), std::runtime_error);
+}
