@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Warm workers: an agent's run is handed to a det-worker started before it (which then shows the
+run's command line and has the run's variables), one per slot, replaced after each run; a config
+that sets environment variables, and an agent started with --warm-workers=0, start their runs
+cold. Each run, warm or cold, is a process of its own."""
+
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cluster import Cluster, pids_with_args, simulated_config, wait_for  # noqa: E402
+
+TERMINAL = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
+
+
+def started_at(pid):
+    """When the process started, in clock ticks since boot: comparable between processes only."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+class marker:
+    """A process started now: what started before it started before the submit that follows."""
+
+    def __enter__(self):
+        self.process = subprocess.Popen(["sleep", "60"])
+        return started_at(self.process.pid)
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+
+def command_line_of(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return [a.decode() for a in f.read().split(b"\0") if a]
+
+
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def children_with_args(agent_pid, *args):
+    """The agent's child processes whose command line has every one of `args` (other tests'
+    agents may run workers with the same trial ids at the same time)."""
+    found = []
+    for pid in pids_with_args(*args):
+        try:
+            if parent_of(pid) == agent_pid:
+                found.append(pid)
+        except OSError:
+            pass  # it ended meanwhile
+    return found
+
+
+class WarmWorkerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(agents=1, slots="cpu:1").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.stop()
+
+    def worker_of(self, trial_id):
+        agent = self.cluster.agents[0].pid
+        return wait_for(lambda: (children_with_args(agent, f"--trial={trial_id}") or [None])[0], 30,
+                        f"trial {trial_id}'s worker")
+
+    def waiting_workers(self):
+        return children_with_args(self.cluster.agents[0].pid, "--warm")
+
+    def test_a_a_run_goes_to_a_worker_started_before_it_and_a_successor_follows(self):
+        c = self.cluster
+        waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
+        self.assertEqual(len(waiting), 1)  # one per slot
+        with marker() as submitted:
+            exp_id = c.submit(simulated_config("warm", 150, seconds_per_batch=0.02), "warm.toml")
+        trial_id = c.first_trial(exp_id)
+        pid = self.worker_of(trial_id)
+        self.assertEqual(pid, waiting[0])
+        self.assertLess(started_at(pid), submitted)
+        argv = command_line_of(pid)
+        self.assertIn(f"--trial={trial_id}", argv)
+        self.assertTrue(any(a.startswith("--allocation=") for a in argv), argv)
+        successor = wait_for(lambda: [p for p in self.waiting_workers() if p != pid] or None, 30, "its successor")
+        exp = c.wait_experiment(exp_id, TERMINAL, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(int(exp["trials"][0]["total_batches"]), 150)
+        # The next run gets the successor: a process of its own, never the one that ran before.
+        exp_id = c.submit(simulated_config("warm-again", 25, seconds_per_batch=0.02), "warm-again.toml")
+        self.assertEqual(self.worker_of(c.first_trial(exp_id)), successor[0])
+        self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
+
+    def test_b_a_config_with_its_own_variables_starts_cold(self):
+        c = self.cluster
+        wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
+        config = simulated_config("own-variables", 150, seconds_per_batch=0.02) + \
+            '[environment]\nenvironment_variables = ["OMP_NUM_THREADS=1"]\n'
+        with marker() as submitted:
+            exp_id = c.submit(config, "own-variables.toml")
+        pid = self.worker_of(c.first_trial(exp_id))
+        self.assertGreaterEqual(started_at(pid), submitted)
+        self.assertNotIn(pid, self.waiting_workers())
+        self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
+
+
+class NoWarmWorkerTest(unittest.TestCase):
+    def test_an_agent_without_warm_workers_starts_every_run_cold(self):
+        c = Cluster(agents=1, slots="cpu:1", agent_args=("--warm-workers=0",)).start()
+        try:
+            time.sleep(1)
+            agent = c.agents[0].pid
+            self.assertEqual(children_with_args(agent, "--warm"), [])
+            with marker() as submitted:
+                exp_id = c.submit(simulated_config("cold", 25, seconds_per_batch=0.02), "cold.toml")
+            trial_id = c.first_trial(exp_id)
+            pid = wait_for(lambda: (children_with_args(agent, f"--trial={trial_id}") or [None])[0], 30, "the worker")
+            self.assertGreaterEqual(started_at(pid), submitted)
+            self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
+        finally:
+            c.stop()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
