@@ -190,6 +190,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.resource_pool = st.handles.pool_name(st.cfg.resources.resource_pool, st.cfg.resources.slots_per_trial);
   setup.max_restarts = st.cfg.max_restarts;
   setup.environment = run_environment_of(st.cfg.environment);
+  setup.runtime = st.cfg.trains_with_libtorch() ? pb::WORKER_RUNTIME_LIBTORCH : pb::WORKER_RUNTIME_OTHER;
   setup.preemption_timeout_s = st.cfg.preemption_timeout_s;
   setup.start_paused = paused(self);
   setup.experiment = trial_listener{self};

@@ -114,6 +114,7 @@ struct trial_setup {
   std::shared_ptr<const std::string> model_definition;  // tar archive for the worker; may be empty
   std::string warm_start_dir;      // the directory of trial.warm_start_checkpoint_uuid
   pb::RunEnvironment environment;  // its variables and limits, which the agent applies
+  pb::WorkerRuntime runtime = pb::WORKER_RUNTIME_OTHER;  // whether its worker trains with LibTorch
   bool warm_start_resumes = false; // searcher.source_resumes: resume from it, steps included
   trial_listener experiment;
   master_handles handles;

@@ -94,6 +94,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   worker.set_experiment_id(trial(self).experiment_id());
   worker.set_allocation_token(trial(self).allocation_token());
   *worker.mutable_environment() = st.setup.environment;
+  worker.set_runtime(st.setup.runtime);
   const allocation_ask ask{run_id(self), std::to_string(trial(self).experiment_id()), st.setup.slots_per_trial,
                            false, true};  // a run spans agents with one worker on each
   st.allocation = spawn_allocation(self->system(), ask, worker, allocation_listener{self},

@@ -60,4 +60,8 @@ bool experiment_config::harness_entrypoint() const {
   return entry.rfind("builtin:", 0) == 0 || entry.rfind("plugin:", 0) == 0;
 }
 
+bool experiment_config::trains_with_libtorch() const {
+  return harness_entrypoint() && entrypoint.front() != "builtin:simulate";
+}
+
 } // namespace det::config

@@ -116,6 +116,8 @@ struct experiment_config {
   /// builtin:NAME or plugin:LIBRARY:CLASS: det's harness trains it (on several agents if its slots
   /// need them); anything else is a Core API command, which runs as one process on one agent.
   bool harness_entrypoint() const;
+  /// builtin:mlp, builtin:cnn or a plugin: the harness trains it with LibTorch.
+  bool trains_with_libtorch() const;
   hyperparameters hparams;
   searcher_config searcher;
   resources_config resources;

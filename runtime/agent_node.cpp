@@ -391,12 +391,13 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
       caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
     };
     std::shared_ptr<child_process> proc;
-    // A trial's worker can be one started ahead, handed its arguments after --master and the
-    // variables a cold start gets, unless it must enter limits before it starts or its config sets
-    // variables of its own: some take effect only as a process starts (LD_PRELOAD, OMP_NUM_THREADS
-    // as LibTorch loads), and the run must start as they say.
+    // A LibTorch trial's worker can be one started ahead (LibTorch loaded), handed its arguments
+    // after --master and the variables a cold start gets, unless it must enter limits before it
+    // starts or its config sets variables of its own: some take effect only as a process starts
+    // (LD_PRELOAD, OMP_NUM_THREADS as LibTorch loads), and the run must start as they say. Other
+    // runs load nothing that takes long: a warm worker would only cost its LibTorch load.
     const auto& own_variables = cuda ? environment.cuda_env() : environment.cpu_env();
-    if (!is_task && !limits && own_variables.empty()) {
+    if (start.runtime() == pb::WORKER_RUNTIME_LIBTORCH && !limits && own_variables.empty()) {
       proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, on_line, on_exit);
       if (proc) self->delayed_send(self, warm_refill_delay, warm_atom::value);
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Warm workers: an agent's run is handed to a det-worker started before it (which then shows the
-run's command line and has the run's variables), one per slot, replaced after each run; a config
-that sets environment variables, and an agent started with --warm-workers=0, start their runs
-cold. Each run, warm or cold, is a process of its own."""
+"""Warm workers: an agent's LibTorch run (builtin:mlp here) is handed to a det-worker started
+before it (which then shows the run's command line), one per slot, replaced after each run; a
+config that sets environment variables, a builtin:simulate trial, and any run on an agent started
+with --warm-workers=0 start cold. Each run, warm or cold, is a process of its own."""
 
 import os
 import subprocess
@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, pids_with_args, simulated_config, wait_for  # noqa: E402
+from cluster import Cluster, pids_with_args, simulated_config, synthetic_config, wait_for  # noqa: E402
 
 TERMINAL = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
@@ -79,7 +79,7 @@ class WarmWorkerTest(unittest.TestCase):
         waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
         self.assertEqual(len(waiting), 1)  # one per slot
         with marker() as submitted:
-            exp_id = c.submit(simulated_config("warm", 150, seconds_per_batch=0.02), "warm.toml")
+            exp_id = c.submit(synthetic_config("warm", 300), "warm.toml")
         trial_id = c.first_trial(exp_id)
         pid = self.worker_of(trial_id)
         self.assertEqual(pid, waiting[0])
@@ -90,23 +90,25 @@ class WarmWorkerTest(unittest.TestCase):
         successor = wait_for(lambda: [p for p in self.waiting_workers() if p != pid] or None, 30, "its successor")
         exp = c.wait_experiment(exp_id, TERMINAL, timeout=120)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
-        self.assertEqual(int(exp["trials"][0]["total_batches"]), 150)
+        self.assertEqual(int(exp["trials"][0]["total_batches"]), 300)
         # The next run gets the successor: a process of its own, never the one that ran before.
-        exp_id = c.submit(simulated_config("warm-again", 25, seconds_per_batch=0.02), "warm-again.toml")
+        exp_id = c.submit(synthetic_config("warm-again", 50), "warm-again.toml")
         self.assertEqual(self.worker_of(c.first_trial(exp_id)), successor[0])
         self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
 
-    def test_b_a_config_with_its_own_variables_starts_cold(self):
+    def test_b_a_config_with_its_own_variables_and_a_simulated_trial_start_cold(self):
         c = self.cluster
-        wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
-        config = simulated_config("own-variables", 150, seconds_per_batch=0.02) + \
-            '[environment]\nenvironment_variables = ["OMP_NUM_THREADS=1"]\n'
-        with marker() as submitted:
-            exp_id = c.submit(config, "own-variables.toml")
-        pid = self.worker_of(c.first_trial(exp_id))
-        self.assertGreaterEqual(started_at(pid), submitted)
-        self.assertNotIn(pid, self.waiting_workers())
-        self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
+        for name, config in (("own-variables", synthetic_config("own-variables", 300) +
+                              '[environment]\nenvironment_variables = ["OMP_NUM_THREADS=1"]\n'),
+                             ("simulated", simulated_config("simulated", 150, seconds_per_batch=0.02))):
+            waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
+            with marker() as submitted:
+                exp_id = c.submit(config, f"{name}.toml")
+            pid = self.worker_of(c.first_trial(exp_id))
+            self.assertGreaterEqual(started_at(pid), submitted, name)
+            self.assertEqual(self.waiting_workers(), waiting, name)  # the warm worker still waits
+            self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"],
+                             "STATE_COMPLETED", name)
 
 
 class NoWarmWorkerTest(unittest.TestCase):
@@ -117,7 +119,7 @@ class NoWarmWorkerTest(unittest.TestCase):
             agent = c.agents[0].pid
             self.assertEqual(children_with_args(agent, "--warm"), [])
             with marker() as submitted:
-                exp_id = c.submit(simulated_config("cold", 25, seconds_per_batch=0.02), "cold.toml")
+                exp_id = c.submit(synthetic_config("cold", 50), "cold.toml")
             trial_id = c.first_trial(exp_id)
             pid = wait_for(lambda: (children_with_args(agent, f"--trial={trial_id}") or [None])[0], 30, "the worker")
             self.assertGreaterEqual(started_at(pid), submitted)
