@@ -399,7 +399,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     const auto& own_variables = cuda ? environment.cuda_env() : environment.cpu_env();
     if (start.runtime() == pb::WORKER_RUNTIME_LIBTORCH && !limits && own_variables.empty()) {
       proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, on_line, on_exit);
-      if (proc) self->delayed_send(self, warm_refill_delay, warm_atom::value);
+      self->delayed_send(self, warm_refill_delay, warm_atom::value);  // a successor, or ones that died waiting
     }
     if (!proc) proc = child_process::start(std::move(request), std::move(on_line), std::move(on_exit));
     auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),

@@ -57,6 +57,17 @@ warm_worker_pool::~warm_worker_pool() {
 }
 
 void warm_worker_pool::fill() {
+  // One that died waiting (killed, out of memory) is replaced.
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    std::unique_lock lock{it->owned_by->mutex};
+    if (!it->owned_by->exited) {
+      ++it;
+      continue;
+    }
+    lock.unlock();
+    ::close(it->handover_fd);
+    it = waiting_.erase(it);
+  }
   while (waiting_.size() < size_) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {

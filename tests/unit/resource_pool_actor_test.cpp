@@ -51,6 +51,13 @@ struct pool_fixture : testing::deterministic_system {
     run();
   }
 
+  // The pool and the allocations hold each other's handles: the pool quits, or both outlive the
+  // actor system (LeakSanitizer's report under scripts/sanitize.sh).
+  ~pool_fixture() {
+    caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+    run();
+  }
+
   void ask(const std::string& id, int32_t slots) {
     sys->spawn(fake_allocation, h, pool, id, slots);
     run();
