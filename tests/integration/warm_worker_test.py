@@ -92,7 +92,7 @@ class WarmWorkerTest(unittest.TestCase):
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
         self.assertEqual(int(exp["trials"][0]["total_batches"]), 300)
         # The next run gets the successor: a process of its own, never the one that ran before.
-        exp_id = c.submit(synthetic_config("warm-again", 50), "warm-again.toml")
+        exp_id = c.submit(synthetic_config("warm-again", 300), "warm-again.toml")
         self.assertEqual(self.worker_of(c.first_trial(exp_id)), successor[0])
         self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
 
@@ -119,7 +119,7 @@ class NoWarmWorkerTest(unittest.TestCase):
             agent = c.agents[0].pid
             self.assertEqual(children_with_args(agent, "--warm"), [])
             with marker() as submitted:
-                exp_id = c.submit(synthetic_config("cold", 50), "cold.toml")
+                exp_id = c.submit(synthetic_config("cold", 300), "cold.toml")
             trial_id = c.first_trial(exp_id)
             pid = wait_for(lambda: (children_with_args(agent, f"--trial={trial_id}") or [None])[0], 30, "the worker")
             self.assertGreaterEqual(started_at(pid), submitted)
