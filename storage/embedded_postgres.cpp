@@ -205,17 +205,20 @@ void embedded_postgres::start() {
     args.insert(args.begin(), {bin + "/pg_ctl", "-D", cluster.string()});
     return run_process(user.command(std::move(args)), dir_, log);
   };
-  // A master that was killed leaves its server running; restart it so this process owns it with its own options.
+  // A master that was killed leaves its server running, with this directory's options (its socket
+  // under run/, its port): it is taken over as it is. Restarting it cost a shutdown checkpoint
+  // of everything written since the last one, seconds after a busy hour, on the restart's critical path.
   // A server that was killed itself leaves a stale postmaster.pid, which the new postmaster replaces.
   wait_until_reaped(cluster / "postmaster.pid");
-  if (pg_ctl({"status"}, "/dev/null") != pg_ctl_not_running) pg_ctl({"stop", "-m", "fast", "-w", "-t", "30"}, server_log);
-  const int status = pg_ctl({"start", "-w", "-t", "30", "-l", server_log, "-o",
-                             "-c listen_addresses='' -k " + shell_quoted(socket_dir.string()) + " -p " +
-                                 std::to_string(port)},
-                             server_log);
-  if (status != 0)
-    throw std::runtime_error("PostgreSQL could not be started in " + cluster.string() + " (pg_ctl exit status " +
-                             std::to_string(status) + "). " + log_tail(server_log));
+  if (pg_ctl({"status"}, "/dev/null") == pg_ctl_not_running) {
+    const int status = pg_ctl({"start", "-w", "-t", "30", "-l", server_log, "-o",
+                               "-c listen_addresses='' -k " + shell_quoted(socket_dir.string()) + " -p " +
+                                   std::to_string(port)},
+                               server_log);
+    if (status != 0)
+      throw std::runtime_error("PostgreSQL could not be started in " + cluster.string() + " (pg_ctl exit status " +
+                               std::to_string(status) + "). " + log_tail(server_log));
+  }
   running_ = true;
 
   try {
