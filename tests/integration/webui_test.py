@@ -14,6 +14,7 @@ import unittest
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -72,6 +73,14 @@ class WebUiTest(unittest.TestCase):
 
     def find(self, css, timeout=15):
         return wait_for(lambda: (self.driver.find_elements(By.CSS_SELECTOR, css) or [None])[0], timeout, css)
+
+    def text_of(self, css):
+        """The text of the element `css` finds; "" while the page redraws it (the element found
+        was replaced before its text was read), so that a wait_for polls again."""
+        try:
+            return self.find(css).text
+        except StaleElementReferenceException:
+            return ""
 
     def login(self, user, password):
         self.open("/login")
@@ -142,7 +151,7 @@ class WebUiTest(unittest.TestCase):
         self.login("bob", "bob-password-1")
         self.open(f"/experiments/{self.exp}")
         self.find("#action-kill").click()
-        error = wait_for(lambda: self.find("#action-error").text, 10, "the refusal")
+        error = wait_for(lambda: self.text_of("#action-error"), 10, "the refusal")
         self.assertIn("experiment", error)
         self.assertNotIn(self.cluster.experiment(self.exp)["experiment"]["state"], ("STATE_CANCELED", "STATE_STOPPING_CANCELED"))
         self.shot("kill-refused")
@@ -150,7 +159,7 @@ class WebUiTest(unittest.TestCase):
         self.open(f"/experiments/{self.exp}")
         self.find("#action-kill").click()
         self.cluster.wait_experiment(self.exp, {"STATE_CANCELED"}, timeout=60)
-        wait_for(lambda: "CANCELED" in self.find("h1").text, 15, "the page to show it canceled")
+        wait_for(lambda: "CANCELED" in self.text_of("h1"), 15, "the page to show it canceled")
 
     def test_6_an_expired_session_goes_to_the_login_page(self):
         self.open("/experiments")
