@@ -93,20 +93,31 @@ struct persistence_state {
     return answer_with(std::move(x));
   }
 
+  /// What one metric commit takes: the buffered reports and the batches they came in.
+  struct metric_commit {
+    pb::MetricBatch batch;
+    std::vector<metric_ack> acks;
+    std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+  };
+  metric_commit take_buffered_metrics() {
+    metric_commit commit{std::exchange(metrics, pb::MetricBatch{}), std::move(acks)};
+    acks.clear();
+    return commit;
+  }
+
   /// The end of a metric commit: its batches are acknowledged (or told why not), and its rows go
   /// to the feed.
-  void metrics_committed(std::vector<metric_ack>& committed, caf::expected<pb::MetricBatch> written,
-                         std::chrono::steady_clock::time_point began) {
+  void metrics_committed(metric_commit& commit, caf::expected<pb::MetricBatch> written) {
     if (written) {
       metric_reports_written += written->reports_size();
       observability::measurements().metric_reports_ingested.add(written->reports_size());
       observability::measurements().commit_seconds.observe(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - commit.began).count());
     } else {
       ++failures;
       std::cerr << "persistence: " << system->render(written.error()) << std::endl;
     }
-    for (auto& ack : committed) {
+    for (auto& ack : commit.acks) {
       if (written)
         ack.promise.deliver(ack.reports);
       else
@@ -119,15 +130,13 @@ struct persistence_state {
   void commit_metrics_now() {
     if (metrics.reports().empty() && !metric_commit_in_flight)
       return;
-    auto committed = std::move(acks);
-    acks.clear();
-    const auto began = std::chrono::steady_clock::now();
+    auto commit = take_buffered_metrics();
     caf::expected<pb::MetricBatch> written{pb::MetricBatch{}};
     caf::scoped_actor waiter{*system};
-    waiter->request(metric_writer, caf::infinite, std::exchange(metrics, pb::MetricBatch{}))
+    waiter->request(metric_writer, caf::infinite, std::move(commit.batch))
         .receive([&](pb::MetricBatch& batch) { written = std::move(batch); },
                  [&](caf::error& e) { written = std::move(e); });
-    metrics_committed(committed, std::move(written), began);
+    metrics_committed(commit, std::move(written));
   }
 
   /// Writes the buffered log lines and searcher snapshots.
@@ -179,15 +188,13 @@ void commit_metrics(self_ptr self) {
   if (st.metric_commit_in_flight || st.metrics.reports().empty())
     return;
   st.metric_commit_in_flight = true;
-  auto committed = std::make_shared<std::vector<metric_ack>>(std::move(st.acks));
-  st.acks.clear();
-  const auto began = std::chrono::steady_clock::now();
-  auto done = [self, committed, began](caf::expected<pb::MetricBatch> written) {
+  auto commit = std::make_shared<persistence_state::metric_commit>(st.take_buffered_metrics());
+  auto done = [self, commit](caf::expected<pb::MetricBatch> written) {
     self->state.metric_commit_in_flight = false;
-    self->state.metrics_committed(*committed, std::move(written), began);
+    self->state.metrics_committed(*commit, std::move(written));
     commit_metrics(self);
   };
-  self->request(self->state.metric_writer, caf::infinite, std::exchange(st.metrics, pb::MetricBatch{}))
+  self->request(self->state.metric_writer, caf::infinite, std::move(commit->batch))
       .then([done](pb::MetricBatch& batch) { done(std::move(batch)); }, [done](caf::error& e) { done(std::move(e)); });
 }
 

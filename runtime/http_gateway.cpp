@@ -41,8 +41,7 @@ namespace {
 
 constexpr std::size_t max_model_definition_bytes = std::size_t{96} << 20;
 
-// Default pages: bounded, and large enough that the CLI and tests read whole runs in one.
-// Pages: Determined's default of 100 experiments; any list answer is bounded by its maximum.
+// Pages: Determined's default of 100 experiments, at most 1,000; a trial's metrics in one page.
 constexpr int32_t default_experiment_page = 100;
 constexpr int32_t max_experiment_page = 1000;
 constexpr int32_t metric_page = 100000;

@@ -42,13 +42,13 @@ inline std::optional<int64_t> parse_id(const std::string& text) {
   return parse_int<int64_t>(text);
 }
 
-/// A page of a list route: its start (`start_name`: offset, or the id to read after) and its
-/// length (`limit`, `default_limit` when absent, never more than `max_limit`: every list answer
-/// is bounded).
 /// Log pages (a trial's or a task's): 1,000 lines unless asked for more.
 constexpr int32_t default_log_page = 1000;
 constexpr int32_t max_log_page = 100000;
 
+/// A page of a list route: its start (`start_name`: offset, or the id to read after) and its
+/// length (`limit`, `default_limit` when absent, never more than `max_limit`: every list answer
+/// is bounded).
 struct page {
   int64_t start = 0;
   int32_t limit = 0;

@@ -9,6 +9,18 @@ void read_coalescer::answer(const std::string& key, http_response& res,
   // The first run to begin after now: any later one would be as fresh, but slower to come.
   const std::uint64_t wanted = f.started + 1;
   ++f.waiting;
+  // However this request ends (an answer, or a read that threw), it stops waiting, and the last
+  // request of a burst takes its key's entry away: keys are as many as reads in flight.
+  struct leaving {
+    std::unique_lock<std::mutex>& lock;
+    std::map<std::string, flight>& flights;
+    const std::string& key;
+    flight& f;
+    ~leaving() {
+      if (!lock.owns_lock()) lock.lock();
+      if (--f.waiting == 0) flights.erase(key);
+    }
+  } leave{lock, flights_, key, f};
   for (;;) {
     if (f.finished >= wanted) {
       res = *f.latest;
@@ -25,9 +37,6 @@ void read_coalescer::answer(const std::string& key, http_response& res,
         // The waiters start a run of their own rather than wait for one that never ends.
         lock.lock();
         f.running = false;
-        --f.waiting;
-        if (f.waiting == 0)
-          flights_.erase(key);
         done_.notify_all();
         throw;
       }
@@ -41,9 +50,6 @@ void read_coalescer::answer(const std::string& key, http_response& res,
     }
     done_.wait(lock);
   }
-  // The last request of a burst takes its key's entry away: keys are as many as reads in flight.
-  if (--f.waiting == 0)
-    flights_.erase(key);
 }
 
 int read_coalescer::waiting(const std::string& key) const {

@@ -32,11 +32,9 @@ class warm_worker_pool {
   /// wrote while it waited went to the agent's stderr). nullptr when none waits: start one cold.
   std::shared_ptr<child_process> hand_over(const run_handover& run, child_process::line_handler on_line,
                                            child_process::exit_handler on_exit);
-  std::size_t waiting() const { return waiting_.size(); }
-
-  struct owner;  // whose a waiting worker's output and exit are: the agent's, then its run's
 
  private:
+  struct owner;  // whose a waiting worker's output and exit are: the agent's, then its run's
   struct waiting_worker {
     std::shared_ptr<child_process> process;
     int handover_fd;  // the write end of its stdin

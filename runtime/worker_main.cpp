@@ -19,10 +19,9 @@
 
 namespace {
 
-/// The run's arguments as a command line: argv[0], then `words`.
-int parse(CLI::App& app, const std::string& program, const std::vector<std::string>& words) {
-  std::vector<std::string> line{program};
-  line.insert(line.end(), words.begin(), words.end());
+/// Parses `line` (the program, then its arguments) as a command line; -1 when it parses, else
+/// the exit status CLI11 gives.
+int parse(CLI::App& app, std::vector<std::string> line) {
   std::vector<char*> argv;
   for (auto& w : line) argv.push_back(w.data());
   CLI11_PARSE(app, static_cast<int>(argv.size()), argv.data());
@@ -64,13 +63,11 @@ int main(int argc, char** argv) {
       auto run = det::runtime::read_handover(std::cin);
       if (!run) return 0;  // the agent went away before it had a run for this worker
       for (const auto& [name, value] : run->env) ::setenv(name.c_str(), value.c_str(), 1);
-      std::vector<std::string> words{"--master=" + w.master};
-      words.insert(words.end(), run->args.begin(), run->args.end());
+      std::vector<std::string> line{argv[0], "--master=" + w.master};
+      line.insert(line.end(), run->args.begin(), run->args.end());
       app.clear();
-      const std::string program = argv[0];
-      if (int failed = parse(app, program, words); failed >= 0) return failed;
-      words.insert(words.begin(), program);
-      show_in_command_line(argc, argv, words);
+      if (int failed = parse(app, line); failed >= 0) return failed;
+      show_in_command_line(argc, argv, line);
     }
     if (w.allocation_id.empty() || w.trial_id <= 0) {
       std::cerr << "det-worker: --allocation and --trial name the run (or --warm reads them from stdin)" << std::endl;

@@ -60,15 +60,16 @@ pb::Experiment experiment_from(const pqxx::row& row) {
   return experiment;
 }
 
-const std::string trial_select =
-    "SELECT id, experiment_id, request_id, state, hparams, seed, restarts, " + micros_of("start_time") + ", " +
+// What trial_from reads, in its order.
+const std::string trial_columns =
+    "id, experiment_id, request_id, state, hparams, seed, restarts, " + micros_of("start_time") + ", " +
     micros_of("end_time") +
     ", total_batches, target_batches, latest_training::text, latest_validation::text, exit_reason, "
     "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
     "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
     "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs, "
-    "(SELECT u.username FROM experiments e JOIN users u ON u.id = e.owner_id WHERE e.id = trials.experiment_id) "
-    "FROM trials ";
+    "(SELECT u.username FROM experiments e JOIN users u ON u.id = e.owner_id WHERE e.id = trials.experiment_id)";
+const std::string trial_select = "SELECT " + trial_columns + " FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
   pb::Trial trial;
@@ -179,8 +180,8 @@ std::vector<pb::Trial> database::trials_of(int64_t experiment_id) {
 
 std::vector<database::restorable_experiment> database::restorable_experiments() {
   return describing_failure("read the experiments to restore", [&] {
-    // Five queries for any number of experiments, each row matched to its experiment by id: a
-    // restart with 10,000 unfinished experiments made 50,000 round trips before.
+    // Four queries for any number of experiments, each row matched to its experiment by id: a
+    // restart with 10,000 unfinished experiments made 50,000 round trips.
     const std::string terminal = "('" + state_name(pb::STATE_CANCELED) + "', '" + state_name(pb::STATE_COMPLETED) +
                                  "', '" + state_name(pb::STATE_ERROR) + "')";
     std::vector<restorable_experiment> out;
@@ -206,20 +207,16 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
     for (const auto& row : rows_of("SELECT experiment_id, archive FROM model_definitions "
                                    "WHERE experiment_id = ANY($1::bigint[])"))
       of(row[0]).model_definition = pqxx::binarystring(row[1]).str();
-    for (const auto& row : rows_of(trial_select + "WHERE experiment_id = ANY($1::bigint[]) ORDER BY experiment_id, id"))
-      of(row[1]).trials.push_back(trial_from(row));
-    // What only a restore needs: the tokens (kept from trial reads, which serve the REST API) and
-    // the highest training and validation step each trial stored.
-    std::map<int64_t, pb::Trial> extra;  // by trial id, only the three fields
-    for (const auto& row : rows_of("SELECT id, allocation_token, stored_training_step, stored_validation_step "
-                                   "FROM trials WHERE experiment_id = ANY($1::bigint[])")) {
-      auto& t = extra[row[0].as<int64_t>()];
-      t.set_allocation_token(row[1].as<std::string>());
-      t.set_stored_training_step(row[2].as<int64_t>());
-      t.set_stored_validation_step(row[3].as<int64_t>());
+    // Each trial with what only a restore needs: the token (kept from trial reads, which serve the
+    // REST API) and the highest training and validation step it stored.
+    for (const auto& row : rows_of("SELECT " + trial_columns +
+                                   ", allocation_token, stored_training_step, stored_validation_step FROM trials "
+                                   "WHERE experiment_id = ANY($1::bigint[]) ORDER BY experiment_id, id")) {
+      auto& t = of(row[1]).trials.emplace_back(trial_from(row));
+      t.set_allocation_token(row[21].as<std::string>());
+      t.set_stored_training_step(row[22].as<int64_t>());
+      t.set_stored_validation_step(row[23].as<int64_t>());
     }
-    for (auto& r : out)
-      for (auto& t : r.trials) t.MergeFrom(extra[t.id()]);
     return out;
   });
 }
