@@ -3,12 +3,15 @@
 // or soon after its first row: as soon as the mailbox holds nothing older when a
 // metric batch waits for its acknowledgement, 100 ms for logs alone. A metric batch is
 // acknowledged only once its rows are committed.
-// Metrics are committed by a metric writer on a connection of its own, one transaction at a time:
-// while it commits, the batches that arrive fill the next one (a pipeline of two), and the
-// writer's other work (trials, checkpoints, snapshots) does not wait for a metric commit.
+// Metrics are written by two metric writers, each on a connection of its own: batches stream into
+// a writer's open transaction as they arrive and it commits when its mailbox holds no more, while
+// the other's server inserts the rows it was sent (metric_routing.hpp says which writer takes a
+// batch). The writer's other work (trials, checkpoints, snapshots) does not wait for a metric commit.
 // Reads are persistence_reader.cpp's, on connections of their own, and checkpoint deletion is
 // checkpoint_collector.cpp's: neither ever waits in this mailbox ahead of a commit.
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <utility>
 #include <set>
@@ -17,6 +20,7 @@
 #include <memory>
 
 #include "actors/change_feed.hpp"
+#include "actors/metric_routing.hpp"
 #include "observability/measurements.hpp"
 #include "actors/spawn.hpp"
 #include "actors/storage_answer.hpp"
@@ -31,34 +35,73 @@ namespace {
 constexpr std::size_t flush_threshold = 4096;
 constexpr auto flush_delay = std::chrono::milliseconds(100);
 
+// Two: with more, on two cores, each commit took fewer rows and the whole went slower.
+constexpr std::size_t metric_writers = 2;
+
 struct metric_ack {
   caf::typed_response_promise<int64_t> promise;
   int64_t reports;
+  std::vector<int64_t> trials;  // distinct
 };
 
-/// Commits metric batches on its own connection: answers with the batch once it is committed.
-using metric_writer_actor = caf::typed_actor<caf::replies_to<pb::MetricBatch>::with<pb::MetricBatch>>;
+/// Streams metric batches into a transaction on its own connection (the first begins it) and
+/// commits it when asked, answering with how many reports it committed, which then go to the feed.
+using metric_writer_actor =
+    caf::typed_actor<caf::reacts_to<pb::MetricBatch>, caf::replies_to<flush_atom>::with<int64_t>>;
 
-metric_writer_actor::behavior_type metric_writer_impl(metric_writer_actor::pointer,
-                                                      std::shared_ptr<storage::database> db) {
+struct metric_writer_state {
+  static inline const char* name = "metric writer";
+  std::shared_ptr<storage::database> db;
+  std::shared_ptr<change_feed> feed;
+
+  // A shut-down keeps what was appended, unanswered, as the persistence writer keeps its buffers.
+  ~metric_writer_state() {
+    if (!db) return;
+    try {
+      db->commit_metrics();
+    } catch (const std::exception& e) {
+      std::cerr << "persistence: writing metrics failed: " << e.what() << std::endl;
+    }
+  }
+};
+
+metric_writer_actor::behavior_type metric_writer_impl(
+    metric_writer_actor::stateful_pointer<metric_writer_state> self, std::shared_ptr<storage::database> db,
+    std::shared_ptr<change_feed> feed) {
+  self->state.db = std::move(db);
+  self->state.feed = std::move(feed);
   return {
-      [db](pb::MetricBatch& batch) -> caf::result<pb::MetricBatch> {
-        return answer_with(attempt_storage("the metrics were not stored", [&] {
-          db->write_metrics(batch.reports());
-          return std::move(batch);
-        }));
+      [self](pb::MetricBatch& batch) { self->state.db->append_metrics(std::move(*batch.mutable_reports())); },
+      [self](flush_atom) -> caf::typed_response_promise<int64_t> {
+        auto rp = self->make_response_promise<int64_t>();
+        auto committed =
+            attempt_storage("the metrics were not stored", [&] { return self->state.db->commit_metrics(); });
+        if (!committed) {
+          rp.deliver(committed.error());
+          return rp;
+        }
+        rp.deliver(static_cast<int64_t>(committed->reports_size()));
+        // Answered first: the feed (pages that show metrics live) is not on the reporters' critical path.
+        self->state.feed->publish_metrics(std::move(*committed->mutable_reports()));
+        return rp;
       },
   };
 }
+
+/// A metric writer and the batches appended to its open transaction.
+struct metric_lane {
+  metric_writer_actor writer;
+  std::vector<metric_ack> acks;  // answered once the transaction commits
+  std::size_t reports = 0;       // in acks
+  bool committing = false;       // an earlier transaction's commit is under way
+};
 
 struct persistence_state {
   static inline const char* name = "persistence";
   std::shared_ptr<storage::database> db;
   caf::actor_system* system = nullptr;
-  metric_writer_actor metric_writer;
-  pb::MetricBatch metrics;       // buffered, for the next commit
-  std::vector<metric_ack> acks;  // the batches in `metrics`, answered once committed
-  bool metric_commit_in_flight = false;
+  std::array<metric_lane, metric_writers> lanes;
+  metric_routing routing{metric_writers};
   std::shared_ptr<change_feed> feed;  // where committed changes go, for pages that show them live
   std::vector<pb::LogEntry> logs;
   // Only the latest searcher snapshot of each experiment matters: an experiment
@@ -93,24 +136,25 @@ struct persistence_state {
     return answer_with(std::move(x));
   }
 
-  /// What one metric commit takes: the buffered reports and the batches they came in.
+  /// The batches one metric commit answers.
   struct metric_commit {
-    pb::MetricBatch batch;
+    std::size_t lane;
     std::vector<metric_ack> acks;
     std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   };
-  metric_commit take_buffered_metrics() {
-    metric_commit commit{std::exchange(metrics, pb::MetricBatch{}), std::move(acks)};
-    acks.clear();
+  /// Starts the commit of a lane's transaction: what arrives from now on goes into its next one.
+  metric_commit start_commit(std::size_t lane) {
+    metric_commit commit{lane, std::exchange(lanes[lane].acks, {})};
+    lanes[lane].reports = 0;
     return commit;
   }
 
   /// The end of a metric commit: its batches are acknowledged (or told why not), and its rows go
   /// to the feed.
-  void metrics_committed(metric_commit& commit, caf::expected<pb::MetricBatch> written) {
+  void metrics_committed(metric_commit& commit, caf::expected<int64_t> written) {
     if (written) {
-      metric_reports_written += written->reports_size();
-      observability::measurements().metric_reports_ingested.add(written->reports_size());
+      metric_reports_written += *written;
+      observability::measurements().metric_reports_ingested.add(*written);
       observability::measurements().commit_seconds.observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - commit.began).count());
     } else {
@@ -122,21 +166,27 @@ struct persistence_state {
         ack.promise.deliver(ack.reports);
       else
         ack.promise.deliver(written.error());
+      routing.settled(commit.lane, ack.trials, static_cast<std::size_t>(ack.reports));
     }
-    if (written) feed->publish_metrics(std::move(*written->mutable_reports()));
   }
 
-  /// Commits the buffered metrics and waits for it, and so for any commit under way before it.
+  /// Commits every appended metric and waits for it, and before it for the commits under way.
   void commit_metrics_now() {
-    if (metrics.reports().empty() && !metric_commit_in_flight)
-      return;
-    auto commit = take_buffered_metrics();
-    caf::expected<pb::MetricBatch> written{pb::MetricBatch{}};
     caf::scoped_actor waiter{*system};
-    waiter->request(metric_writer, caf::infinite, std::move(commit.batch))
-        .receive([&](pb::MetricBatch& batch) { written = std::move(batch); },
-                 [&](caf::error& e) { written = std::move(e); });
-    metrics_committed(commit, std::move(written));
+    auto ask = [&](metric_lane& lane) {
+      caf::expected<int64_t> written{int64_t{0}};
+      waiter->request(lane.writer, caf::infinite, flush_atom::value)
+          .receive([&](int64_t committed) { written = committed; },
+                   [&](caf::error& e) { written = std::move(e); });
+      return written;
+    };
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      // A writer answers this after the commit under way, whose own answer comes to this actor's mailbox.
+      if (lanes[i].committing && lanes[i].acks.empty()) ask(lanes[i]);
+      if (lanes[i].acks.empty()) continue;
+      auto commit = start_commit(i);
+      metrics_committed(commit, ask(lanes[i]));
+    }
   }
 
   /// Writes the buffered log lines and searcher snapshots.
@@ -170,43 +220,51 @@ struct persistence_state {
   }
 
   // CAF destroys the state when the actor exits (before attached functors run), so the last rows
-  // are written here, the metrics on this actor's own connection: the metric writer may be gone.
+  // are written here; the metric writers commit theirs as they exit.
   ~persistence_state() {
     if (!db)
       return;
-    guarded("writing metrics", [&] { db->write_metrics(metrics.reports()); });
     write_logs_and_snapshots();
   }
 };
 
 using self_ptr = persistence_actor::stateful_pointer<persistence_state>;
 
-/// Hands the buffered metrics to the metric writer unless a commit is under way; the end of
-/// that one hands over what arrived meanwhile.
-void commit_metrics(self_ptr self) {
+/// Commits a lane's transaction unless it is still committing the one before; the end of that
+/// commit starts the next.
+void commit_metrics(self_ptr self, std::size_t lane) {
   auto& st = self->state;
-  if (st.metric_commit_in_flight || st.metrics.reports().empty())
+  if (st.lanes[lane].committing || st.lanes[lane].acks.empty())
     return;
-  st.metric_commit_in_flight = true;
-  auto commit = std::make_shared<persistence_state::metric_commit>(st.take_buffered_metrics());
-  auto done = [self, commit](caf::expected<pb::MetricBatch> written) {
-    self->state.metric_commit_in_flight = false;
+  st.lanes[lane].committing = true;
+  auto commit = std::make_shared<persistence_state::metric_commit>(st.start_commit(lane));
+  auto done = [self, commit](caf::expected<int64_t> written) {
+    self->state.lanes[commit->lane].committing = false;
     self->state.metrics_committed(*commit, std::move(written));
-    commit_metrics(self);
+    commit_metrics(self, commit->lane);
   };
-  self->request(self->state.metric_writer, caf::infinite, std::move(commit->batch))
-      .then([done](pb::MetricBatch& batch) { done(std::move(batch)); }, [done](caf::error& e) { done(std::move(e)); });
+  self->request(st.lanes[lane].writer, caf::infinite, flush_atom::value)
+      .then([done](int64_t committed) { done(committed); }, [done](caf::error& e) { done(std::move(e)); });
+}
+
+/// The distinct trials of a batch's reports: one, from a trial actor.
+std::vector<int64_t> trials_of(const pb::MetricBatch& batch) {
+  std::vector<int64_t> trials;
+  for (const auto& r : batch.reports())
+    if (std::find(trials.begin(), trials.end(), r.trial_id()) == trials.end()) trials.push_back(r.trial_id());
+  return trials;
 }
 
 void schedule_flush(self_ptr self) {
   auto& st = self->state;
   if (st.logs.size() >= flush_threshold)
     st.write_logs_and_snapshots();
-  if (static_cast<std::size_t>(st.metrics.reports_size()) >= flush_threshold) {
-    commit_metrics(self);
-    return;
+  bool acks_waiting = false;
+  for (std::size_t i = 0; i < st.lanes.size(); ++i) {
+    if (st.lanes[i].reports >= flush_threshold) commit_metrics(self, i);
+    acks_waiting = acks_waiting || !st.lanes[i].acks.empty();
   }
-  if (!st.acks.empty() && !st.ack_tick_scheduled) {
+  if (acks_waiting && !st.ack_tick_scheduled) {
     st.ack_tick_scheduled = true;
     self->send(self, tick_atom::value);  // behind what is already queued: a group commit
   } else if (!st.tick_scheduled) {
@@ -216,13 +274,15 @@ void schedule_flush(self_ptr self) {
 }
 
 persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr<storage::database> db,
-                                                  std::shared_ptr<storage::database> metric_db,
+                                                  std::array<std::shared_ptr<storage::database>, metric_writers> metric_dbs,
                                                   std::shared_ptr<change_feed> feed) {
   self->state.db = std::move(db);
   self->state.system = &self->system();
-  // Detached (it blocks on its connection) and linked: it ends with this actor.
-  self->state.metric_writer = self->spawn<caf::detached + caf::linked>(metric_writer_impl, std::move(metric_db));
   self->state.feed = std::move(feed);
+  // Detached (each blocks on its connection) and linked: they end with this actor.
+  for (std::size_t i = 0; i < metric_dbs.size(); ++i)
+    self->state.lanes[i].writer =
+        self->spawn<caf::detached + caf::linked>(metric_writer_impl, metric_dbs[i], self->state.feed);
   // Each change is published once stored, so that a page that reloads on it reads it.
   auto changed = [self](change_kind kind, int64_t id, int64_t experiment = 0) {
     self->state.feed->publish(kind, id, experiment);
@@ -319,16 +379,18 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
           rp.deliver(n);
           return rp;
         }
-        // The reports change hands as pointers: no copy, no allocation per report.
-        auto& buffered = *self->state.metrics.mutable_reports();
-        if (buffered.empty()) {
-          buffered.Swap(batch.mutable_reports());
-        } else {
-          std::vector<pb::MetricReport*> taken(static_cast<std::size_t>(n));
-          batch.mutable_reports()->ExtractSubrange(0, static_cast<int>(n), taken.data());
-          for (auto* r : taken) buffered.AddAllocated(r);
+        auto& st = self->state;
+        auto trials = trials_of(batch);
+        auto writer = st.routing.writer_for(trials);
+        if (!writer) {  // its trials' earlier batches wait on different writers
+          st.commit_metrics_now();
+          writer = st.routing.writer_for(trials);
         }
-        self->state.acks.push_back({rp, n});
+        auto& lane = st.lanes[*writer];
+        self->send(lane.writer, std::move(batch));
+        st.routing.appended(*writer, trials, static_cast<std::size_t>(n));
+        lane.acks.push_back({rp, n, std::move(trials)});
+        lane.reports += static_cast<std::size_t>(n);
         schedule_flush(self);
         return rp;
       },
@@ -345,7 +407,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         // Either tick writes everything; the other then finds little or nothing to do.
         self->state.tick_scheduled = false;
         self->state.ack_tick_scheduled = false;
-        commit_metrics(self);
+        for (std::size_t i = 0; i < self->state.lanes.size(); ++i) commit_metrics(self, i);
         self->state.write_logs_and_snapshots();
       },
       [=](pb::Checkpoint& c) -> bool {
@@ -359,9 +421,14 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
+        std::size_t appended = 0, committing = 0;
+        for (const auto& lane : st.lanes) {
+          appended += lane.reports;
+          committing += lane.committing ? 1 : 0;
+        }
         return state_text{self}
-            .add("buffered metric reports", st.metrics.reports_size())
-            .add("metric commit under way", st.metric_commit_in_flight ? "yes" : "no")
+            .add("metric reports in the next commits", appended)
+            .add("metric commits under way", committing)
             .add("buffered log lines", st.logs.size())
             .add("buffered searcher snapshots", st.snapshots.size())
             .add("metric reports written", st.metric_reports_written)
@@ -375,8 +442,10 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
 } // namespace
 
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
-                                    std::shared_ptr<storage::database> metric_db, std::shared_ptr<change_feed> feed) {
-  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(metric_db), std::move(feed));
+                                    const std::string& conninfo, std::shared_ptr<change_feed> feed) {
+  std::array<std::shared_ptr<storage::database>, metric_writers> metric_dbs;
+  for (auto& connection : metric_dbs) connection = std::make_shared<storage::database>(conninfo);
+  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(metric_dbs), std::move(feed));
 }
 
 } // namespace det

@@ -52,11 +52,11 @@ struct provisioner_setup {
 provisioner_actor spawn_provisioner(caf::actor_system& sys, const config::resource_pool_config& pool,
                                     const resource_pool_actor& pool_actor, const provisioner_setup& setup);
 
-/// Detached: it blocks on PostgreSQL, so it gets a thread of its own. Metrics are committed on
-/// `metric_db`, a second connection, while it goes on with the rest on `db`. What it commits
-/// is published to `feed`.
+/// Detached: it blocks on PostgreSQL, so it gets a thread of its own. Metrics are committed on two
+/// more connections to `conninfo`, taking turns, while it goes on with the rest on `db`. What it
+/// commits is published to `feed`. Throws if those connections cannot be made.
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
-                                    std::shared_ptr<storage::database> metric_db, std::shared_ptr<change_feed> feed);
+                                    const std::string& conninfo, std::shared_ptr<change_feed> feed);
 
 /// `count` detached readers on connections of their own to `conninfo`, behind one round-robin pool.
 persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const std::string& conninfo,

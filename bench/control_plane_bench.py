@@ -5,7 +5,9 @@ A random search of N builtin:simulate trials of S seconds each runs on A agents
 x C CPU slots. Ideal = N * S / (A * C). Reported: the search's wall time (submit
 to COMPLETED), its overhead over the ideal, and the same over a baseline measured
 in this script: a plain pool of A*C processes running N one-trial-long `sleep`s,
-i.e. what starting N processes costs this machine without det.
+i.e. what starting N processes costs this machine without det. Also the CPU time
+per trial of the master, its PostgreSQL, the agents and the trials' worker
+processes (which the agents reap, so their time is the agents' children's).
 
 Usage: bench/control_plane_bench.py [--trials 2000] [--seconds 1] [--agents 4] [--slots 4]
 """
@@ -45,6 +47,43 @@ experiment_seed = 3
 """
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid, children=False):
+    """User + system CPU of a process, or of its reaped children, in seconds (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # After the command: state is field 3; utime, stime, cutime, cstime are fields 14 to 17.
+    first = 13 if children else 11
+    return (int(fields[first]) + int(fields[first + 1])) / CLOCK_TICKS
+
+
+def postgres_cpu_seconds():
+    total = 0.0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == "postgres":
+                        total += cpu_seconds(pid)
+            except OSError:
+                pass
+    return total
+
+
+def cpu_by_part(cluster):
+    return {
+        "master": cpu_seconds(cluster.master.pid),
+        "postgres": postgres_cpu_seconds(),
+        "agents": sum(cpu_seconds(a.pid) for a in cluster.agents),
+        "workers": sum(cpu_seconds(a.pid, children=True) for a in cluster.agents),
+    }
+
+
 def process_pool_seconds(trials, seconds, width):
     start = time.monotonic()
     with ThreadPoolExecutor(width) as pool:
@@ -68,11 +107,13 @@ def main():
 
     c = Cluster(agents=args.agents, slots=f"cpu:{args.slots}").start()
     try:
+        cpu_before = cpu_by_part(c)
         start = time.monotonic()
         exp_id = c.submit(search_config(args.trials, args.seconds, width))
         exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
                                 timeout=args.trials * args.seconds * 4 + 120, interval=1)
         wall = time.monotonic() - start
+        cpu_after = cpu_by_part(c)
         states = {}
         for t in exp["trials"]:
             states[t["state"]] = states.get(t["state"], 0) + 1
@@ -82,6 +123,8 @@ def main():
     print(f"trials={args.trials} slots={width} ideal_s={ideal:.1f} det_wall_s={wall:.1f} "
           f"overhead_vs_ideal={(wall / ideal - 1) * 100:+.1f}% "
           f"baseline_s={baseline:.1f} overhead_vs_baseline={(wall / baseline - 1) * 100:+.1f}%")
+    per_trial = {part: (cpu_after[part] - cpu_before[part]) / args.trials * 1000 for part in cpu_after}
+    print("cpu_ms_per_trial " + " ".join(f"{part}={ms:.1f}" for part, ms in per_trial.items()))
 
 
 if __name__ == "__main__":

@@ -59,8 +59,15 @@ class database {
   /// end_time = now; an empty exit_reason keeps the stored one; searcher_stopped is never unset.
   void update_trial(const pb::Trial& trial);
 
-  /// One COPY of all reports, then one UPDATE per distinct trial: latest_training / latest_validation become the
-  /// last report of that group in the batch, total_batches the largest seen so far.
+  /// Streams reports into this connection's open metric transaction, which the first begins with a
+  /// COPY, until commit_metrics. Throws nothing: a failure is kept for commit_metrics to throw, so
+  /// the reports of one transaction land all or none.
+  void append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports);
+  /// Ends the COPY, then one UPDATE per distinct trial (latest_training / latest_validation become its
+  /// last appended report of that group, total_batches the largest seen so far), and commits. Returns
+  /// the reports committed; none when nothing was appended.
+  pb::MetricBatch commit_metrics();
+  /// append_metrics and commit_metrics of a copy of `reports`.
   void write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>&);
   /// One COPY; ids are assigned by the database. An unset time means now.
   void write_logs(const std::vector<pb::LogEntry>&);
@@ -228,9 +235,10 @@ class database {
   /// The pool's instances that have not ended, oldest first.
   std::vector<pb::ProvisionedInstance> live_instances(const std::string& pool);
 
-  /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows for the trial
-  /// (total_batches 1..rows, metrics {"loss": ...}), with no per-trial UPDATE.
-  void copy_raw_metrics(int64_t trial_id, int64_t rows);
+  /// The ingestion benchmark's baseline: one raw COPY of `rows` synthetic "training" rows (metrics
+  /// {"loss": ...}), `batch` at a time for each of the trials in turn, each trial's total_batches
+  /// counting up from 1, with no per-trial UPDATE.
+  void copy_raw_metrics(const std::vector<int64_t>& trial_ids, int64_t rows, int64_t batch);
 
 
  private:

@@ -2,16 +2,42 @@
 
 // Shared by the database_*.cpp files only; keeps pqxx out of database.hpp.
 
+#include <map>
+#include <memory>
+#include <optional>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 
+#include "storage/binary_copy.hpp"
 #include "storage/database.hpp"
 
 namespace det::storage {
 
+/// The metric reports appended since the last commit_metrics, and the transaction they are in.
+struct open_metric_transaction {
+  /// A trial's latest reports among them.
+  struct latest {
+    const pb::MetricReport* training = nullptr;
+    const pb::MetricReport* validation = nullptr;
+    int64_t total_batches = 0;
+    int64_t training_step = -1;  // the highest of each group; -1: none
+    int64_t validation_step = -1;
+  };
+
+  explicit open_metric_transaction(pqxx::connection& connection);
+
+  pqxx::work tx;
+  std::optional<binary_copy> rows;  // the COPY under way, if any; after tx: ended (or abandoned) before it
+  std::size_t rows_in_copy = 0;
+  pb::MetricBatch appended;
+  std::map<int64_t, latest> trials;  // by trial id
+};
+
 struct database::impl {
   pqxx::connection connection;
+  std::unique_ptr<open_metric_transaction> metrics;  // while reports are appended
+  std::string metrics_failure;                      // why appending failed, until commit_metrics says so
 
   explicit impl(const std::string& conninfo) : connection{conninfo} {}
 };

@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "storage/database_impl.hpp"
+#include "storage/binary_copy.hpp"
 #include "messages/states.hpp"
 #include "storage/json_maps.hpp"
 #include "storage/sql_values.hpp"
@@ -11,9 +12,22 @@ namespace det::storage {
 
 namespace {
 
-// stream_to does not quote column names, and group is a keyword.
-const std::vector<std::string> metric_columns{"trial_id",     "\"group\"", "total_batches", "total_records",
-                                              "total_epochs", "metrics",   "time"};
+// group is a keyword.
+const std::string metric_columns = "trial_id, \"group\", total_batches, total_records, total_epochs, metrics, time";
+
+// One metrics row in metric_columns' order.
+void add_metric_row(binary_copy& rows, int64_t trial_id, const std::string& group, int64_t batches,
+                    int64_t records, double epochs, const google::protobuf::Map<std::string, double>& metrics,
+                    const google::protobuf::Timestamp& time) {
+  rows.row(7);
+  rows.int8(trial_id);
+  rows.text(group);
+  rows.int8(batches);
+  rows.int8(records);
+  rows.float8(epochs);
+  rows.jsonb(metrics_to_json(metrics));
+  rows.timestamptz(time);
+}
 
 // Everything but the terminal states, which a restarted master leaves alone.
 std::string unfinished_state() {
@@ -118,31 +132,45 @@ void database::update_trial(const pb::Trial& trial) {
 }
 
 
-void database::write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>& reports) {
-  if (reports.empty()) return;
-  describing_failure("store " + std::to_string(reports.size()) + " metric reports", [&] {
-    struct latest {
-      const pb::MetricReport* training = nullptr;
-      const pb::MetricReport* validation = nullptr;
-      int64_t total_batches = 0;
-      int64_t training_step = -1;  // the highest of each group in this write; -1: none
-      int64_t validation_step = -1;
-    };
-    // Ordered by trial id, so concurrent writers lock trial rows in the same order.
-    std::map<int64_t, latest> trials;
-    pqxx::work tx{impl_->connection};
-    // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within
-    // a fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing
-    // committed, and a reporter does not wait for a disk flush per report. A crash of PostgreSQL
-    // or its machine can lose the last fraction of a second of acknowledged metrics.
-    tx.exec("SET LOCAL synchronous_commit = off");
-    pqxx::stream_to copy{tx, "metrics", metric_columns};
-    sql_time_column time_of;
-    for (const auto& report : reports) {
-      copy << std::make_tuple(report.trial_id(), report.group(), report.total_batches(), report.total_records(),
-                              report.total_epochs(), metrics_to_json(report.metrics()),
-                              time_of(report.time()));
-      auto& trial = trials[report.trial_id()];
+namespace {
+
+// Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
+// fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
+// and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
+// can lose the last fraction of a second of acknowledged metrics.
+constexpr std::size_t rows_per_copy = 256;
+
+pqxx::work& committing_without_flush(pqxx::work& tx) {
+  tx.exec("SET LOCAL synchronous_commit = off");
+  return tx;
+}
+
+}  // namespace
+
+open_metric_transaction::open_metric_transaction(pqxx::connection& connection) : tx{connection} {
+  committing_without_flush(tx);
+}
+
+void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
+  if (reports.empty() || !impl_->metrics_failure.empty()) return;
+  try {
+    if (!impl_->metrics) impl_->metrics = std::make_unique<open_metric_transaction>(impl_->connection);
+    auto& open = *impl_->metrics;
+    const int first = open.appended.reports_size();
+    auto& appended = *open.appended.mutable_reports();
+    if (appended.empty()) {
+      appended.Swap(&reports);
+    } else {  // the reports change hands as pointers: no copy, no allocation per report
+      std::vector<pb::MetricReport*> taken(static_cast<std::size_t>(reports.size()));
+      reports.ExtractSubrange(0, reports.size(), taken.data());
+      for (auto* r : taken) appended.AddAllocated(r);
+    }
+    if (!open.rows) open.rows.emplace(open.tx, "metrics", metric_columns);
+    for (int i = first; i < appended.size(); ++i) {
+      const auto& report = appended.Get(i);
+      add_metric_row(*open.rows, report.trial_id(), report.group(), report.total_batches(), report.total_records(),
+                     report.total_epochs(), report.metrics(), report.time());
+      auto& trial = open.trials[report.trial_id()];
       if (report.group() == "training") {
         trial.training = &report;
         trial.training_step = std::max(trial.training_step, report.total_batches());
@@ -153,21 +181,58 @@ void database::write_metrics(const google::protobuf::RepeatedPtrField<pb::Metric
       }
       trial.total_batches = std::max(trial.total_batches, report.total_batches());
     }
-    copy.complete();
-    for (const auto& [trial_id, trial] : trials) {
-      const std::string training = trial.training ? metrics_to_json(trial.training->metrics()) : "";
-      const std::string validation = trial.validation ? metrics_to_json(trial.validation->metrics()) : "";
-      tx.exec_params(
-          "UPDATE trials SET total_batches = GREATEST(total_batches, $2), "
-          "latest_training = COALESCE($3::jsonb, latest_training), "
-          "latest_validation = COALESCE($4::jsonb, latest_validation), "
-          "stored_training_step = GREATEST(stored_training_step, $5), "
-          "stored_validation_step = GREATEST(stored_validation_step, $6) WHERE id = $1",
-          trial_id, trial.total_batches, trial.training ? training.c_str() : nullptr,
-          trial.validation ? validation.c_str() : nullptr, trial.training_step, trial.validation_step);
+    // PostgreSQL inserts the rows of a COPY (heap and index) in groups of up to 1,000 or at its end:
+    // a COPY that took every row until the commit would leave all of that to the commit, on
+    // reporters' critical path. Ended every few hundred rows, the inserting happens as rows arrive.
+    open.rows_in_copy += static_cast<std::size_t>(appended.size() - first);
+    if (open.rows_in_copy >= rows_per_copy) {
+      open.rows->complete();
+      open.rows.reset();
+      open.rows_in_copy = 0;
+    } else {
+      open.rows->send();
     }
-    tx.commit();
+  } catch (const std::exception& e) {
+    impl_->metrics.reset();  // abandons the COPY and rolls the transaction back
+    impl_->metrics_failure = without_newline(e.what());
+  }
+}
+
+pb::MetricBatch database::commit_metrics() {
+  auto open = std::move(impl_->metrics);
+  const auto failure = std::exchange(impl_->metrics_failure, {});
+  if (!failure.empty()) throw std::runtime_error("The database could not store metric reports: " + failure);
+  if (!open) return {};
+  describing_failure("store " + std::to_string(open->appended.reports_size()) + " metric reports", [&] {
+    if (open->rows) open->rows->complete();
+    // One UPDATE for every trial: a statement per trial cost a round trip each.
+    std::vector<std::string> ids, batches, training, validation, training_steps, validation_steps;
+    for (const auto& [trial_id, trial] : open->trials) {
+      ids.push_back(std::to_string(trial_id));
+      batches.push_back(std::to_string(trial.total_batches));
+      training.push_back(trial.training ? metrics_to_json(trial.training->metrics()) : "");  // "": none
+      validation.push_back(trial.validation ? metrics_to_json(trial.validation->metrics()) : "");
+      training_steps.push_back(std::to_string(trial.training_step));
+      validation_steps.push_back(std::to_string(trial.validation_step));
+    }
+    open->tx.exec_params(
+        "UPDATE trials t SET total_batches = GREATEST(t.total_batches, v.total_batches), "
+        "latest_training = COALESCE(NULLIF(v.training, '')::jsonb, t.latest_training), "
+        "latest_validation = COALESCE(NULLIF(v.validation, '')::jsonb, t.latest_validation), "
+        "stored_training_step = GREATEST(t.stored_training_step, v.training_step), "
+        "stored_validation_step = GREATEST(t.stored_validation_step, v.validation_step) "
+        "FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[]) "
+        "AS v(id, total_batches, training, validation, training_step, validation_step) WHERE t.id = v.id",
+        text_array_literal(ids), text_array_literal(batches), text_array_literal(training),
+        text_array_literal(validation), text_array_literal(training_steps), text_array_literal(validation_steps));
+    open->tx.commit();
   });
+  return std::move(open->appended);
+}
+
+void database::write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>& reports) {
+  append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>{reports});
+  commit_metrics();
 }
 
 void database::write_logs(const std::vector<pb::LogEntry>& entries) {
@@ -218,16 +283,20 @@ void database::save_snapshot(int64_t experiment_id, const std::string& snapshot)
   });
 }
 
-void database::copy_raw_metrics(int64_t trial_id, int64_t rows) {
+void database::copy_raw_metrics(const std::vector<int64_t>& trial_ids, int64_t rows, int64_t batch) {
   describing_failure("copy " + std::to_string(rows) + " synthetic metric rows", [&] {
     pqxx::work tx{impl_->connection};
-    pqxx::stream_to copy{tx, "metrics", metric_columns};
-    const std::string time = sql_time_or_now({});
+    binary_copy copy{tx, "metrics", metric_columns};
+    const std::string group = "training";
+    google::protobuf::Timestamp time;
+    time.set_seconds(unix_micros_or_now({}) / 1000000);
     google::protobuf::Map<std::string, double> metrics;
-    for (int64_t batch = 1; batch <= rows; ++batch) {
-      metrics["loss"] = 1.0 / double(batch);
-      copy << std::make_tuple(trial_id, std::string{"training"}, batch, batch * 32, double(batch) / 1000.0,
-                              metrics_to_json(metrics), time);
+    std::vector<int64_t> batches(trial_ids.size(), 0);
+    for (int64_t row = 0; row < rows; ++row) {
+      const auto trial = static_cast<std::size_t>(row / batch) % trial_ids.size();
+      const int64_t n = ++batches[trial];
+      metrics["loss"] = 1.0 / double(n);
+      add_metric_row(copy, trial_ids[trial], group, n, n * 32, double(n) / 1000.0, metrics, time);
     }
     copy.complete();
     tx.commit();

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <stdexcept>
+#include <string>
 
 namespace det::storage {
 
@@ -20,13 +22,10 @@ namespace {
 
 /// The time's seconds and microseconds; now for an unset time.
 std::pair<int64_t, int64_t> seconds_and_micros(const google::protobuf::Timestamp& time) {
-  if (time.seconds() == 0 && time.nanos() == 0) {
-    const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    return {now / 1000000, now % 1000000};
-  }
-  return {time.seconds(), time.nanos() / 1000};
+  const auto micros = unix_micros_or_now(time);
+  // Floor division: a time before 1970 keeps its microseconds in [0, 1e6).
+  const int64_t seconds = micros / 1000000 - (micros % 1000000 < 0 ? 1 : 0);
+  return {seconds, micros - seconds * 1000000};
 }
 
 std::string date_and_time(int64_t seconds) {
@@ -44,6 +43,18 @@ std::string with_micros(const std::string& date, int64_t micros) {
 }
 
 }  // namespace
+
+int64_t unix_micros_or_now(const google::protobuf::Timestamp& time) {
+  if (time.seconds() == 0 && time.nanos() == 0)
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  // 0001-01-01 and 9999-12-31 23:59:59, Timestamp's own bounds.
+  constexpr int64_t earliest = -62135596800, latest = 253402300799;
+  if (time.seconds() < earliest || time.seconds() > latest || time.nanos() < 0 || time.nanos() > 999999999)
+    throw std::invalid_argument("the time " + std::to_string(time.seconds()) + " s " + std::to_string(time.nanos()) +
+                                " ns is not a time between the years 1 and 9999");
+  return time.seconds() * 1000000 + time.nanos() / 1000;
+}
 
 std::string sql_time_or_now(const google::protobuf::Timestamp& time) {
   const auto [seconds, micros] = seconds_and_micros(time);

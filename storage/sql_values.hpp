@@ -17,6 +17,9 @@ namespace det::storage {
 std::string state_name(pb::State);
 pb::State parse_state(const std::string& name);
 
+/// Microseconds since 1970 UTC; an unset Timestamp means the current time. Throws for a time
+/// outside the years 1 to 9999, which a Timestamp may not hold.
+int64_t unix_micros_or_now(const google::protobuf::Timestamp&);
 /// A timestamptz literal in UTC with microseconds; an unset Timestamp means the current time.
 std::string sql_time_or_now(const google::protobuf::Timestamp&);
 

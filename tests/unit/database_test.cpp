@@ -37,7 +37,8 @@ std::string fresh_database() {
 }
 
 struct migrated_database {
-  database db{fresh_database()};
+  std::string conninfo{fresh_database()};
+  database db{conninfo};
   migrated_database() { db.migrate(); }
 };
 
@@ -247,8 +248,42 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
   CHECK(db.get_trial(b)->total_batches() == 5);
   CHECK(db.get_trial(b)->latest_validation().empty());
 
-  db.copy_raw_metrics(b, 1000);
-  CHECK(db.trial_metrics(b, "training").size() == 1001);
+  db.copy_raw_metrics({a, b}, 1000, 100);  // 500 each, a hundred at a time
+  CHECK(db.trial_metrics(b, "training").size() == 501);
+  CHECK(db.trial_metrics(a, "training").size() == 503);
+}
+
+TEST_CASE("database: appended metrics commit all together, or none when one append failed") {
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t experiment = db.insert_experiment(experiment_named("appended"));
+  const int64_t a = db.insert_trial(trial_of(experiment, 1));
+  // Enough appends that the transaction's rows take several COPY statements.
+  for (int appends = 0; appends < 10; ++appends) {
+    std::vector<pb::MetricReport> reports;
+    for (int i = 1; i <= 100; ++i) reports.push_back(report(a, "training", appends * 100 + i, {{"loss", 1.0 / i}}));
+    db.append_metrics({reports.begin(), reports.end()});
+  }
+  database reader{m.conninfo};  // db's own connection is inside the open transaction
+  CHECK(reader.trial_metrics(a, "").empty());  // not yet committed
+  CHECK(db.commit_metrics().reports_size() == 1000);
+  CHECK(db.trial_metrics(a, "training").size() == 1000);
+  CHECK(db.get_trial(a)->total_batches() == 1000);
+  CHECK(db.commit_metrics().reports_size() == 0);  // nothing appended since
+
+  db.append_metrics(reports_of({report(a, "training", 2000, {{"loss", 0.5}})}));
+  auto bad = report(a, "training", 2001, {{"loss", 0.5}});
+  bad.mutable_time()->set_seconds(int64_t{1} << 60);  // no year 1 to 9999 time
+  db.append_metrics(reports_of({bad}));
+  db.append_metrics(reports_of({report(a, "training", 2002, {{"loss", 0.5}})}));
+  CHECK_THROWS_WITH_AS(db.commit_metrics(), doctest::Contains("is not a time between the years 1 and 9999"),
+                       std::runtime_error);
+  CHECK(db.trial_metrics(a, "training").size() == 1000);
+  CHECK(db.get_trial(a)->total_batches() == 1000);
+
+  db.append_metrics(reports_of({report(a, "training", 2003, {{"loss", 0.25}})}));  // the connection goes on
+  CHECK(db.commit_metrics().reports_size() == 1);
+  CHECK(db.get_trial(a)->total_batches() == 2003);
 }
 
 TEST_CASE("database: write_logs and trial_logs page by id") {
