@@ -7,7 +7,11 @@ to COMPLETED), its overhead over the ideal, and the same over a baseline measure
 in this script: a plain pool of A*C processes running N one-trial-long `sleep`s,
 i.e. what starting N processes costs this machine without det. Also the CPU time
 per trial of the master, its PostgreSQL, the agents and the trials' worker
-processes (which the agents reap, so their time is the agents' children's).
+processes (which the agents reap, so their time is the agents' children's), and
+where a slot's time goes: from a trial's creation to its first training report
+(scheduling, launch, process start, first batch), from there to its end, and the
+rest of the wall time a slot spends between one trial's end and the next one's
+creation.
 
 Usage: bench/control_plane_bench.py [--trials 2000] [--seconds 1] [--agents 4] [--slots 4]
 """
@@ -22,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
-from cluster import Cluster  # noqa: E402
+from cluster import Cluster, parse_time  # noqa: E402
 
 BATCHES = 100
 
@@ -118,6 +122,14 @@ def main():
         for t in exp["trials"]:
             states[t["state"]] = states.get(t["state"], 0) + 1
         print(f"det: experiment {exp['experiment']['state']}, trials {states}", flush=True)
+        to_first, after_first, lifetimes = [], [], []
+        for t in exp["trials"]:
+            created, ended = parse_time(t["start_time"]), parse_time(t["end_time"])
+            first = c.first_report_time(t["id"])
+            lifetimes.append(ended - created)
+            if first is not None:
+                to_first.append(first - created)
+                after_first.append(ended - first)
     finally:
         c.stop()
     print(f"trials={args.trials} slots={width} ideal_s={ideal:.1f} det_wall_s={wall:.1f} "
@@ -125,6 +137,10 @@ def main():
           f"baseline_s={baseline:.1f} overhead_vs_baseline={(wall / baseline - 1) * 100:+.1f}%")
     per_trial = {part: (cpu_after[part] - cpu_before[part]) / args.trials * 1000 for part in cpu_after}
     print("cpu_ms_per_trial " + " ".join(f"{part}={ms:.1f}" for part, ms in per_trial.items()))
+    mean = lambda xs: sum(xs) / len(xs) * 1000  # noqa: E731
+    between = wall * width / args.trials * 1000 - mean(lifetimes)
+    print(f"ms_per_trial created_to_first_report={mean(to_first):.1f} first_report_to_end={mean(after_first):.1f} "
+          f"slot_idle_between_trials={between:.1f}")
 
 
 if __name__ == "__main__":
