@@ -27,7 +27,7 @@ std::optional<int64_t> read_bytes(table_reader& reader, std::string_view key) {
   const auto* node = reader.read_node(key);
   if (!node) return std::nullopt;
   const std::string expected = "expected a byte count such as 268435456, \"256MiB\" or \"2G\"";
-  if (auto n = node->value<int64_t>()) {
+  if (auto n = integer_value(*node)) {
     if (*n > 0) return *n;
     reader.error(key, "must be positive");
     return std::nullopt;
@@ -87,7 +87,7 @@ std::vector<std::pair<std::string, std::string>> read_variables(table_reader& re
         continue;
       }
       if (const auto* text = value.as_string()) variable->second = text->get();
-      else if (auto n = value.value<int64_t>()) variable->second = std::to_string(*n);
+      else if (auto n = integer_value(value)) variable->second = std::to_string(*n);
       else if (auto b = value.value<bool>()) variable->second = *b ? "true" : "false";
       else {
         reader.diag().add(value.source().begin, path + "." + std::string(name.str()),

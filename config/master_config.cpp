@@ -220,7 +220,7 @@ std::optional<provider_config> read_provider(table_reader& pool) {
   if (only_for(provider_type::process, {"gpus"})) {
     if (const auto* gpus = reader.read_array("gpus")) {
       for (const auto& g : *gpus)
-        if (auto index = g.value<int64_t>(); index && *index >= 0) p.gpus.push_back(static_cast<int>(*index));
+        if (auto index = detail::integer_value(g); index && *index >= 0) p.gpus.push_back(static_cast<int>(*index));
         else reader.error("gpus", "expected GPU indices such as [0, 1, 2, 3]");
       if (static_cast<int>(p.gpus.size()) < p.max_instances * p.instance_slots)
         reader.error("gpus", "names " + std::to_string(p.gpus.size()) + " GPUs, fewer than max_instances x instance_slots = " +

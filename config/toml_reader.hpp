@@ -16,6 +16,14 @@
 
 namespace det::config::detail {
 
+/// The node's value when it is a TOML integer. toml++'s value<int64_t>() also converts a whole
+/// float, and for one beyond int64_t's range (9E43) that conversion was undefined behaviour
+/// (fuzz_task_config found it).
+inline std::optional<int64_t> integer_value(const toml::node& node) {
+  if (const auto* integer = node.as_integer()) return integer->get();
+  return std::nullopt;
+}
+
 /// Collects every problem found in one file, so that a user fixes them all in one pass.
 class diagnostics {
  public:

@@ -523,6 +523,9 @@ memory_limit = 268435456
   // Found by fuzzing: a count past 2^63 bytes was converted to int64_t (undefined behaviour).
   CHECK(parse_errors("entrypoint = \"python3 x.py\"\n" + single_searcher + "[resources]\nshm_size = \"1e59\"\n")
             .find("resources.shm_size: \"1e59\" is more bytes than det can count") != std::string::npos);
+  // A float is no byte count, however large (converting 9E43 was undefined behaviour).
+  CHECK(parse_errors("entrypoint = \"python3 x.py\"\n" + single_searcher + "[resources]\nshm_size = 9E43\n")
+            .find("resources.shm_size: expected a byte count") != std::string::npos);
   CHECK(parse_errors("entrypoint = \"builtin:mlp\"\n" + single_searcher + "[environment]\nimage = \"x\"\n")
             .find("inline.toml:8:9: environment.image: applies to Core API entrypoints: C++ trials") != std::string::npos);
 }
