@@ -134,21 +134,17 @@ void database::update_trial(const pb::Trial& trial) {
 
 namespace {
 
-// Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
-// fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
-// and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
-// can lose the last fraction of a second of acknowledged metrics.
+// A COPY is ended after this many rows: see append_metrics.
 constexpr std::size_t rows_per_copy = 256;
-
-pqxx::work& committing_without_flush(pqxx::work& tx) {
-  tx.exec("SET LOCAL synchronous_commit = off");
-  return tx;
-}
 
 }  // namespace
 
 open_metric_transaction::open_metric_transaction(pqxx::connection& connection) : tx{connection} {
-  committing_without_flush(tx);
+  // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
+  // fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
+  // and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
+  // can lose the last fraction of a second of acknowledged metrics.
+  tx.exec("SET LOCAL synchronous_commit = off");
 }
 
 void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {

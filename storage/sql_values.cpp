@@ -61,15 +61,6 @@ std::string sql_time_or_now(const google::protobuf::Timestamp& time) {
   return with_micros(date_and_time(seconds), micros);
 }
 
-std::string sql_time_column::operator()(const google::protobuf::Timestamp& time) {
-  const auto [seconds, micros] = seconds_and_micros(time);
-  if (seconds != seconds_) {
-    date_ = date_and_time(seconds);
-    seconds_ = seconds;
-  }
-  return with_micros(date_, micros);
-}
-
 std::string micros_of(const std::string& column) {
   return "(extract(epoch from " + column + ") * 1000000)::bigint";
 }

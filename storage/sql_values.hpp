@@ -4,7 +4,6 @@
 
 #include <optional>
 #include <pqxx/pqxx>
-#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,17 +21,6 @@ pb::State parse_state(const std::string& name);
 int64_t unix_micros_or_now(const google::protobuf::Timestamp&);
 /// A timestamptz literal in UTC with microseconds; an unset Timestamp means the current time.
 std::string sql_time_or_now(const google::protobuf::Timestamp&);
-
-/// sql_time_or_now for many rows in a row: rows of one second share their date and time, which
-/// is formatted once (a COPY of metric rows spent more on formatting times than on their values).
-class sql_time_column {
- public:
-  std::string operator()(const google::protobuf::Timestamp& time);
-
- private:
-  int64_t seconds_ = INT64_MIN;
-  std::string date_;  ///< "YYYY-MM-DD HH:MM:SS" of seconds_
-};
 
 /// The SQL expression that selects a timestamptz column as microseconds since the epoch (exactly: extract returns
 /// numeric), which time_from reads back; NULL stays NULL.
