@@ -1,5 +1,7 @@
-// An experiment: owns its searcher, carries out the searcher's actions
-// (create, validate-after, stop, shutdown) and feeds it the trials' events.
+// An experiment: tells its searcher (an actor of its own, actors/searcher.cpp) what happened to
+// its trials and carries out the actions it answers with (create, validate-after, stop, shutdown).
+// Until the search starts the experiment holds it itself: a restore reads and replays it here,
+// then hands it over.
 //
 //   ACTIVE --(searcher shutdown)--> COMPLETED | CANCELED | ERROR
 //     |
@@ -51,7 +53,16 @@ struct experiment_state {
   static inline const char* name = "experiment";
   pb::Experiment exp;
   config::experiment_config cfg;
-  std::shared_ptr<searcher::searcher> search;
+  // The search until start_search hands it to `searcher`.
+  std::shared_ptr<searcher::searcher> unstarted_search;
+  searcher_actor searcher;
+  bool custom_search = false;  // searcher.name = "custom": a user's process drives it
+  bool trials_wait_at_length = false;
+  // What the search said of each request in its latest step that named it (rung, target).
+  std::map<int64_t, request_view> search_view;
+  double progress = 0;
+  std::string snapshot;  // the search's latest, serialized
+  std::vector<pb::SearcherEvent> custom_events;  // custom: unacknowledged, as of the latest step
   std::map<int64_t, trial_entry> trials;  // by request id
   master_handles handles;
   directory_actor directory;
@@ -85,7 +96,7 @@ bool paused(self_ptr self) {
   return self->state.exp.state() == pb::STATE_PAUSED;
 }
 
-void process(self_ptr self, std::vector<searcher::action> actions);
+void process(self_ptr self, search_step step);
 void answer_event_readers(self_ptr self);
 void save_snapshot(self_ptr self);
 
@@ -128,7 +139,7 @@ void finish(self_ptr self, pb::State final_state) {
   self->send(self->state.handles.collector, gc_atom::value, experiment_id{self->state.exp.id()},
              self->state.exp.config());
   self->send(pool(self), remove_atom::value, std::to_string(self->state.exp.id()));
-  if (self->state.search->custom()) {
+  if (self->state.custom_search) {
     save_snapshot(self);  // its process's last operations are answered once committed; quits then
     return;
   }
@@ -146,11 +157,11 @@ bool all_trials_exited(self_ptr self) {
 // has ended, one saying so.
 pb::GetSearcherEventsResponse searcher_events(self_ptr self) {
   pb::GetSearcherEventsResponse events;
-  auto* custom = self->state.search->custom();
-  for (const auto& e : custom->events()) *events.add_searcher_events() = e;
+  const auto& unacknowledged = self->state.custom_events;
+  for (const auto& e : unacknowledged) *events.add_searcher_events() = e;
   if (is_terminal(self->state.exp.state())) {
     auto& inactive = *events.add_searcher_events();
-    inactive.set_id(custom->events().empty() ? 0 : custom->events().back().id());
+    inactive.set_id(unacknowledged.empty() ? 0 : unacknowledged.back().id());
     inactive.mutable_experiment_inactive()->set_experiment_state(self->state.exp.state());
   }
   return events;
@@ -159,8 +170,8 @@ pb::GetSearcherEventsResponse searcher_events(self_ptr self) {
 // Answers the reads waiting for events, once there are some (or the experiment ended).
 void answer_event_readers(self_ptr self) {
   auto& st = self->state;
-  if (st.event_readers.empty() || !st.search->custom()) return;
-  if (st.search->custom()->events().empty() && !is_terminal(st.exp.state())) return;
+  if (st.event_readers.empty() || !st.custom_search) return;
+  if (st.custom_events.empty() && !is_terminal(st.exp.state())) return;
   auto events = searcher_events(self);
   for (auto& [rp, deadline] : st.event_readers) rp.deliver(events);
   st.event_readers.clear();
@@ -172,7 +183,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   auto& st = self->state;
   auto& entry = st.trials[t.request_id()];
   trial_setup setup;
-  setup.waits_at_length = st.search->trials_wait_at_length();
+  setup.waits_at_length = st.trials_wait_at_length;
   setup.start_waiting = waiting;
   setup.start_note = std::move(note);
   setup.checkpoint_root = checkpoint_root(self);
@@ -206,8 +217,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
 }
 
 // Tells the trial its rung when the search moved it.
-void sync_rung(self_ptr self, int64_t request_id) {
-  auto rung = self->state.search->rung_of(request_id);
+void sync_rung(self_ptr self, int64_t request_id, int64_t rung) {
   auto it = self->state.trials.find(request_id);
   if (rung < 0 || it == self->state.trials.end() || !it->second.handle || it->second.exited ||
       it->second.rung == rung)
@@ -216,16 +226,37 @@ void sync_rung(self_ptr self, int64_t request_id) {
   self->send(it->second.handle, rung_atom::value, static_cast<int32_t>(rung));
 }
 
-// A trial that could not even be created counts as failed.
-void close_failed(self_ptr self, int64_t request_id) {
-  auto& search = *self->state.search;
-  auto actions = search.trial_exited_early(request_id, searcher::exit_reason::errored);
-  auto closing = search.trial_exited(request_id);
-  actions.insert(actions.end(), closing.begin(), closing.end());
-  process(self, std::move(actions));
+// Tells the search `events`, one decision, and carries out what it answers. Steps are answered in
+// the order they were asked.
+void ask(self_ptr self, std::vector<search_event> events) {
+  self->request(self->state.searcher, caf::infinite, search_request{std::move(events)})
+      .then([=](search_step& step) { process(self, std::move(step)); });
 }
 
-void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action>& actions);
+// How a trial that ended is told to the search: why it ended early, if it did, then its close.
+std::vector<search_event> exit_events(int64_t request_id, pb::State final_state, bool invalid_hparams) {
+  using namespace search_events;
+  std::vector<search_event> events;
+  if (invalid_hparams)
+    events.push_back(trial_exited_early{request_id, searcher::exit_reason::invalid_hp});
+  else if (final_state == pb::STATE_CANCELED)
+    events.push_back(trial_exited_early{request_id, searcher::exit_reason::user_canceled});
+  else if (final_state != pb::STATE_COMPLETED)
+    events.push_back(trial_exited_early{request_id, searcher::exit_reason::errored});
+  events.push_back(trial_exited{request_id});
+  return events;
+}
+
+// How a stored trial ended, as the live trial would have told the search.
+std::vector<search_event> replayed_exit(const pb::Trial& t) {
+  bool invalid = t.exit_reason().rfind("invalid hyperparameters", 0) == 0;
+  return exit_events(t.request_id(), t.state(), invalid && t.state() != pb::STATE_COMPLETED);
+}
+
+// A trial that could not even be created counts as failed.
+void close_failed(self_ptr self, int64_t request_id) {
+  ask(self, exit_events(request_id, pb::STATE_ERROR, false));
+}
 
 void create_trial(self_ptr self, const searcher::create_action& c);
 
@@ -261,8 +292,9 @@ std::string warm_start_note(const pb::Trial& t) {
 // A new trial of a search whose trials wait at each length, before the search gave it one (a
 // custom search's process answers its creation later): it waits too, holding no slots.
 bool waits_for_length(self_ptr self, int64_t request_id) {
-  const auto& search = *self->state.search;
-  return search.trials_wait_at_length() && !search.training_target(request_id);
+  const auto& st = self->state;
+  auto view = st.search_view.find(request_id);
+  return st.trials_wait_at_length && (view == st.search_view.end() || !view->second.training_target);
 }
 
 void create_trial(self_ptr self, const searcher::create_action& c) {
@@ -276,15 +308,16 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
     auto& entry = st.trials[c.request_id];
     entry.trial_id = t.id();
     entry.latest_checkpoint = t.latest_checkpoint_uuid();
-    auto actions = st.search->trial_created(c.request_id);
+    std::vector<search_event> events{search_events::trial_created{c.request_id}};
     if (is_terminal(t.state())) {
       entry.exited = true;
       entry.final_state = t.state();
-      replay_exit(self, t, actions);
+      auto exit = replayed_exit(t);
+      events.insert(events.end(), exit.begin(), exit.end());
     } else {
       start_trial(self, t, t.runs() == 0 ? warm_start_note(t) : std::string{}, waits_for_length(self, c.request_id));
     }
-    process(self, std::move(actions));
+    ask(self, std::move(events));
     return;
   }
   pb::Trial t = new_trial_row(c, st.cfg, c.parent_request_id == 0 ? st.warm_start_uuid : std::string{});
@@ -319,7 +352,7 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
             }
             t.set_id(id);
             start_trial(self, t, note, waits_for_length(self, c.request_id));
-            process(self, st.search->trial_created(c.request_id));
+            ask(self, {search_events::trial_created{c.request_id}});
           },
           [=](caf::error&) {
             self->state.trials[c.request_id].exited = true;
@@ -338,11 +371,9 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
 // answered.
 void save_snapshot(self_ptr self) {
   auto& st = self->state;
-  std::string bytes;
-  st.search->snapshot().SerializeToString(&bytes);
   const experiment_id id{st.exp.id()};
-  if (!st.search->custom()) {
-    self->send(st.handles.persistence, snapshot_atom::value, id, std::move(bytes));
+  if (!st.custom_search) {
+    self->send(st.handles.persistence, snapshot_atom::value, id, st.snapshot);
     return;
   }
   auto settled = [self](const caf::error& failure) {
@@ -359,13 +390,22 @@ void save_snapshot(self_ptr self) {
     if (is_terminal(st.exp.state()))
       self->quit();
   };
-  self->request(st.handles.persistence, db_timeout, snapshot_atom::value, id, std::move(bytes), flush_atom::value)
+  self->request(st.handles.persistence, db_timeout, snapshot_atom::value, id, st.snapshot, flush_atom::value)
       .await([=](bool) { settled(caf::error{}); }, [=](caf::error& e) { settled(e); });
 }
 
-void process(self_ptr self, std::vector<searcher::action> actions) {
+// What the search answered: its view of the requests it named (and their rungs, told to the
+// trials first), then its actions in order, then its snapshot stored.
+void process(self_ptr self, search_step step) {
   auto& st = self->state;
-  for (auto& a : actions) {
+  st.progress = step.progress;
+  st.snapshot = std::move(step.snapshot);
+  st.custom_events = std::move(step.custom_events);
+  for (auto& view : step.requests) {
+    sync_rung(self, view.request_id, view.rung);
+    st.search_view[view.request_id] = std::move(view);
+  }
+  for (auto& a : step.actions) {
     if (auto* c = std::get_if<searcher::create_action>(&a)) {
       if (!killed(self))
         create_trial(self, *c);
@@ -374,16 +414,14 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
       entry.target = v->length;
       if (entry.handle)
         self->send(entry.handle, train_to_atom::value, entry.target);
-      sync_rung(self, v->request_id);
     } else if (auto* s = std::get_if<searcher::stop_action>(&a)) {
       auto& entry = st.trials[s->request_id];
-      sync_rung(self, s->request_id);
       if (entry.handle && !entry.exited)
         self->send(entry.handle, stop_atom::value, s->early);
       else if (!entry.handle && !entry.exited)  // its row is still being stored
         entry.stop_before_start = s->early;
     } else if (auto* d = std::get_if<searcher::shutdown_action>(&a)) {
-      if (!st.search->custom())  // a custom search's is saved by finish
+      if (!st.custom_search)  // a custom search's is saved by finish
         save_snapshot(self);
       finish(self, killed(self) || d->cancel ? pb::STATE_CANCELED
                    : d->failure           ? pb::STATE_ERROR
@@ -398,20 +436,18 @@ void process(self_ptr self, std::vector<searcher::action> actions) {
   save_snapshot(self);
 }
 
-// Tells the search how a stored trial ended, as the live trial would have.
-void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action>& actions) {
-  auto& search = *self->state.search;
-  auto append = [&](std::vector<searcher::action> more) {
-    actions.insert(actions.end(), more.begin(), more.end());
-  };
-  auto rid = t.request_id();
-  bool invalid = t.exit_reason().rfind("invalid hyperparameters", 0) == 0;
-  if (t.state() != pb::STATE_COMPLETED)
-    append(search.trial_exited_early(rid, invalid ? searcher::exit_reason::invalid_hp
-                                       : t.state() == pb::STATE_CANCELED
-                                           ? searcher::exit_reason::user_canceled
-                                           : searcher::exit_reason::errored));
-  append(search.trial_exited(rid));
+// Hands the search to a searcher actor of its own. `request`: what the search is told first (a
+// restore's replayed events, or its initial trials); `decided`: a new experiment's first actions,
+// taken with its plan, carried out first.
+void hand_over(self_ptr self, const search_request& request, std::vector<searcher::action> decided = {}) {
+  auto& st = self->state;
+  auto& search = *st.unstarted_search;
+  auto step = decide(search, request, std::move(decided));
+  for (auto rid : search.open_requests())
+    st.search_view[rid] = {rid, search.rung_of(rid), search.training_target(rid)};
+  st.searcher = spawn_searcher(self->system(), st.exp.id(), std::move(st.unstarted_search), st.cfg.searcher);
+  self->link_to(st.searcher);
+  process(self, std::move(step));
 }
 
 // A restarted master continues the search from its last snapshot. Trials that
@@ -419,19 +455,19 @@ void replay_exit(self_ptr self, const pb::Trial& t, std::vector<searcher::action
 // is replayed into the searcher from the trial rows.
 void restore(self_ptr self) {
   auto& st = self->state;
+  const auto& search = *st.unstarted_search;
   auto trials = std::move(*st.restored_trials);
   st.restored_trials.reset();
   auto length = st.cfg.searcher.training_length();
-  std::vector<searcher::action> actions;
-  auto append = [&](std::vector<searcher::action> more) {
-    actions.insert(actions.end(), more.begin(), more.end());
+  search_request replay;
+  auto append = [&](std::vector<search_event> more) {
+    replay.events.insert(replay.events.end(), more.begin(), more.end());
   };
   // Rows stored after the snapshot was taken (every row, without a snapshot) wait until the search
-  // asks for them again, and are adopted then. They are set apart before any exit is replayed,
-  // since a replayed exit makes the search ask for more.
+  // asks for them again, and are adopted then.
   std::vector<pb::Trial> requested;
   for (auto& t : trials) {
-    if (st.search->was_requested(t.request_id()))
+    if (search.was_requested(t.request_id()))
       requested.push_back(std::move(t));
     else
       st.unclaimed_rows.emplace(t.request_id(), std::move(t));
@@ -444,39 +480,39 @@ void restore(self_ptr self) {
     entry.latest_checkpoint = t.latest_checkpoint_uuid();
     if (!entry.latest_checkpoint.empty())  // saved after its last validation, as trials checkpoint last
       entry.checkpoint_length = 0;
-    if (auto target = st.search->trials_wait_at_length() ? st.search->training_target(rid) : length) {
+    if (auto target = search.trials_wait_at_length() ? search.training_target(rid) : length) {
       entry.target = *target;
     }
     if (is_terminal(t.state())) {
       entry.exited = true;
       entry.final_state = t.state();
-      if (!st.search->was_closed(rid))  // it ended after the snapshot
-        replay_exit(self, t, actions);
+      if (!search.was_closed(rid))  // it ended after the snapshot
+        append(replayed_exit(t));
       continue;
     }
     // Waiting for the search's next length (or, a custom search's trial, for its first).
-    bool waiting = st.search->trials_wait_at_length() && !st.search->training_target(rid);
+    bool waiting = search.trials_wait_at_length() && !search.training_target(rid);
     start_trial(self, t, {}, waiting);
     if (!waiting)
       ++live;
-    if (!st.search->was_created(rid))
-      append(st.search->trial_created(rid));
+    if (!search.was_created(rid))
+      replay.events.push_back(search_events::trial_created{rid});
   }
   // Requests the snapshot names but no row was stored for (a PBT copy waiting for its parent's
-  // checkpoint, or a creation the crash cut short) would keep the search open for ever.
-  for (auto rid : st.search->open_requests()) {
+  // checkpoint, or a creation the crash cut short) would keep the search open for ever. (A request
+  // the replay closes has a row, so it is not among them.)
+  for (auto rid : search.open_requests()) {
     if (st.trials.count(rid) || st.unclaimed_rows.count(rid))
       continue;
     std::cout << "master: experiment " << st.exp.id() << " lost trial request " << rid
               << " with the master; it counts as failed" << std::endl;
     st.trials[rid].exited = true;
-    append(st.search->trial_exited_early(rid, searcher::exit_reason::errored));
-    append(st.search->trial_exited(rid));
+    append(exit_events(rid, pb::STATE_ERROR, false));
   }
   // A search with no snapshot begins again: being deterministic, it asks for its stored trials
   // again (by request id), and create_trial adopts their rows.
   if (st.search_from_start)
-    append(st.search->initial_trials());
+    replay.events.push_back(search_events::initial_trials{});
   std::cout << "master: restored experiment " << st.exp.id() << " with " << live
             << " trials starting over" << std::endl;
   if (killed(self)) {
@@ -484,7 +520,7 @@ void restore(self_ptr self) {
       if (t.handle && !t.exited)
         self->send(t.handle, kill_atom::value);
   }
-  process(self, std::move(actions));
+  hand_over(self, replay);
 }
 
 // Begins the search, or restores it, once: the message that starts it may come
@@ -496,9 +532,9 @@ void start_search(self_ptr self) {
   if (st.restored_trials) {
     restore(self);
   } else if (st.first_actions) {  // taken, and their rows stored, with the experiment
-    process(self, *std::exchange(st.first_actions, std::nullopt));
+    hand_over(self, {}, *std::exchange(st.first_actions, std::nullopt));
   } else {
-    process(self, st.search->initial_trials());
+    hand_over(self, {{search_events::initial_trials{}}});
   }
 }
 
@@ -508,7 +544,10 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   auto& st = self->state;
   st.exp = std::move(exp);
   st.cfg = std::move(*plan.config);
-  st.search = std::move(plan.search);
+  st.unstarted_search = std::move(plan.search);
+  st.custom_search = st.unstarted_search->custom() != nullptr;
+  st.trials_wait_at_length = st.unstarted_search->trials_wait_at_length();
+  st.progress = st.unstarted_search->progress();
   st.handles = std::move(handles);
   st.directory = std::move(directory);
   st.restored_trials = std::move(plan.restored_trials);
@@ -527,8 +566,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       [=](validated_atom, int64_t request_id, double metric, int64_t length) {
         auto& entry = self->state.trials[request_id];
         entry.validated_length = std::max(entry.validated_length, length);
-        process(self, self->state.search->validation_completed(request_id, metric, length));
-        sync_rung(self, request_id);
+        ask(self, {search_events::validation_completed{request_id, metric, length}});
       },
       [=](exited_atom, int64_t request_id, pb::State final_state, pb::WorkerOutcome worker_said) {
         auto& entry = self->state.trials[request_id];
@@ -536,18 +574,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         entry.final_state = final_state;
         if (!entry.waiting_copies.empty())  // it will checkpoint no more: copy what it has
           create_waiting_copies(self, entry);
-        auto& search = *self->state.search;
         // An early exit only records why; trial_exited closes the trial.
-        std::vector<searcher::action> actions;
-        if (worker_said == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS)
-          actions = search.trial_exited_early(request_id, searcher::exit_reason::invalid_hp);
-        else if (final_state == pb::STATE_CANCELED)
-          actions = search.trial_exited_early(request_id, searcher::exit_reason::user_canceled);
-        else if (final_state != pb::STATE_COMPLETED)
-          actions = search.trial_exited_early(request_id, searcher::exit_reason::errored);
-        auto closing = search.trial_exited(request_id);
-        actions.insert(actions.end(), closing.begin(), closing.end());
-        process(self, std::move(actions));
+        ask(self, exit_events(request_id, final_state, worker_said == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS));
       },
       [=](checkpointed_atom, int64_t request_id, const std::string& checkpoint, int64_t length) {
         auto& entry = self->state.trials[request_id];
@@ -595,11 +623,11 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       },
       [=](searcher_atom, get_atom) -> caf::result<pb::GetSearcherEventsResponse> {
         auto& st = self->state;
-        if (!st.search->custom())
+        if (!st.custom_search)
           return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) + " uses the " +
                                                      st.cfg.searcher.name + " searcher, which has no searcher events");
         start_search(self);
-        if (!st.search->custom()->events().empty())
+        if (!st.custom_events.empty())
           return searcher_events(self);
         auto rp = self->make_response_promise<pb::GetSearcherEventsResponse>();
         st.event_readers.emplace_back(rp, std::chrono::steady_clock::now() + events_long_poll);
@@ -617,55 +645,43 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
       [=](pb::PostSearcherOperationsRequest& request) -> caf::result<bool> {
         auto& st = self->state;
         start_search(self);
-        if (auto* custom = st.search->custom(); custom && killed(self)) {
+        // Answered by the save_snapshot that stores the step carrying its operations, once committed.
+        auto rp = self->make_response_promise<bool>();
+        if (st.custom_search && killed(self)) {
           // Its operations are moot; what its process read is acknowledged.
-          custom->acknowledge(request.triggered_by_event().id());
-          auto rp = self->make_response_promise<bool>();
-          st.posts_waiting.push_back(rp);
-          save_snapshot(self);
+          search_request acknowledge{{search_events::events_acknowledged{request.triggered_by_event().id()}}};
+          self->request(st.searcher, caf::infinite, std::move(acknowledge)).then([=](search_step& step) {
+            auto& st = self->state;
+            st.snapshot = std::move(step.snapshot);
+            st.custom_events = std::move(step.custom_events);
+            st.posts_waiting.push_back(rp);
+            save_snapshot(self);
+          });
           return rp;
         }
-        std::vector<searcher::action> actions;
-        try {
-          actions = st.search->operations_posted(request);
-        } catch (const std::invalid_argument& e) {
-          return make_error(errc::invalid_input, e.what());
-        }
-        auto rp = self->make_response_promise<bool>();
-        st.posts_waiting.push_back(rp);
-        process(self, std::move(actions));  // ends with save_snapshot, which answers rp
+        self->request(st.searcher, caf::infinite, std::move(request))
+            .then(
+                [=](search_step& step) {
+                  self->state.posts_waiting.push_back(rp);
+                  process(self, std::move(step));
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
         return rp;
       },
-      [=](searcher_atom, inspect_atom) -> std::string {
+      [=](searcher_atom, inspect_atom) -> caf::result<std::string> {
         auto& st = self->state;
-        const auto& search = *st.search;
-        state_text text{self};
-        text.add("experiment", st.exp.id())
-            .add("searcher", st.cfg.searcher.name)
-            .add("metric", st.cfg.searcher.metric + (st.cfg.searcher.smaller_is_better ? " (smaller is better)"
-                                                                                          : " (larger is better)"))
-            .add("progress", search.progress())
-            .add("trials requested", search.trials_requested())
-            .add("trials closed", search.trials_closed())
-            .add("open requests", search.open_requests().size())
-            .add("shut down", search.shut_down() ? "yes" : "no");
-        if (const auto* custom = search.custom()) {
-          text.add("events not acknowledged", custom->events().size())
-              .add("reads waiting for events", st.event_readers.size());
-          if (!custom->events().empty())
-            text.add("oldest event", custom->events().front().id());
-        }
-        for (auto rid : search.open_requests()) {
-          auto target = search.training_target(rid);
-          auto rung = search.rung_of(rid);
-          text.add("request " + std::to_string(rid),
-                   (search.was_created(rid) ? std::string("created") : std::string("requested")) +
-                       (rung >= 0 ? ", rung " + std::to_string(rung) : std::string{}) +
-                       (target ? ", asked to train to " + std::to_string(target->value) + " " +
-                                     config::to_string(target->unit)
-                               : std::string{}));
-        }
-        return text.str();
+        start_search(self);
+        auto rp = self->make_response_promise<std::string>();
+        auto readers = st.event_readers.size();
+        bool custom = st.custom_search;
+        self->request(st.searcher, caf::infinite, inspect_atom::value)
+            .then([=](std::string& text) mutable {
+              if (custom)
+                text += "reads waiting for events: " + std::to_string(readers) + "\n";
+              rp.deliver(std::move(text));
+            },
+            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
       },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
@@ -676,7 +692,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
             .add("state", pb::State_Name(st.exp.state()))
             .add("searcher", st.cfg.searcher.name)
             .add("metric", st.cfg.searcher.metric)
-            .add("progress", st.search ? st.search->progress() : 0.0)
+            .add("progress", st.progress)
             .add("priority", job.priority > 0 ? std::to_string(job.priority) : std::string("the pool's default"))
             .add("weight", job.weight)
             .add("max slots", job.max_slots > 0 ? std::to_string(job.max_slots) : std::string("no limit"))

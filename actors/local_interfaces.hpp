@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/change_feed.hpp"
+#include "actors/searcher_messages.hpp"
 #include "caf/actor.hpp"
 #include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
@@ -434,7 +435,15 @@ using trial_actor = worker_reports::extend<
     caf::reacts_to<preempt_atom>,  // checkpoint, give the slots back, queue again
     caf::replies_to<inspect_atom>::with<std::string>>;
 
-/// An experiment: owns its searcher, spawns its trials.
+/// An experiment's search (searcher::searcher), as an actor of its own linked to its experiment:
+/// the experiment tells it what happened, in order, and carries out what it answers.
+using searcher_actor = caf::typed_actor<
+    caf::replies_to<search_request>::with<search_step>,
+    // custom: what its process posted; errc::invalid_input with a sentence for a bad operation
+    caf::replies_to<pb::PostSearcherOperationsRequest>::with<search_step>,
+    caf::replies_to<inspect_atom>::with<std::string>>;  // the REPL's inspect searcher N
+
+/// An experiment: asks its searcher, spawns its trials.
 using experiment_actor = trial_listener::extend<
     caf::reacts_to<start_atom>,  // begins (or restores) the search, once spawned
     caf::reacts_to<kill_atom>,

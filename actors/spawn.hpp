@@ -20,6 +20,7 @@ class database;
 }
 namespace config {
 struct experiment_config;
+struct searcher_config;
 }
 namespace searcher {
 class searcher;
@@ -183,6 +184,16 @@ experiment_plan restore_experiment_plan(const pb::Experiment& experiment,
                                         const std::string& snapshot,
                                         std::vector<pb::Trial> trials,
                                         std::string model_definition);
+
+/// The searcher actor of experiment `experiment_id`, handed `search` (restored, or with its first
+/// actions taken, by the experiment that spawns it); `config` names it and its metric for inspect.
+searcher_actor spawn_searcher(caf::actor_system& sys, int64_t experiment_id, std::shared_ptr<searcher::searcher> search,
+                              const config::searcher_config& config);
+
+/// What `search` decides on `request`'s events, in order, after the actions it `decided` before
+/// (a new experiment's first actions), and where it stands then: what a searcher actor answers.
+search_step decide(searcher::searcher& search, const search_request& request,
+                   std::vector<searcher::action> decided = {});
 
 experiment_actor spawn_experiment(caf::actor_system& sys, const pb::Experiment& experiment,
                                   experiment_plan plan, const master_handles& handles,

@@ -190,6 +190,9 @@ void table_reader::report_unknown_keys(std::string_view hint) {
     std::string_view best;
     size_t best_distance = 3;  // more than two edits away is not a typo of a known key
     for (const auto& known : read_keys_) {
+      // Lengths that differ by the best distance or more cannot be closer: skip the O(n·m) table.
+      auto length_gap = name.size() > known.size() ? name.size() - known.size() : known.size() - name.size();
+      if (length_gap >= best_distance) continue;
       auto distance = edit_distance(name, known);
       if (distance < best_distance) best = known, best_distance = distance;
     }
