@@ -89,7 +89,7 @@ void forget(std::map<int64_t, Handle>& typed, const std::string& id, const caf::
     typed.erase(it);
 }
 
-// `inspect searcher N`: experiment N's search, as its experiment actor holds it.
+// `inspect searcher N`: experiment N's searcher actor, asked through the experiment that owns it.
 caf::result<std::string> inspect_searcher(self_ptr self, const std::string& id) {
   int64_t number = 0;
   auto found = self->state.experiments.end();
@@ -171,7 +171,7 @@ directory_actor::behavior_type directory_impl(self_ptr self) {
         return survey->rp;
       },
       [=](inspect_atom, const std::string& kind, const std::string& id) -> caf::result<std::string> {
-        if (kind == "searcher")  // the experiment's, which it answers for
+        if (kind == "searcher")  // an experiment's searcher actor, reached through its experiment
           return inspect_searcher(self, id);
         auto it = self->state.entries.find({kind, id});
         if (it == self->state.entries.end())

@@ -208,8 +208,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.handles = st.handles;
   setup.directory = st.directory;
   entry.trial_id = t.id();
-  entry.handle = spawn_trial(self->system(), std::move(setup));
-  self->send(st.directory, register_atom::value, trial_id{t.id()}, entry.handle);
+  entry.handle = spawn_trial(self->system(), std::move(setup));  // it registers itself in the directory
   if (entry.target.value > 0)
     self->send(entry.handle, train_to_atom::value, entry.target);
   if (entry.stop_before_start)

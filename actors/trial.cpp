@@ -441,6 +441,11 @@ caf::error stale(self_ptr self, const std::string& allocation_id, const std::str
 
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
+  // Registered by the trial itself, before it asks for slots: its worker's hello, which looks it up
+  // in the directory, comes after that ask. Registered by its experiment after the spawn, a trial
+  // that a busy machine ran first was not yet there for 1 worker in 2,000.
+  self->send(self->state.setup.directory, register_atom::value, trial_id{self->state.setup.trial.id()},
+             caf::actor_cast<trial_actor>(self));
   self->state.gate = spawn_run_gate(self->system(), caf::actor_cast<trial_actor>(self));
   self->state.runs = trial(self).runs();  // a restored trial numbers its runs on from the stored ones
   if (trial(self).stored_training_step() >= 0 && trial(self).runs() > 0)

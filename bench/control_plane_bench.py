@@ -122,6 +122,10 @@ def main():
         for t in exp["trials"]:
             states[t["state"]] = states.get(t["state"], 0) + 1
         print(f"det: experiment {exp['experiment']['state']}, trials {states}", flush=True)
+        for t in exp["trials"]:  # what ended a trial that did not complete, and its last log lines
+            if t["state"] != "STATE_COMPLETED":
+                print(f"trial {t['id']} {t['state']}: {t.get('exit_reason', '')}", flush=True)
+                print("\n".join(c.trial_logs(t["id"])[-15:]), flush=True)
         to_first, after_first, lifetimes = [], [], []
         for t in exp["trials"]:
             created, ended = parse_time(t["start_time"]), parse_time(t["end_time"])
