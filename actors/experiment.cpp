@@ -83,6 +83,10 @@ struct experiment_state {
       event_readers;
   // custom searcher: posted operations, answered once the snapshot that holds them is committed
   std::vector<caf::typed_response_promise<bool>> posts_waiting;
+  // Requests to the searcher not yet answered: a killed experiment ends, and any ends its actor,
+  // only once each is, so that no step is lost and every post gets its answer.
+  int steps_in_flight = 0;
+  bool quit_when_answered = false;
 };
 
 using self_ptr = experiment_actor::stateful_pointer<experiment_state>;
@@ -98,6 +102,26 @@ bool paused(self_ptr self) {
 
 void process(self_ptr self, search_step step);
 void answer_event_readers(self_ptr self);
+
+// Ends the actor, once the searcher has answered every request in flight.
+void quit_when_answered(self_ptr self) {
+  if (self->state.steps_in_flight == 0)
+    self->quit();
+  else
+    self->state.quit_when_answered = true;
+}
+
+// Counts a request to the searcher answered. False when the experiment ended meanwhile: the
+// step is moot (and the actor ends once the last one is answered).
+bool step_answered(self_ptr self) {
+  auto& st = self->state;
+  --st.steps_in_flight;
+  if (!is_terminal(st.exp.state()))
+    return true;
+  if (st.quit_when_answered && st.steps_in_flight == 0)
+    self->quit();
+  return false;
+}
 void save_snapshot(self_ptr self);
 
 void set_state(self_ptr self, pb::State s) {
@@ -143,7 +167,7 @@ void finish(self_ptr self, pb::State final_state) {
     save_snapshot(self);  // its process's last operations are answered once committed; quits then
     return;
   }
-  self->quit();
+  quit_when_answered(self);
 }
 
 bool all_trials_exited(self_ptr self) {
@@ -228,8 +252,18 @@ void sync_rung(self_ptr self, int64_t request_id, int64_t rung) {
 // Tells the search `events`, one decision, and carries out what it answers. Steps are answered in
 // the order they were asked.
 void ask(self_ptr self, std::vector<search_event> events) {
+  ++self->state.steps_in_flight;
   self->request(self->state.searcher, caf::infinite, search_request{std::move(events)})
-      .then([=](search_step& step) { process(self, std::move(step)); });
+      .then([=](search_step& step) {
+        if (step_answered(self))
+          process(self, std::move(step));
+      });
+}
+
+// Killed, with every trial exited and the search told of each: it ends CANCELED.
+void finish_if_killed_and_done(self_ptr self) {
+  if (killed(self) && all_trials_exited(self) && self->state.steps_in_flight == 0)
+    finish(self, pb::STATE_CANCELED);
 }
 
 // How a trial that ended is told to the search: why it ended early, if it did, then its close.
@@ -387,7 +421,7 @@ void save_snapshot(self_ptr self) {
     if (!failure || is_terminal(st.exp.state()))
       answer_event_readers(self);
     if (is_terminal(st.exp.state()))
-      self->quit();
+      quit_when_answered(self);
   };
   self->request(st.handles.persistence, db_timeout, snapshot_atom::value, id, st.snapshot, flush_atom::value)
       .await([=](bool) { settled(caf::error{}); }, [=](caf::error& e) { settled(e); });
@@ -428,7 +462,7 @@ void process(self_ptr self, search_step step) {
       return;
     }
   }
-  if (killed(self) && all_trials_exited(self)) {
+  if (killed(self) && all_trials_exited(self) && st.steps_in_flight == 0) {
     finish(self, pb::STATE_CANCELED);
     return;
   }
@@ -523,10 +557,10 @@ void restore(self_ptr self) {
 }
 
 // Begins the search, or restores it, once: the message that starts it may come
-// after a kill or pause sent right after the actor was spawned.
-void start_search(self_ptr self) {
+// after a kill or pause sent right after the actor was spawned. True when this call began it.
+bool start_search(self_ptr self) {
   if (std::exchange(self->state.started, true))
-    return;
+    return false;
   auto& st = self->state;
   if (st.restored_trials) {
     restore(self);
@@ -535,6 +569,7 @@ void start_search(self_ptr self) {
   } else {
     hand_over(self, {{search_events::initial_trials{}}});
   }
+  return true;
 }
 
 experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment exp,
@@ -611,8 +646,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
             self->send(t.handle, kill_atom::value);
-        if (all_trials_exited(self))
-          finish(self, pb::STATE_CANCELED);
+        finish_if_killed_and_done(self);
       },
       [=](pb::JobSettings& change) {
         auto& st = self->state;
@@ -625,8 +659,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         if (!st.custom_search)
           return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) + " uses the " +
                                                      st.cfg.searcher.name + " searcher, which has no searcher events");
-        start_search(self);
-        if (!st.custom_events.empty())
+        // A read that begins the search waits with the others for its first snapshot's commit.
+        if (!start_search(self) && !st.custom_events.empty())
           return searcher_events(self);
         auto rp = self->make_response_promise<pb::GetSearcherEventsResponse>();
         st.event_readers.emplace_back(rp, std::chrono::steady_clock::now() + events_long_poll);
@@ -646,25 +680,40 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         start_search(self);
         // Answered by the save_snapshot that stores the step carrying its operations, once committed.
         auto rp = self->make_response_promise<bool>();
+        auto ended = [=]() mutable {
+          rp.deliver(make_error(errc::not_found, "experiment " + std::to_string(self->state.exp.id()) + " has ended"));
+        };
+        ++st.steps_in_flight;
         if (st.custom_search && killed(self)) {
           // Its operations are moot; what its process read is acknowledged.
           search_request acknowledge{{search_events::events_acknowledged{request.triggered_by_event().id()}}};
-          self->request(st.searcher, caf::infinite, std::move(acknowledge)).then([=](search_step& step) {
+          self->request(st.searcher, caf::infinite, std::move(acknowledge)).then([=](search_step& step) mutable {
+            if (!step_answered(self))
+              return ended();
             auto& st = self->state;
             st.snapshot = std::move(step.snapshot);
             st.custom_events = std::move(step.custom_events);
             st.posts_waiting.push_back(rp);
-            save_snapshot(self);
+            if (all_trials_exited(self) && st.steps_in_flight == 0)
+              finish(self, pb::STATE_CANCELED);  // saves the snapshot
+            else
+              save_snapshot(self);
           });
           return rp;
         }
         self->request(st.searcher, caf::infinite, std::move(request))
             .then(
-                [=](search_step& step) {
+                [=](search_step& step) mutable {
+                  if (!step_answered(self))
+                    return ended();
                   self->state.posts_waiting.push_back(rp);
                   process(self, std::move(step));
                 },
-                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+                [=](caf::error& e) mutable {
+                  if (step_answered(self))
+                    finish_if_killed_and_done(self);
+                  rp.deliver(std::move(e));
+                });
         return rp;
       },
       [=](searcher_atom, inspect_atom) -> caf::result<std::string> {
@@ -673,13 +722,21 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto rp = self->make_response_promise<std::string>();
         auto readers = st.event_readers.size();
         bool custom = st.custom_search;
+        ++st.steps_in_flight;
         self->request(st.searcher, caf::infinite, inspect_atom::value)
-            .then([=](std::string& text) mutable {
-              if (custom)
-                text += "reads waiting for events: " + std::to_string(readers) + "\n";
-              rp.deliver(std::move(text));
-            },
-            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+            .then(
+                [=](std::string& text) mutable {
+                  if (step_answered(self))
+                    finish_if_killed_and_done(self);
+                  if (custom)
+                    text += "reads waiting for events: " + std::to_string(readers) + "\n";
+                  rp.deliver(std::move(text));
+                },
+                [=](caf::error& e) mutable {
+                  if (step_answered(self))
+                    finish_if_killed_and_done(self);
+                  rp.deliver(std::move(e));
+                });
         return rp;
       },
       [=](inspect_atom) -> std::string {

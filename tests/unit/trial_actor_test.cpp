@@ -40,6 +40,7 @@ struct recorded {
   std::vector<pb::State> experiment_states;
   int64_t next_trial_id = 7;
   std::vector<int64_t> collected;  // experiments whose checkpoints were collected
+  std::vector<std::string> snapshots;  // searcher snapshots stored, serialized
 };
 
 caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded> r) {
@@ -55,7 +56,7 @@ caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded
       [=](const pb::Checkpoint&) -> bool { return true; },
       [=](create_atom, const pb::Trial&) -> int64_t { return r->next_trial_id++; },
       [=](update_atom, const pb::Experiment& e) { r->experiment_states.push_back(e.state()); },
-      [=](snapshot_atom, experiment_id, const std::string&) {},
+      [=](snapshot_atom, experiment_id, const std::string& s) { r->snapshots.push_back(s); },
   };
 }
 
@@ -384,4 +385,39 @@ max_length = { batches = 100 }
   CHECK(n.state() == pb::STATE_CANCELED);
   CHECK(n.r->experiment_states.back() == pb::STATE_CANCELED);
   CHECK(n.r->collected == std::vector<int64_t>{3});
+}
+
+TEST_CASE("a kill that comes before the search answered the last trial's exit ends the experiment after it") {
+  neighbours n;
+  pb::Experiment exp;
+  exp.set_id(3);
+  exp.set_state(pb::STATE_ACTIVE);
+  exp.set_config(R"(
+name = "killed late"
+entrypoint = "builtin:simulate"
+[hyperparameters]
+x = 0.5
+[searcher]
+name = "single"
+metric = "validation_loss"
+max_length = { batches = 100 }
+)");
+  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "killed.toml"), n.handles,
+                                     n.directory);
+  n.run();
+  REQUIRE(n.r->launches.size() == 1);
+  // Its one trial completed, and the kill is in the experiment's mailbox before its searcher runs.
+  caf::anon_send(caf::actor_cast<trial_listener>(experiment), exited_atom::value, int64_t{1}, pb::STATE_COMPLETED,
+                 pb::WORKER_OUTCOME_COMPLETED);
+  caf::anon_send(experiment, kill_atom::value);
+  n.run();
+  CHECK(n.r->experiment_states.back() == pb::STATE_CANCELED);
+  CHECK(n.r->collected == std::vector<int64_t>{3});
+  // The search's step that closed the trial was stored before the end, not dropped by it.
+  REQUIRE_FALSE(n.r->snapshots.empty());
+  pb::SearcherSnapshot last;
+  REQUIRE(last.ParseFromString(n.r->snapshots.back()));
+  CHECK(std::vector<int64_t>(last.searcher().trials_closed().begin(), last.searcher().trials_closed().end()) ==
+        std::vector<int64_t>{1});
+  n.container_exits(0);  // the trial actor, which the experiment's message stood in for, ends too
 }
