@@ -231,12 +231,10 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.experiment = trial_listener{self};
   setup.handles = st.handles;
   setup.directory = st.directory;
+  setup.train_to = entry.target;
+  setup.stop = entry.stop_before_start;
   entry.trial_id = t.id();
   entry.handle = spawn_trial(self->system(), std::move(setup));  // it registers itself in the directory
-  if (entry.target.value > 0)
-    self->send(entry.handle, train_to_atom::value, entry.target);
-  if (entry.stop_before_start)
-    self->send(entry.handle, stop_atom::value, *entry.stop_before_start);
 }
 
 // Tells the trial its rung when the search moved it.

@@ -117,6 +117,11 @@ struct trial_setup {
   pb::RunEnvironment environment;  // its variables and limits, which the agent applies
   pb::WorkerRuntime runtime = pb::WORKER_RUNTIME_OTHER;  // whether its worker trains with LibTorch
   bool warm_start_resumes = false; // searcher.source_resumes: resume from it, steps included
+  // What the searcher decided before the actor existed, taken before the trial asks for slots:
+  // sent after the spawn, a busy machine could run the trial's first run to its worker's hello
+  // before they arrived (a run trained to length 0, 1 in 2,000).
+  config::length train_to;         // its length so far; 0 before the searcher gave it one
+  std::optional<bool> stop;        // a stop the search sent already (whether early)
   trial_listener experiment;
   master_handles handles;
   directory_actor directory;

@@ -439,6 +439,14 @@ caf::error stale(self_ptr self, const std::string& allocation_id, const std::str
                                          std::to_string(trial(self).id()) + consequence);
 }
 
+// The length the searcher asks it to train to.
+void take_length(self_ptr self, const config::length& length) {
+  self->state.lifecycle.unit = length.unit;
+  self->state.lifecycle.length = length.value;
+  if (length.unit == config::length_unit::batches)
+    trial(self).set_target_batches(length.value);
+}
+
 trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   self->state.setup = std::move(setup);
   // Registered by the trial itself, before it asks for slots: its worker's hello, which looks it up
@@ -446,6 +454,10 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
   // that a busy machine ran first was not yet there for 1 worker in 2,000.
   self->send(self->state.setup.directory, register_atom::value, trial_id{self->state.setup.trial.id()},
              caf::actor_cast<trial_actor>(self));
+  if (self->state.setup.train_to.value > 0)
+    take_length(self, self->state.setup.train_to);
+  if (self->state.setup.stop)
+    self->send(self, stop_atom::value, *self->state.setup.stop);
   self->state.gate = spawn_run_gate(self->system(), caf::actor_cast<trial_actor>(self));
   self->state.runs = trial(self).runs();  // a restored trial numbers its runs on from the stored ones
   if (trial(self).stored_training_step() >= 0 && trial(self).runs() > 0)
@@ -586,10 +598,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](const pb::ContainerActivity&) {},  // a trial's workers serve nothing and report no use
       [=](train_to_atom, const config::length& length) {
         auto& st = self->state;
-        st.lifecycle.unit = length.unit;
-        st.lifecycle.length = length.value;
-        if (length.unit == config::length_unit::batches)
-          trial(self).set_target_batches(length.value);
+        take_length(self, length);
         if (waiting_for_searcher(self) && length.value > st.lifecycle.run_length) {  // promoted, or its next PBT round
           if (st.lifecycle.experiment_paused)
             set_state(self, pb::STATE_PAUSED);

@@ -161,8 +161,10 @@ struct fixture : neighbours {
   trial_actor trial;
   caf::actor worker;
 
-  fixture() {
+  /// `train_to`: the length its searcher gave it before it was spawned.
+  explicit fixture(config::length train_to = {}) {
     trial_setup setup;
+    setup.train_to = train_to;
     setup.trial.set_id(7);
     setup.trial.set_experiment_id(3);
     setup.trial.set_request_id(1);
@@ -227,6 +229,22 @@ TEST_CASE("a trial asks for slots, launches its worker and completes on a clean 
   CHECK(f.state() == pb::STATE_COMPLETED);
   CHECK(f.r->exited == pb::STATE_COMPLETED);
   CHECK(f.r->released == std::vector<std::string>{"7.1"});
+}
+
+TEST_CASE("the length the searcher gave before the trial existed is in its first run's spec") {
+  fixture f(config::length{config::length_unit::batches, 100});  // and no train_to message after the spawn
+  f.started();
+  caf::scoped_actor self{*f.sys};
+  pb::WorkerHello hello;
+  hello.set_trial_id(7);
+  hello.set_allocation_id(f.run_id());
+  hello.set_allocation_token(f.r->launches.back().allocation_token());
+  auto answer = self->request(f.trial, caf::infinite, hello);
+  f.run();
+  int64_t length = -1;
+  answer.receive([&](pb::TrialSpec& spec, trial_endpoint&) { length = spec.validate_after_length(); },
+                 [&](caf::error& e) { FAIL(f.sys->render(e)); });
+  CHECK(length == 100);
 }
 
 TEST_CASE("a trial's gate passes on only what carries the current run's token") {
