@@ -328,6 +328,37 @@ bool waits_for_length(self_ptr self, int64_t request_id) {
   return st.trials_wait_at_length && (view == st.search_view.end() || !view->second.training_target);
 }
 
+// A stored trial the experiment will not start (it was killed meanwhile) ends CANCELED, and the
+// search counts it as failed.
+void cancel_unstarted(self_ptr self, pb::Trial t) {
+  t.set_state(pb::STATE_CANCELED);
+  *t.mutable_end_time() = det::now();
+  self->send(self->state.handles.persistence, update_atom::value, t);
+  self->state.trials[t.request_id()].exited = true;
+  close_failed(self, t.request_id());
+}
+
+// Tells the search that a stored (or adopted) trial exists and starts its actor once the search
+// has answered, with the length and any stop that answer gives it: started before, its first run
+// could reach its worker's hello before the search had given it a length.
+void begin_trial(self_ptr self, pb::Trial t, std::string note) {
+  const auto rid = t.request_id();
+  ++self->state.steps_in_flight;
+  self->request(self->state.searcher, caf::infinite, search_request{{search_events::trial_created{rid}}})
+      .then([=](search_step& step) mutable {
+        if (!step_answered(self))
+          return;
+        process(self, std::move(step));
+        if (is_terminal(self->state.exp.state()))
+          return;
+        if (killed(self))  // it has no actor the kill could reach
+          return cancel_unstarted(self, std::move(t));
+        start_trial(self, t, std::move(note), waits_for_length(self, rid));
+        if (auto view = self->state.search_view.find(rid); view != self->state.search_view.end())
+          sync_rung(self, rid, view->second.rung);
+      });
+}
+
 void create_trial(self_ptr self, const searcher::create_action& c) {
   auto& st = self->state;
   if (!st.unclaimed_rows.count(c.request_id) && waits_for_parent_checkpoint(self, c))
@@ -339,15 +370,15 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
     auto& entry = st.trials[c.request_id];
     entry.trial_id = t.id();
     entry.latest_checkpoint = t.latest_checkpoint_uuid();
-    std::vector<search_event> events{search_events::trial_created{c.request_id}};
-    if (is_terminal(t.state())) {
-      entry.exited = true;
-      entry.final_state = t.state();
-      auto exit = replayed_exit(t);
-      events.insert(events.end(), exit.begin(), exit.end());
-    } else {
-      start_trial(self, t, t.runs() == 0 ? warm_start_note(t) : std::string{}, waits_for_length(self, c.request_id));
+    if (!is_terminal(t.state())) {
+      auto note = t.runs() == 0 ? warm_start_note(t) : std::string{};
+      return begin_trial(self, std::move(t), std::move(note));
     }
+    entry.exited = true;
+    entry.final_state = t.state();
+    std::vector<search_event> events{search_events::trial_created{c.request_id}};
+    auto exit = replayed_exit(t);
+    events.insert(events.end(), exit.begin(), exit.end());
     ask(self, std::move(events));
     return;
   }
@@ -370,20 +401,11 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
   self->request(st.handles.persistence, db_timeout, create_atom::value, t)
       .then(
           [=](int64_t id) mutable {
-            auto& st = self->state;
-            auto& entry = st.trials[c.request_id];
-            if (killed(self)) {  // the row exists: it must not stay QUEUED
-              t.set_id(id);
-              t.set_state(pb::STATE_CANCELED);
-              *t.mutable_end_time() = det::now();
-              self->send(st.handles.persistence, update_atom::value, t);
-              entry.exited = true;
-              close_failed(self, c.request_id);
-              return;
-            }
             t.set_id(id);
-            start_trial(self, t, note, waits_for_length(self, c.request_id));
-            ask(self, {search_events::trial_created{c.request_id}});
+            if (killed(self))  // the row exists: it must not stay QUEUED
+              return cancel_unstarted(self, std::move(t));
+            self->state.trials[c.request_id].trial_id = id;
+            begin_trial(self, std::move(t), note);
           },
           [=](caf::error&) {
             self->state.trials[c.request_id].exited = true;

@@ -41,6 +41,7 @@ struct recorded {
   int64_t next_trial_id = 7;
   std::vector<int64_t> collected;  // experiments whose checkpoints were collected
   std::vector<std::string> snapshots;  // searcher snapshots stored, serialized
+  std::vector<trial_actor> trials;     // trial actors, as they registered in the directory
 };
 
 caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded> r) {
@@ -96,10 +97,10 @@ caf::behavior fake_experiment(caf::event_based_actor*, std::shared_ptr<recorded>
   };
 }
 
-caf::behavior fake_directory(caf::event_based_actor*) {
+caf::behavior fake_directory(caf::event_based_actor*, std::shared_ptr<recorded> r) {
   return {
       [](register_atom, const std::string&, const std::string&, const caf::actor&) {},
-      [](register_atom, trial_id, const trial_actor&) {},
+      [=](register_atom, trial_id, const trial_actor& t) { r->trials.push_back(t); },
       [](register_atom, experiment_id, const experiment_actor&) {},
   };
 }
@@ -132,7 +133,7 @@ struct neighbours : testing::deterministic_system {
     handles.collector = caf::actor_cast<checkpoint_collector_actor>(sys->spawn(fake_collector, r));
     handles.default_pool = "default";
     handles.pools["default"] = caf::actor_cast<resource_pool_actor>(sys->spawn(fake_pool, r));
-    directory = caf::actor_cast<directory_actor>(sys->spawn(fake_directory));
+    directory = caf::actor_cast<directory_actor>(sys->spawn(fake_directory, r));
   }
 
   ~neighbours() {
@@ -438,4 +439,37 @@ max_length = { batches = 100 }
   CHECK(std::vector<int64_t>(last.searcher().trials_closed().begin(), last.searcher().trials_closed().end()) ==
         std::vector<int64_t>{1});
   n.container_exits(0);  // the trial actor, which the experiment's message stood in for, ends too
+}
+
+TEST_CASE("an experiment's trial knows its length from the moment it exists") {
+  neighbours n;
+  pb::Experiment exp;
+  exp.set_id(3);
+  exp.set_state(pb::STATE_ACTIVE);
+  exp.set_config(R"(
+name = "length first"
+entrypoint = "builtin:simulate"
+[hyperparameters]
+x = 0.5
+[searcher]
+name = "single"
+metric = "validation_loss"
+max_length = { batches = 100 }
+)");
+  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "length.toml"), n.handles,
+                                     n.directory);
+  // One message at a time, until the trial actor exists: what it knows then is what its first
+  // run's worker would get, had its hello come next.
+  while (n.r->trials.empty() && n.sched->try_run_once()) {
+  }
+  REQUIRE(n.r->trials.size() == 1);
+  caf::scoped_actor self{*n.sys};
+  auto answer = self->request(n.r->trials.back(), caf::infinite, inspect_atom::value);
+  n.sched->prioritize(n.r->trials.back());
+  n.sched->run_once();
+  std::string text;
+  answer.receive([&](std::string& t) { text = t; }, [&](caf::error& e) { FAIL(n.sys->render(e)); });
+  CHECK(text.find("train to: 100 batches") != std::string::npos);
+  n.run();
+  n.container_exits(0);
 }
