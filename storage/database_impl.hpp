@@ -25,7 +25,8 @@ struct open_metric_transaction {
     int64_t validation_step = -1;
   };
 
-  explicit open_metric_transaction(pqxx::connection& connection);
+  /// `session_commits_async`: the connection's session already commits without waiting for the disk.
+  open_metric_transaction(pqxx::connection& connection, bool session_commits_async);
 
   pqxx::work tx;
   std::optional<binary_copy> rows;  // the COPY under way, if any; after tx: ended (or abandoned) before it
@@ -38,6 +39,7 @@ struct database::impl {
   pqxx::connection connection;
   std::unique_ptr<open_metric_transaction> metrics;  // while reports are appended
   std::string metrics_failure;                      // why appending failed, until commit_metrics says so
+  bool metrics_only = false;                        // dedicate_to_metrics was called
 
   explicit impl(const std::string& conninfo) : connection{conninfo} {}
 };

@@ -139,18 +139,28 @@ constexpr std::size_t rows_per_copy = 256;
 
 }  // namespace
 
-open_metric_transaction::open_metric_transaction(pqxx::connection& connection) : tx{connection} {
+open_metric_transaction::open_metric_transaction(pqxx::connection& connection, bool session_commits_async)
+    : tx{connection} {
   // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
   // fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
   // and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
   // can lose the last fraction of a second of acknowledged metrics.
-  tx.exec("SET LOCAL synchronous_commit = off");
+  if (!session_commits_async) tx.exec("SET LOCAL synchronous_commit = off");
+}
+
+void database::dedicate_to_metrics() {
+  describing_failure("prepare a connection for metrics", [&] {
+    pqxx::nontransaction session{impl_->connection};
+    session.exec("SET synchronous_commit = off");  // see open_metric_transaction
+  });
+  impl_->metrics_only = true;
 }
 
 void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
   if (reports.empty() || !impl_->metrics_failure.empty()) return;
   try {
-    if (!impl_->metrics) impl_->metrics = std::make_unique<open_metric_transaction>(impl_->connection);
+    if (!impl_->metrics)
+      impl_->metrics = std::make_unique<open_metric_transaction>(impl_->connection, impl_->metrics_only);
     auto& open = *impl_->metrics;
     const int first = open.appended.reports_size();
     auto& appended = *open.appended.mutable_reports();
