@@ -141,6 +141,24 @@ struct neighbours : testing::deterministic_system {
     run();
   }
 
+  /// Experiment 3: a single search of one builtin:simulate trial trained to 100 batches.
+  experiment_actor spawn_single_search() {
+    pb::Experiment exp;
+    exp.set_id(3);
+    exp.set_state(pb::STATE_ACTIVE);
+    exp.set_config(R"(
+name = "single"
+entrypoint = "builtin:simulate"
+[hyperparameters]
+x = 0.5
+[searcher]
+name = "single"
+metric = "validation_loss"
+max_length = { batches = 100 }
+)");
+    return spawn_experiment(*sys, exp, make_experiment_plan(exp.config(), "single.toml"), handles, directory);
+  }
+
   pb::State state() const { return r->trial_states.empty() ? pb::STATE_UNSPECIFIED : r->trial_states.back(); }
   caf::actor allocation() const { return r->allocations.back(); }
   std::string run_id() const { return r->launches.back().allocation_id(); }
@@ -377,21 +395,7 @@ TEST_CASE("a decode failure from the pool is one failed run, not an unschedulabl
 
 TEST_CASE("an experiment killed while its trial runs is STOPPING_KILLED until the trial has stopped") {
   neighbours n;
-  pb::Experiment exp;
-  exp.set_id(3);
-  exp.set_state(pb::STATE_ACTIVE);
-  exp.set_config(R"(
-name = "killed"
-entrypoint = "builtin:simulate"
-[hyperparameters]
-x = 0.5
-[searcher]
-name = "single"
-metric = "validation_loss"
-max_length = { batches = 100 }
-)");
-  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "killed.toml"), n.handles,
-                                     n.directory);
+  auto experiment = n.spawn_single_search();
   n.run();
   REQUIRE(n.r->launches.size() == 1);  // its one trial launched
   caf::anon_send(experiment, kill_atom::value);
@@ -408,21 +412,7 @@ max_length = { batches = 100 }
 
 TEST_CASE("a kill that comes before the search answered the last trial's exit ends the experiment after it") {
   neighbours n;
-  pb::Experiment exp;
-  exp.set_id(3);
-  exp.set_state(pb::STATE_ACTIVE);
-  exp.set_config(R"(
-name = "killed late"
-entrypoint = "builtin:simulate"
-[hyperparameters]
-x = 0.5
-[searcher]
-name = "single"
-metric = "validation_loss"
-max_length = { batches = 100 }
-)");
-  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "killed.toml"), n.handles,
-                                     n.directory);
+  auto experiment = n.spawn_single_search();
   n.run();
   REQUIRE(n.r->launches.size() == 1);
   // Its one trial completed, and the kill is in the experiment's mailbox before its searcher runs.
@@ -443,21 +433,7 @@ max_length = { batches = 100 }
 
 TEST_CASE("an experiment's trial knows its length from the moment it exists") {
   neighbours n;
-  pb::Experiment exp;
-  exp.set_id(3);
-  exp.set_state(pb::STATE_ACTIVE);
-  exp.set_config(R"(
-name = "length first"
-entrypoint = "builtin:simulate"
-[hyperparameters]
-x = 0.5
-[searcher]
-name = "single"
-metric = "validation_loss"
-max_length = { batches = 100 }
-)");
-  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "length.toml"), n.handles,
-                                     n.directory);
+  auto experiment = n.spawn_single_search();
   // One message at a time, until the trial actor exists: what it knows then is what its first
   // run's worker would get, had its hello come next.
   while (n.r->trials.empty() && n.sched->try_run_once()) {
