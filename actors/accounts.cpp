@@ -1,6 +1,7 @@
 // The accounts actor: users and bearer tokens in PostgreSQL, on a connection of its own. It
 // stores and reads what it is given; passwords reach it hashed and tokens as their SHA-256.
 
+#include <iostream>
 #include <memory>
 
 #include "actors/spawn.hpp"
@@ -95,6 +96,13 @@ accounts_actor::behavior_type accounts_impl(self_ptr self, std::string conninfo)
           db.revoke_token(id.value);
           return true;
         });
+      },
+      [&db](remove_atom, user_id id, const std::string& description) {
+        try {
+          db.revoke_tokens_described(id.value, description);
+        } catch (const std::exception& e) {
+          std::cerr << "master: " << e.what() << std::endl;
+        }
       },
       [&db](owner_atom, experiment_id id) {
         auto text = std::to_string(id.value);

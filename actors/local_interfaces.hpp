@@ -156,6 +156,7 @@ using accounts_actor = caf::typed_actor<
     caf::replies_to<get_atom, token_id>::with<pb::AccessToken>,                    // errc::not_found
     caf::replies_to<list_atom, user_id>::with<pb::GetAccessTokensResponse>,        // 0: everyone's
     caf::replies_to<remove_atom, token_id>::with<bool>,                            // revokes it
+    caf::reacts_to<remove_atom, user_id, std::string>,  // revokes the user's tokens so described
     caf::replies_to<owner_atom, experiment_id>::with<pb::User>>;                   // errc::not_found
 
 /// The model registry's storage, on a PostgreSQL connection of its own. Who may change a model is

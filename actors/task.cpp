@@ -11,6 +11,7 @@
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "actors/task_lifecycle.hpp"
+#include "auth/credentials.hpp"
 #include "caf/all.hpp"
 #include "messages/timestamp.hpp"
 
@@ -19,6 +20,10 @@ namespace {
 
 // How long a stopped task's process has between SIGTERM and SIGKILL.
 constexpr int64_t stop_grace_s = 10;
+// How long the token a task's process acts for its owner with lasts, at most: it is revoked when
+// the task ends.
+constexpr int64_t user_token_lifespan_s = 30 * 24 * 3600;
+constexpr auto accounts_timeout = std::chrono::seconds(30);
 // How often a task with an idle timeout checks it (Determined's tick).
 constexpr auto idle_tick = std::chrono::seconds(1);
 
@@ -48,6 +53,9 @@ void log_line(self_ptr self, const std::string& text) {
 }
 
 void store(self_ptr self) { self->send(self->state.setup.registry, update_atom::value, task(self)); }
+
+// What describes the token a task's process acts for its owner with (DET_USER_TOKEN).
+std::string user_token_description(const pb::Task& t) { return "the token of task " + t.id(); }
 
 // A shell's entrypoint ($1 is the sshd the agent has): its keys and config in a directory only it
 // reads, the task's variables passed to every login (PermitUserEnvironment), then sshd on the
@@ -155,7 +163,13 @@ void apply(self_ptr self, const task_event& event) {
     self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
   self->send(st.setup.handles.pool(task(self).resource_pool(), task(self).slots()), remove_atom::value,
              task_job(task(self).id()));
+  self->send(st.setup.handles.accounts, remove_atom::value, user_id{task(self).owner_id()},
+             user_token_description(task(self)));
   self->quit();
+}
+
+void start_allocation(self_ptr self, const allocation_ask& ask, pb::StartContainer start, const resource_pool_actor& pool) {
+  self->state.allocation = spawn_allocation(self->system(), ask, start, allocation_listener{self}, pool, false);
 }
 
 task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
@@ -176,9 +190,29 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
     log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
                        " s for its agent to report it");
   const allocation_ask ask{t.id(), task_job(t.id()), t.slots(), true, false};  // one process: one agent
-  st.allocation = spawn_allocation(self->system(), ask, container_of(self), allocation_listener{self}, pool, reclaim);
-  if (reclaim && st.facts.state == task_state::terminating)  // it was being stopped: go on
-    self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
+  if (reclaim) {
+    st.allocation = spawn_allocation(self->system(), ask, container_of(self), allocation_listener{self}, pool, true);
+    if (st.facts.state == task_state::terminating)  // it was being stopped: go on
+      self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
+  } else {
+    // Its process acts for its owner (the det CLI, a custom searcher) with a token of its own, as in
+    // Determined: stored before the process can use it, revoked when the task ends.
+    const auto token = auth::random_secret();
+    self->request(st.setup.handles.accounts, accounts_timeout, create_atom::value, user_id{t.owner_id()},
+                  auth::sha256(token), pb::TOKEN_KIND_ACCESS, user_token_description(t), user_token_lifespan_s)
+        .then(
+            [=](pb::AccessToken&) {
+              auto start = container_of(self);
+              (*start.mutable_env())["DET_USER_TOKEN"] = token;
+              (*start.mutable_env())["DET_USER"] = task(self).owner();
+              start_allocation(self, ask, std::move(start), pool);
+            },
+            [=](caf::error& e) {
+              log_line(self, "its owner's token could not be stored (" + self->system().render(e) +
+                                 "); it runs without DET_USER_TOKEN");
+              start_allocation(self, ask, container_of(self), pool);
+            });
+  }
   st.facts.ready = t.ready();  // a restored task that was ready still is: the agent kept it
   if (st.facts.idle_timeout_s > 0) self->send(self, tick_atom::value);
   if (t.kind() == pb::TASK_KIND_TENSORBOARD && !st.setup.restored)

@@ -161,6 +161,8 @@ class database {
   /// Access tokens (not sessions) of `user_id`, or of everyone for 0; by id.
   std::vector<pb::AccessToken> list_access_tokens(int64_t user_id);
   void revoke_token(int64_t id);
+  /// Revokes the user's tokens that `description` describes (a command's, when it ends).
+  void revoke_tokens_described(int64_t user_id, const std::string& description);
   std::optional<pb::User> experiment_owner(int64_t experiment_id);
 
   /// The model registry and deleting experiments (storage/database_models.cpp).

@@ -180,6 +180,16 @@ void database::revoke_token(int64_t id) {
   });
 }
 
+void database::revoke_tokens_described(int64_t user_id, const std::string& description) {
+  describing_failure("revoke the tokens described as " + description, [&] {
+    pqxx::work tx{impl_->connection};
+    tx.exec_params("UPDATE user_tokens SET revoked_at = now() WHERE user_id = $1 AND description = $2 "
+                   "AND revoked_at IS NULL",
+                   user_id, description);
+    tx.commit();
+  });
+}
+
 std::optional<pb::User> database::experiment_owner(int64_t experiment_id) {
   return describing_failure("read the owner of experiment " + std::to_string(experiment_id),
                             [&]() -> std::optional<pb::User> {

@@ -146,6 +146,25 @@ class CommandTest(unittest.TestCase):
         listed = c.det("cmd", "list", "--json")
         self.assertIn("reads its context", listed.stdout)
 
+    def test_2b_a_command_acts_for_its_owner_until_it_ends(self):
+        c = self.cluster
+        me = ("import json, os, urllib.request\n"
+              "ask = urllib.request.Request(os.environ['DET_MASTER'] + '/api/v1/me',\n"
+              "                             headers={'Authorization': 'Bearer ' + os.environ['DET_USER_TOKEN']})\n"
+              "user = json.load(urllib.request.urlopen(ask))['user']['username']\n"
+              "print('me=' + user, 'DET_USER=' + os.environ['DET_USER'], 'task=' + os.environ['DET_TASK_ID'])\n")
+        out = c.det("cmd", "run", "--", "/usr/bin/python3", "-c", me)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        line = [l for l in out.stdout.splitlines() if l.startswith("me=")][0].split()
+        self.assertEqual(line[:2], ["me=admin", "DET_USER=admin"])
+        task_id = line[2][len("task="):]
+        # The token is its owner's, named after the command, and revoked once the command ended.
+        def its_token():
+            return [t for t in c.get("/api/v1/tokens")["tokens"] if t["description"] == f"the token of task {task_id}"]
+        self.assertEqual(len(its_token()), 1)
+        self.assertEqual(its_token()[0]["username"], "admin")
+        wait_for(lambda: its_token()[0].get("revoked"), 30, "the command's token to be revoked")
+
     def test_3_bad_config_names_file_line_and_key(self):
         c = self.cluster
         config = os.path.join(c.root, "bad.toml")
