@@ -30,8 +30,6 @@ namespace det {
 namespace {
 
 constexpr auto db_timeout = std::chrono::seconds(30);
-// How long a custom searcher's read of its events waits for one (the gateway waits longer).
-constexpr auto events_long_poll = std::chrono::seconds(20);
 
 struct trial_entry {
   int64_t trial_id = 0;
@@ -77,10 +75,6 @@ struct experiment_state {
   std::string warm_start_dir;
   std::optional<std::vector<searcher::action>> first_actions;  // see experiment_plan
   bool started = false;  // the search has begun (or been restored)
-  // custom searcher: reads of its events waiting for one, and until when each waits
-  std::vector<std::pair<caf::typed_response_promise<pb::GetSearcherEventsResponse>,
-                        std::chrono::steady_clock::time_point>>
-      event_readers;
   // custom searcher: posted operations, answered once the snapshot that holds them is committed
   std::vector<caf::typed_response_promise<bool>> posts_waiting;
   // Requests to the searcher not yet answered: a killed experiment ends, and any ends its actor,
@@ -101,7 +95,6 @@ bool paused(self_ptr self) {
 }
 
 void process(self_ptr self, search_step step);
-void answer_event_readers(self_ptr self);
 
 // Ends the actor, once the searcher has answered every request in flight.
 void quit_when_answered(self_ptr self) {
@@ -189,16 +182,6 @@ pb::GetSearcherEventsResponse searcher_events(self_ptr self) {
     inactive.mutable_experiment_inactive()->set_experiment_state(self->state.exp.state());
   }
   return events;
-}
-
-// Answers the reads waiting for events, once there are some (or the experiment ended).
-void answer_event_readers(self_ptr self) {
-  auto& st = self->state;
-  if (st.event_readers.empty() || !st.custom_search) return;
-  if (st.custom_events.empty() && !is_terminal(st.exp.state())) return;
-  auto events = searcher_events(self);
-  for (auto& [rp, deadline] : st.event_readers) rp.deliver(events);
-  st.event_readers.clear();
 }
 
 // Spawns the actor of a trial whose row exists, with what the searcher said
@@ -439,8 +422,6 @@ void save_snapshot(self_ptr self) {
         rp.deliver(true);
     }
     st.posts_waiting.clear();
-    if (!failure || is_terminal(st.exp.state()))
-      answer_event_readers(self);
     if (is_terminal(st.exp.state()))
       quit_when_answered(self);
   };
@@ -680,21 +661,11 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         if (!st.custom_search)
           return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) + " uses the " +
                                                      st.cfg.searcher.name + " searcher, which has no searcher events");
-        // A read that begins the search waits with the others for its first snapshot's commit.
-        if (!start_search(self) && !st.custom_events.empty())
-          return searcher_events(self);
-        auto rp = self->make_response_promise<pb::GetSearcherEventsResponse>();
-        st.event_readers.emplace_back(rp, std::chrono::steady_clock::now() + events_long_poll);
-        self->delayed_send(self, events_long_poll, searcher_atom::value, expire_atom::value);
-        return rp;
-      },
-      [=](searcher_atom, expire_atom) {
-        auto& readers = self->state.event_readers;
-        auto now = std::chrono::steady_clock::now();
-        auto expired = std::stable_partition(readers.begin(), readers.end(),
-                                             [&](const auto& r) { return r.second > now; });
-        for (auto it = expired; it != readers.end(); ++it) it->first.deliver(pb::GetSearcherEventsResponse{});
-        readers.erase(expired, readers.end());
+        // Answered at once; the gateway asks again while there are none. A read that begins the
+        // search gets none: its first events are read once their snapshot is committed.
+        if (start_search(self))
+          return pb::GetSearcherEventsResponse{};
+        return searcher_events(self);
       },
       [=](pb::PostSearcherOperationsRequest& request) -> caf::result<bool> {
         auto& st = self->state;
@@ -741,16 +712,12 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto& st = self->state;
         start_search(self);
         auto rp = self->make_response_promise<std::string>();
-        auto readers = st.event_readers.size();
-        bool custom = st.custom_search;
         ++st.steps_in_flight;
         self->request(st.searcher, caf::infinite, inspect_atom::value)
             .then(
                 [=](std::string& text) mutable {
                   if (step_answered(self))
                     finish_if_killed_and_done(self);
-                  if (custom)
-                    text += "reads waiting for events: " + std::to_string(readers) + "\n";
                   rp.deliver(std::move(text));
                 },
                 [=](caf::error& e) mutable {

@@ -451,10 +451,9 @@ using experiment_actor = trial_listener::extend<
     caf::reacts_to<pause_atom>,
     caf::reacts_to<activate_atom>,
     caf::reacts_to<pb::JobSettings>,  // det experiment set, det job update
-    // custom searcher: the events its process has not acknowledged (a long poll while there are
-    // none), and the operations it posts
+    // custom searcher: the events its process has not acknowledged, answered at once (the gateway
+    // asks again while there are none), and the operations it posts
     caf::replies_to<searcher_atom, get_atom>::with<pb::GetSearcherEventsResponse>,
-    caf::reacts_to<searcher_atom, expire_atom>,  // long polls that waited long enough get no events
     caf::replies_to<pb::PostSearcherOperationsRequest>::with<bool>,
     caf::replies_to<searcher_atom, inspect_atom>::with<std::string>,  // the REPL's inspect searcher N
     caf::replies_to<inspect_atom>::with<std::string>>;

@@ -51,7 +51,7 @@ caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal sign
 /// Asks a live experiment (`ask`) and passes its answer on; errc::not_found when it is not live.
 template <class Reply, class... Ask>
 caf::result<Reply> ask_experiment(self_ptr self, experiment_id id, Ask... ask) {
-  // Longer than an experiment holds a read of its searcher events.
+  // A post waits for its snapshot's commit.
   constexpr auto answer_timeout = std::chrono::seconds(40);
   auto rp = self->make_response_promise<Reply>();
   self->request(self->state.directory, lookup_timeout, get_atom::value, id)

@@ -45,6 +45,30 @@ constexpr std::size_t max_model_definition_bytes = std::size_t{96} << 20;
 constexpr int32_t default_experiment_page = 100;
 constexpr int32_t max_experiment_page = 1000;
 constexpr int32_t metric_page = 100000;
+// How long a custom searcher's read of its events waits for one before it is answered with none.
+constexpr auto searcher_events_wait = std::chrono::seconds(20);
+
+/// A custom searcher's read of its events while there are none: `ask` is asked again every poll
+/// interval, and the connection holds no thread in between, until it has an answer (the events, or
+/// the experiment's end) or the wait is over (then none: the client reads again). Sent as one chunk.
+class searcher_events_poll final : public response_stream {
+ public:
+  explicit searcher_events_poll(std::function<std::optional<std::string>()> ask)
+      : ask_(std::move(ask)), deadline_(std::chrono::steady_clock::now() + searcher_events_wait) {}
+
+  std::optional<std::string> next() override {
+    if (answered_) return std::nullopt;
+    auto body = ask_();
+    if (!body && std::chrono::steady_clock::now() < deadline_) return std::string{};
+    answered_ = true;
+    return body ? std::move(*body) : to_json(pb::GetSearcherEventsResponse{});
+  }
+
+ private:
+  std::function<std::optional<std::string>()> ask_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool answered_ = false;
+};
 
 } // namespace
 
@@ -476,9 +500,28 @@ struct http_gateway::impl {
     return exp;
   }
 
-  /// A custom searcher's events not yet acknowledged, after waiting up to 20 s for one; an
-  /// experiment that ended answers an experiment_inactive event.
+  /// A custom searcher's events not yet acknowledged, after waiting up to 20 s for one (a long
+  /// poll that holds no handler thread); an experiment that ended answers an experiment_inactive
+  /// event.
   void searcher_events(int64_t id, http_response& res) {
+    auto events = searcher_events_now(id, res);
+    if (!events)
+      return;
+    if (events->searcher_events_size() > 0)
+      return reply_json(res, *events);
+    res.content_type = "application/json";
+    res.stream = std::make_shared<searcher_events_poll>([this, id]() -> std::optional<std::string> {
+      http_response unanswered;  // the experiment ended meanwhile, or a restarted master has not restored it
+      auto events = searcher_events_now(id, unanswered);
+      if (!events || events->searcher_events_size() == 0) return std::nullopt;
+      return to_json(*events);
+    });
+  }
+
+  /// What experiment `id`'s searcher has for its process now (none is an answer too); when the
+  /// experiment is not live, its end as an experiment_inactive event; else nullopt, with the error
+  /// in `res`.
+  std::optional<pb::GetSearcherEventsResponse> searcher_events_now(int64_t id, http_response& res) {
     caf::scoped_actor self{sys};
     caf::error failure;
     pb::GetSearcherEventsResponse events;
@@ -486,14 +529,16 @@ struct http_gateway::impl {
         .receive([&](pb::GetSearcherEventsResponse& r) { events = std::move(r); },
                  [&](caf::error& e) { failure = std::move(e); });
     if (!failure)
-      return reply_json(res, events);
-    if (failure != errc::not_found)
-      return reply_error(res, sys, failure);
+      return events;
+    if (failure != errc::not_found) {
+      reply_error(res, sys, failure);
+      return std::nullopt;
+    }
     auto ended = ended_experiment(id, res);
     if (!ended)
-      return;
+      return std::nullopt;
     events.add_searcher_events()->mutable_experiment_inactive()->set_experiment_state(ended->state());
-    reply_json(res, events);
+    return events;
   }
 
   /// A custom searcher's operations, acknowledging its events up to triggered_by_event.

@@ -9,7 +9,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(__file__))
 from cluster import BIN, Cluster, wait_for  # noqa: E402
@@ -75,6 +77,38 @@ class CustomSearcherTest(unittest.TestCase):
             if runner and runner.poll() is None:
                 os.killpg(runner.pid, signal.SIGKILL)
                 runner.wait()
+            c.stop()
+
+    def test_reads_waiting_for_events_hold_none_of_the_gateways_threads(self):
+        c = Cluster(agents=1, slots="cpu:1").start()
+        try:
+            exp_id = c.submit('name = "long poll"\nentrypoint = "builtin:simulate"\n'
+                              '[searcher]\nname = "custom"\nmetric = "validation_loss"\nunit = "batches"\n'
+                              '[data]\nseconds_per_batch = 0.1\n')
+            events_path = f"/api/v1/experiments/{exp_id}/searcher_events"
+            ops_path = f"/api/v1/experiments/{exp_id}/searcher_operations"
+
+            def post(event_id, *operations):
+                self.assertEqual(c.post(ops_path, {"searcher_operations": list(operations),
+                                                   "triggered_by_event": {"id": event_id}}), {})
+
+            initial = c.get(events_path)["searcher_events"][0]
+            post(initial["id"], {"create_trial": {"request_id": "a", "hyperparams": "{\"x\": 1}"}})
+            created = wait_for(lambda: c.get(events_path)["searcher_events"], 30, "the trial created event")[0]
+            self.assertEqual(created["trial_created"]["request_id"], "a")
+            # Trained for 8 s before its validation: nothing to read until then.
+            post(created["id"], {"trial_operation": {"validate_after": {"request_id": "a", "length": 80}}})
+            with ThreadPoolExecutor(48) as pool:  # more waiting reads than the gateway has handler threads (32)
+                waiting = [pool.submit(c.get, events_path) for _ in range(48)]
+                time.sleep(1)
+                started = time.monotonic()
+                self.assertEqual(c.experiment(exp_id)["experiment"]["id"], str(exp_id))
+                self.assertLess(time.monotonic() - started, 3)  # answered while they all wait
+                self.assertFalse(any(w.done() for w in waiting))
+                for w in waiting:  # the validation's event answers every one of them
+                    events = w.result(timeout=60)["searcher_events"]
+                    self.assertIn("validation_completed", events[0], events)
+        finally:
             c.stop()
 
     def test_bad_operations_are_refused_by_name(self):
