@@ -61,6 +61,7 @@ struct experiment_state {
   double progress = 0;
   std::string snapshot;  // the search's latest, serialized
   std::vector<pb::SearcherEvent> custom_events;  // custom: unacknowledged, as of the latest step
+  std::vector<pb::SearcherEvent> readable_events;  // custom: those of the latest snapshot committed
   std::map<int64_t, trial_entry> trials;  // by request id
   master_handles handles;
   directory_actor directory;
@@ -170,11 +171,11 @@ bool all_trials_exited(self_ptr self) {
   return true;
 }
 
-// What a custom searcher's process reads: its unacknowledged events, then, once the experiment
-// has ended, one saying so.
+// What a custom searcher's process reads: its unacknowledged events as last committed, then,
+// once the experiment has ended, one saying so.
 pb::GetSearcherEventsResponse searcher_events(self_ptr self) {
   pb::GetSearcherEventsResponse events;
-  const auto& unacknowledged = self->state.custom_events;
+  const auto& unacknowledged = self->state.readable_events;
   for (const auto& e : unacknowledged) *events.add_searcher_events() = e;
   if (is_terminal(self->state.exp.state())) {
     auto& inactive = *events.add_searcher_events();
@@ -404,8 +405,9 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
 //
 // A custom search's process must never see an event, or an answer to its operations, that a
 // restarted master would not have: its snapshot is committed before the experiment goes on
-// (await: no other message is taken meanwhile), and only then are events read and operations
-// answered.
+// (await: no other message is taken meanwhile), and only then are its events readable and
+// operations answered; a snapshot that could not be committed leaves the events readable as the
+// last one committed had them.
 void save_snapshot(self_ptr self) {
   auto& st = self->state;
   const experiment_id id{st.exp.id()};
@@ -413,8 +415,10 @@ void save_snapshot(self_ptr self) {
     self->send(st.handles.persistence, snapshot_atom::value, id, st.snapshot);
     return;
   }
-  auto settled = [self](const caf::error& failure) {
+  auto settled = [self, events = st.custom_events](const caf::error& failure) {
     auto& st = self->state;
+    if (!failure)
+      st.readable_events = events;
     for (auto& rp : st.posts_waiting) {
       if (failure)
         rp.deliver(failure);
@@ -559,10 +563,10 @@ void restore(self_ptr self) {
 }
 
 // Begins the search, or restores it, once: the message that starts it may come
-// after a kill or pause sent right after the actor was spawned. True when this call began it.
-bool start_search(self_ptr self) {
+// after a kill or pause sent right after the actor was spawned.
+void start_search(self_ptr self) {
   if (std::exchange(self->state.started, true))
-    return false;
+    return;
   auto& st = self->state;
   if (st.restored_trials) {
     restore(self);
@@ -571,7 +575,6 @@ bool start_search(self_ptr self) {
   } else {
     hand_over(self, {{search_events::initial_trials{}}});
   }
-  return true;
 }
 
 experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment exp,
@@ -661,10 +664,8 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         if (!st.custom_search)
           return make_error(errc::invalid_input, "experiment " + std::to_string(st.exp.id()) + " uses the " +
                                                      st.cfg.searcher.name + " searcher, which has no searcher events");
-        // Answered at once; the gateway asks again while there are none. A read that begins the
-        // search gets none: its first events are read once their snapshot is committed.
-        if (start_search(self))
-          return pb::GetSearcherEventsResponse{};
+        // Answered at once, with what is committed; the gateway asks again while there is nothing.
+        start_search(self);
         return searcher_events(self);
       },
       [=](pb::PostSearcherOperationsRequest& request) -> caf::result<bool> {

@@ -42,6 +42,7 @@ struct recorded {
   std::vector<int64_t> collected;  // experiments whose checkpoints were collected
   std::vector<std::string> snapshots;  // searcher snapshots stored, serialized
   std::vector<trial_actor> trials;     // trial actors, as they registered in the directory
+  bool refuse_commits = false;         // a custom search's snapshot commits fail
 };
 
 caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded> r) {
@@ -58,6 +59,11 @@ caf::behavior fake_persistence(caf::event_based_actor*, std::shared_ptr<recorded
       [=](create_atom, const pb::Trial&) -> int64_t { return r->next_trial_id++; },
       [=](update_atom, const pb::Experiment& e) { r->experiment_states.push_back(e.state()); },
       [=](snapshot_atom, experiment_id, const std::string& s) { r->snapshots.push_back(s); },
+      [=](snapshot_atom, experiment_id, const std::string& s, flush_atom) -> caf::result<bool> {
+        if (r->refuse_commits) return make_error(errc::storage_failed, "the disk is full");
+        r->snapshots.push_back(s);
+        return true;
+      },
   };
 }
 
@@ -448,4 +454,45 @@ TEST_CASE("an experiment's trial knows its length from the moment it exists") {
   CHECK(text.find("train to: 100 batches") != std::string::npos);
   n.run();
   n.container_exits(0);
+}
+
+TEST_CASE("a custom search's process reads only events whose snapshot was committed") {
+  neighbours n;
+  pb::Experiment exp;
+  exp.set_id(4);
+  exp.set_state(pb::STATE_ACTIVE);
+  exp.set_config("name = \"custom\"\nentrypoint = \"builtin:simulate\"\n"
+                 "[searcher]\nname = \"custom\"\nmetric = \"validation_loss\"\nunit = \"batches\"\n");
+  auto experiment = spawn_experiment(*n.sys, exp, make_experiment_plan(exp.config(), "custom.toml"), n.handles,
+                                     n.directory);
+  n.run();
+  caf::scoped_actor self{*n.sys};
+  auto read = [&] {
+    auto answer = self->request(experiment, caf::infinite, searcher_atom::value, get_atom::value);
+    n.run();
+    pb::GetSearcherEventsResponse events;
+    answer.receive([&](pb::GetSearcherEventsResponse& e) { events = std::move(e); },
+                   [&](caf::error& e) { FAIL(n.sys->render(e)); });
+    return events;
+  };
+  auto first = read();
+  REQUIRE(first.searcher_events_size() == 1);
+  REQUIRE(first.searcher_events(0).has_initial_operations());
+  // Its answer creates a trial, but that snapshot is not committed: the post fails, and what
+  // the process reads is still what was committed.
+  n.r->refuse_commits = true;
+  pb::PostSearcherOperationsRequest post;
+  post.mutable_triggered_by_event()->set_id(first.searcher_events(0).id());
+  auto& create = *post.add_searcher_operations()->mutable_create_trial();
+  create.set_request_id("a");
+  create.set_hyperparams("{}");
+  auto posted = self->request(experiment, caf::infinite, post);
+  n.run();
+  caf::error refusal;
+  posted.receive([](bool) { FAIL("a post whose snapshot was not committed was answered as done"); },
+                 [&](caf::error& e) { refusal = e; });
+  CHECK(refusal == errc::storage_failed);
+  auto after = read();
+  REQUIRE(after.searcher_events_size() == 1);
+  CHECK(after.searcher_events(0).has_initial_operations());
 }
