@@ -168,8 +168,10 @@ void apply(self_ptr self, const task_event& event) {
   self->quit();
 }
 
-void start_allocation(self_ptr self, const allocation_ask& ask, pb::StartContainer start, const resource_pool_actor& pool) {
-  self->state.allocation = spawn_allocation(self->system(), ask, start, allocation_listener{self}, pool, false);
+// `reclaim`: its process outlived a master restart and is taken back where it runs.
+void start_allocation(self_ptr self, const allocation_ask& ask, const pb::StartContainer& start,
+                      const resource_pool_actor& pool, bool reclaim = false) {
+  self->state.allocation = spawn_allocation(self->system(), ask, start, allocation_listener{self}, pool, reclaim);
 }
 
 task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
@@ -191,7 +193,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
                        " s for its agent to report it");
   const allocation_ask ask{t.id(), task_job(t.id()), t.slots(), true, false};  // one process: one agent
   if (reclaim) {
-    st.allocation = spawn_allocation(self->system(), ask, container_of(self), allocation_listener{self}, pool, true);
+    start_allocation(self, ask, container_of(self), pool, true);
     if (st.facts.state == task_state::terminating)  // it was being stopped: go on
       self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
   } else {
@@ -205,7 +207,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
               auto start = container_of(self);
               (*start.mutable_env())["DET_USER_TOKEN"] = token;
               (*start.mutable_env())["DET_USER"] = task(self).owner();
-              start_allocation(self, ask, std::move(start), pool);
+              start_allocation(self, ask, start, pool);
             },
             [=](caf::error& e) {
               log_line(self, "its owner's token could not be stored (" + self->system().render(e) +
