@@ -4,9 +4,9 @@
 
 #include <cstring>
 #include <memory>
-#include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "storage/libpq_calls.hpp"
 #include "storage/sql_values.hpp"
 
 namespace det::storage {
@@ -19,12 +19,6 @@ constexpr std::size_t header_bytes = 19;
 constexpr std::size_t send_bytes = 64 * 1024;
 // timestamptz counts microseconds from 2000-01-01 00:00:00 UTC.
 constexpr int64_t postgres_epoch_micros = 946684800LL * 1000000;
-
-// pqxx 6 has no binary COPY, so libpq's own calls run on the transaction's connection. largeobject
-// lends the handle to its subclasses, which this is (it never makes an object).
-struct connection_handle : pqxx::largeobject {
-  static PGconn* of(const pqxx::dbtransaction& tx) { return raw_connection(tx); }
-};
 
 struct result_deleter {
   void operator()(PGresult* r) const { PQclear(r); }
@@ -49,10 +43,16 @@ std::string copy_outcome(PGconn* conn) {
 }  // namespace
 
 binary_copy::binary_copy(pqxx::dbtransaction& tx, const std::string& table, const std::string& columns)
-    : conn_(connection_handle::of(tx)),
+    : binary_copy(libpq_handle(tx), table, columns, "") {}
+
+binary_copy::binary_copy(PGconn* conn, const std::string& table, const std::string& columns,
+                         const std::string& leading)
+    : conn_(conn),
       statement_("COPY " + table + " (" + columns + ") FROM STDIN (FORMAT binary)"),
       buffered_(header, header_bytes) {
-  result_ptr started{PQexec(conn_, statement_.c_str())};
+  // PQexec answers with the COPY's result once the server gets there, or with the failure that
+  // stopped it before (the server runs nothing after a failed statement).
+  result_ptr started{PQexec(conn_, (leading + statement_).c_str())};
   if (PQresultStatus(started.get()) != PGRES_COPY_IN)
     throw std::runtime_error(statement_ + " was refused: " +
                              without_trailing_space(started ? PQresultErrorMessage(started.get()) : PQerrorMessage(conn_)));
@@ -106,7 +106,7 @@ void binary_copy::timestamptz(const google::protobuf::Timestamp& time) {
 }
 
 std::string binary_copy::failure(const std::string& what) const {
-  return statement_ + " " + what + ": " + without_trailing_space(PQerrorMessage(conn_));
+  return statement_ + " " + what + ": " + libpq_error(conn_);
 }
 
 void binary_copy::send() {

@@ -22,6 +22,9 @@ class binary_copy {
  public:
   /// Starts the COPY; throws with the server's message if it refuses.
   binary_copy(pqxx::dbtransaction& tx, const std::string& table, const std::string& columns);
+  /// Starts the COPY on a connection that no pqxx transaction uses, after `leading` statements
+  /// ("BEGIN; ..."), all in one round trip.
+  binary_copy(::pg_conn* conn, const std::string& table, const std::string& columns, const std::string& leading);
   /// Abandons an unfinished COPY (the server rolls the rows back), leaving the connection usable.
   ~binary_copy();
   binary_copy(const binary_copy&) = delete;

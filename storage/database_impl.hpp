@@ -8,13 +8,16 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "storage/binary_copy.hpp"
 #include "storage/database.hpp"
 
 namespace det::storage {
 
-/// The metric reports appended since the last commit_metrics, and the transaction they are in.
+/// The metric reports appended since the last commit_metrics, and the transaction they are in. It
+/// is driven through libpq so that, besides its COPYs, it costs one round trip: BEGIN goes with the
+/// first COPY, and COMMIT with the UPDATE of the trials' latest metrics.
 struct open_metric_transaction {
   /// A trial's latest reports among them.
   struct latest {
@@ -25,11 +28,25 @@ struct open_metric_transaction {
     int64_t validation_step = -1;
   };
 
+  /// `conn`: libpq_handle's, of a connection no pqxx transaction uses until this is gone.
   /// `session_commits_async`: the connection's session already commits without waiting for the disk.
-  open_metric_transaction(pqxx::connection& connection, bool session_commits_async);
+  open_metric_transaction(::pg_conn* conn, bool session_commits_async);
+  /// Rolls back unless committed.
+  ~open_metric_transaction();
+  open_metric_transaction(const open_metric_transaction&) = delete;
+  open_metric_transaction& operator=(const open_metric_transaction&) = delete;
 
-  pqxx::work tx;
-  std::optional<binary_copy> rows;  // the COPY under way, if any; after tx: ended (or abandoned) before it
+  /// Starts a COPY of metric rows into `rows`, beginning the transaction with the first one.
+  void start_copy(const std::string& columns);
+  /// Ends the COPY under way, then runs the prepared `last_statement` with `params` and commits,
+  /// in one round trip.
+  void commit(const std::string& last_statement, const std::vector<std::string>& params);
+
+  ::pg_conn* conn;
+  bool session_commits_async;
+  bool begun = false;  // BEGIN was sent
+  bool committed = false;
+  std::optional<binary_copy> rows;  // the COPY under way, if any
   std::size_t rows_in_copy = 0;
   pb::MetricBatch appended;
   std::map<int64_t, latest> trials;  // by trial id
@@ -37,6 +54,7 @@ struct open_metric_transaction {
 
 struct database::impl {
   pqxx::connection connection;
+  ::pg_conn* libpq = nullptr;  // the connection's, with the metric UPDATE prepared; reset by a failure
   std::unique_ptr<open_metric_transaction> metrics;  // while reports are appended
   std::string metrics_failure;                      // why appending failed, until commit_metrics says so
   bool metrics_only = false;                        // dedicate_to_metrics was called

@@ -4,6 +4,7 @@
 
 #include "storage/database_impl.hpp"
 #include "storage/binary_copy.hpp"
+#include "storage/libpq_calls.hpp"
 #include "messages/states.hpp"
 #include "storage/json_maps.hpp"
 #include "storage/sql_values.hpp"
@@ -137,15 +138,54 @@ namespace {
 // A COPY is ended after this many rows: see append_metrics.
 constexpr std::size_t rows_per_copy = 256;
 
+// The UPDATE of the trials' latest metrics that ends every metric transaction: one for every trial
+// (a statement per trial cost a round trip each), prepared once per connection (parsing and
+// planning it cost PostgreSQL about as much as the rest of a commit of a few hundred rows).
+const std::string latest_metrics_statement = "det_latest_metrics";
+const std::string latest_metrics_sql =
+    "UPDATE trials t SET total_batches = GREATEST(t.total_batches, v.total_batches), "
+    "latest_training = COALESCE(NULLIF(v.training, '')::jsonb, t.latest_training), "
+    "latest_validation = COALESCE(NULLIF(v.validation, '')::jsonb, t.latest_validation), "
+    "stored_training_step = GREATEST(t.stored_training_step, v.training_step), "
+    "stored_validation_step = GREATEST(t.stored_validation_step, v.validation_step) "
+    "FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[]) "
+    "AS v(id, total_batches, training, validation, training_step, validation_step) WHERE t.id = v.id";
+
 }  // namespace
 
-open_metric_transaction::open_metric_transaction(pqxx::connection& connection, bool session_commits_async)
-    : tx{connection} {
-  // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
-  // fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
-  // and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
-  // can lose the last fraction of a second of acknowledged metrics.
-  if (!session_commits_async) tx.exec("SET LOCAL synchronous_commit = off");
+open_metric_transaction::open_metric_transaction(::pg_conn* conn, bool session_commits_async)
+    : conn(conn), session_commits_async(session_commits_async) {}
+
+open_metric_transaction::~open_metric_transaction() {
+  rows.reset();  // abandons an unfinished COPY, which fails the transaction
+  if (begun && !committed) {
+    try {
+      exec_statements(conn, "ROLLBACK");
+    } catch (const std::exception&) {  // a broken connection: the server rolled back already
+    }
+  }
+}
+
+void open_metric_transaction::start_copy(const std::string& columns) {
+  std::string leading;
+  if (!begun) {
+    // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
+    // fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
+    // and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
+    // can lose the last fraction of a second of acknowledged metrics.
+    leading = session_commits_async ? "BEGIN; " : "BEGIN; SET LOCAL synchronous_commit = off; ";
+    begun = true;
+  }
+  rows.emplace(conn, "metrics", columns, leading);
+}
+
+void open_metric_transaction::commit(const std::string& last_statement, const std::vector<std::string>& params) {
+  if (rows) {
+    rows->complete();
+    rows.reset();
+  }
+  exec_prepared_then(conn, last_statement, params, "COMMIT");
+  committed = true;
 }
 
 void database::dedicate_to_metrics() {
@@ -159,8 +199,17 @@ void database::dedicate_to_metrics() {
 void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
   if (reports.empty() || !impl_->metrics_failure.empty()) return;
   try {
-    if (!impl_->metrics)
-      impl_->metrics = std::make_unique<open_metric_transaction>(impl_->connection, impl_->metrics_only);
+    if (!impl_->metrics) {
+      if (!impl_->libpq) {
+        impl_->libpq = libpq_handle(impl_->connection);
+        try {  // a session that survived a failure keeps its statement
+          exec_statements(impl_->libpq, "DEALLOCATE " + latest_metrics_statement);
+        } catch (const std::exception&) {
+        }
+        prepare(impl_->libpq, latest_metrics_statement, latest_metrics_sql);
+      }
+      impl_->metrics = std::make_unique<open_metric_transaction>(impl_->libpq, impl_->metrics_only);
+    }
     auto& open = *impl_->metrics;
     const int first = open.appended.reports_size();
     auto& appended = *open.appended.mutable_reports();
@@ -171,7 +220,7 @@ void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricRepor
       reports.ExtractSubrange(0, reports.size(), taken.data());
       for (auto* r : taken) appended.AddAllocated(r);
     }
-    if (!open.rows) open.rows.emplace(open.tx, "metrics", metric_columns);
+    if (!open.rows) open.start_copy(metric_columns);
     for (int i = first; i < appended.size(); ++i) {
       const auto& report = appended.Get(i);
       add_metric_row(*open.rows, report.trial_id(), report.group(), report.total_batches(), report.total_records(),
@@ -200,6 +249,7 @@ void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricRepor
     }
   } catch (const std::exception& e) {
     impl_->metrics.reset();  // abandons the COPY and rolls the transaction back
+    impl_->libpq = nullptr;
     impl_->metrics_failure = without_newline(e.what());
   }
 }
@@ -210,8 +260,6 @@ pb::MetricBatch database::commit_metrics() {
   if (!failure.empty()) throw std::runtime_error("The database could not store metric reports: " + failure);
   if (!open) return {};
   describing_failure("store " + std::to_string(open->appended.reports_size()) + " metric reports", [&] {
-    if (open->rows) open->rows->complete();
-    // One UPDATE for every trial: a statement per trial cost a round trip each.
     std::vector<std::string> ids, batches, training, validation, training_steps, validation_steps;
     for (const auto& [trial_id, trial] : open->trials) {
       ids.push_back(std::to_string(trial_id));
@@ -221,17 +269,15 @@ pb::MetricBatch database::commit_metrics() {
       training_steps.push_back(std::to_string(trial.training_step));
       validation_steps.push_back(std::to_string(trial.validation_step));
     }
-    open->tx.exec_params(
-        "UPDATE trials t SET total_batches = GREATEST(t.total_batches, v.total_batches), "
-        "latest_training = COALESCE(NULLIF(v.training, '')::jsonb, t.latest_training), "
-        "latest_validation = COALESCE(NULLIF(v.validation, '')::jsonb, t.latest_validation), "
-        "stored_training_step = GREATEST(t.stored_training_step, v.training_step), "
-        "stored_validation_step = GREATEST(t.stored_validation_step, v.validation_step) "
-        "FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[]) "
-        "AS v(id, total_batches, training, validation, training_step, validation_step) WHERE t.id = v.id",
-        text_array_literal(ids), text_array_literal(batches), text_array_literal(training),
-        text_array_literal(validation), text_array_literal(training_steps), text_array_literal(validation_steps));
-    open->tx.commit();
+    try {
+      open->commit(latest_metrics_statement,
+                   {text_array_literal(ids), text_array_literal(batches), text_array_literal(training),
+                    text_array_literal(validation), text_array_literal(training_steps),
+                    text_array_literal(validation_steps)});
+    } catch (const std::exception&) {
+      impl_->libpq = nullptr;
+      throw;
+    }
   });
   return std::move(open->appended);
 }

@@ -1,0 +1,89 @@
+#include "storage/libpq_calls.hpp"
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+namespace det::storage {
+
+namespace {
+
+// pqxx 6 lends libpq's handle to largeobject's subclasses, which this is (it never makes an object).
+struct connection_handle : pqxx::largeobject {
+  static PGconn* of(const pqxx::dbtransaction& tx) { return raw_connection(tx); }
+};
+
+struct result_deleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using result_ptr = std::unique_ptr<PGresult, result_deleter>;
+
+std::string without_trailing_space(std::string message) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return message;
+}
+
+}  // namespace
+
+PGconn* libpq_handle(const pqxx::dbtransaction& tx) { return connection_handle::of(tx); }
+
+PGconn* libpq_handle(pqxx::connection_base& connection) {
+  pqxx::work tx{connection};
+  auto* handle = connection_handle::of(tx);
+  tx.abort();
+  return handle;
+}
+
+std::string libpq_error(PGconn* conn) { return without_trailing_space(PQerrorMessage(conn)); }
+
+void exec_statements(PGconn* conn, const std::string& statements) {
+  if (PQsendQuery(conn, statements.c_str()) != 1) throw std::runtime_error(libpq_error(conn));
+  std::string error;
+  while (result_ptr result{PQgetResult(conn)}) {
+    const auto status = PQresultStatus(result.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty())
+      error = without_trailing_space(PQresultErrorMessage(result.get()));
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
+void prepare(PGconn* conn, const std::string& name, const std::string& statement) {
+  result_ptr prepared{PQprepare(conn, name.c_str(), statement.c_str(), 0, nullptr)};
+  if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK)
+    throw std::runtime_error("the statement " + name + " could not be prepared: " +
+                             without_trailing_space(prepared ? PQresultErrorMessage(prepared.get()) : PQerrorMessage(conn)));
+}
+
+void exec_prepared_then(PGconn* conn, const std::string& name, const std::vector<std::string>& params,
+                        const std::string& then) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p.c_str());
+  if (PQenterPipelineMode(conn) != 1) throw std::runtime_error(libpq_error(conn));
+  const bool sent = PQsendQueryPrepared(conn, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr,
+                                        nullptr, 0) == 1 &&
+                    PQsendQueryParams(conn, then.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+                    PQpipelineSync(conn) == 1;
+  std::string error = sent ? "" : libpq_error(conn);
+  // Each statement's results end with a null; the sync's result ends the pipeline.
+  for (int ended = 0; sent && ended < 2;) {
+    result_ptr result{PQgetResult(conn)};
+    if (!result) {
+      ++ended;
+      continue;
+    }
+    const auto status = PQresultStatus(result.get());
+    if (status == PGRES_PIPELINE_ABORTED) continue;  // `then`, after the failure already kept
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty())
+      error = without_trailing_space(PQresultErrorMessage(result.get()));
+  }
+  if (sent) {
+    result_ptr sync{PQgetResult(conn)};
+    if (PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC && error.empty()) error = libpq_error(conn);
+  }
+  if (PQexitPipelineMode(conn) != 1 && error.empty()) error = libpq_error(conn);
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
+}  // namespace det::storage
