@@ -4,6 +4,8 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -12,11 +14,32 @@ namespace det::storage {
 
 namespace {
 
+// A metric's name as a JSON string. Names are almost always printable ASCII, written as they are;
+// any other is left to nlohmann, which escapes it and writes U+FFFD in place of bytes that are not
+// UTF-8 (a trial names its metrics, and PostgreSQL's jsonb takes UTF-8 only: one bad name must not
+// fail the whole write).
+void append_name(std::string& out, const std::string& name) {
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  if (!plain) {
+    out += nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return;
+  }
+  out += '"';
+  out += name;
+  out += '"';
+}
+
 // JSON has no NaN or infinities: they are stored as protobuf's JSON mapping spells them.
-nlohmann::json metric_value(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
+void append_value(std::string& out, double value) {
+  if (std::isnan(value)) {
+    out += "\"NaN\"";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  } else {
+    char digits[32];  // the shortest text that reads back as the same double
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    out.append(digits, end);
+  }
 }
 
 void check(const google::protobuf::util::Status& status, const std::string& failure) {
@@ -26,11 +49,17 @@ void check(const google::protobuf::util::Status& status, const std::string& fail
 }  // namespace
 
 std::string metrics_to_json(const google::protobuf::Map<std::string, double>& metrics) {
-  auto object = nlohmann::json::object();
-  for (const auto& [name, value] : metrics) object[name] = metric_value(value);
-  // A name that is not UTF-8 (a trial names its metrics) is stored with U+FFFD in place of its bad
-  // bytes, rather than failing the whole write: PostgreSQL's jsonb takes UTF-8 only.
-  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Written directly: this runs for every metric row stored, and a nlohmann object cost several
+  // allocations per row.
+  std::string out = "{";
+  for (const auto& [name, value] : metrics) {
+    if (out.size() > 1) out += ',';
+    append_name(out, name);
+    out += ':';
+    append_value(out, value);
+  }
+  out += '}';
+  return out;
 }
 
 void metrics_from_json(const std::string& text, google::protobuf::Map<std::string, double>* metrics) {

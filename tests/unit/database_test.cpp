@@ -214,7 +214,7 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
                     report(a, "training", 10, {{"loss", 0.75}, {"tab\t\"name\"", 1e-300}}),
                     report(b, "training", 5, {{"loss", nan}}),
                     report(a, "validation", 20, {{"validation_loss", 0.625}, {"big", -inf}})}));
-  db.write_metrics(reports_of({report(a, "training", 30, {{"loss", 0.1 + 0.2}})}));
+  db.write_metrics(reports_of({report(a, "training", 30, {{"loss", 0.1 + 0.2}, {"not utf-8 \xff", 2.0}})}));
 
   const auto all = db.trial_metrics(a, "");
   REQUIRE(all.size() == 4);
@@ -223,6 +223,7 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
   CHECK(all[1].total_batches() == 20);
   CHECK(all[3].total_batches() == 30);
   CHECK(all[3].metrics().at("loss") == 0.1 + 0.2);  // exact round trip
+  CHECK(all[3].metrics().at("not utf-8 \xef\xbf\xbd") == 2.0);  // U+FFFD for the bad byte
   for (const auto& r : all) CHECK(r.trial_id() == a);
   CHECK(all[0].total_records() == 320);
   CHECK(all[0].total_epochs() == 1.0);
@@ -242,7 +243,7 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
 
   const auto trial_a = db.get_trial(a);
   CHECK(trial_a->total_batches() == 30);
-  CHECK(trial_a->latest_training().size() == 1);
+  CHECK(trial_a->latest_training().size() == 2);  // the latest report's, not merged with earlier ones
   CHECK(trial_a->latest_training().at("loss") == 0.1 + 0.2);
   CHECK(trial_a->latest_validation().at("validation_loss") == 0.625);  // kept by the training-only batch
   CHECK(db.get_trial(b)->total_batches() == 5);
