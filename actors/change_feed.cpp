@@ -23,13 +23,15 @@ void change_feed::push(change c) {
   if (changes_.size() > capacity_) changes_.pop_front();
 }
 
-void change_feed::publish_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
+void change_feed::publish_metrics(const pb::MetricBatch& committed) {
+  auto batch = std::make_shared<const std::string>(committed.SerializeAsString());
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& r : reports) {
+  for (int i = 0; i < committed.reports_size(); ++i) {
     change c;
     c.kind = change_kind::metrics;
-    c.id = r.trial_id();
-    c.report = std::move(r);
+    c.id = committed.reports(i).trial_id();
+    c.batch = batch;
+    c.index = i;
     push(std::move(c));
   }
 }

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +27,12 @@ struct change {
   uint64_t seq = 0;  ///< 1, 2, ... in publication order
   change_kind kind;
   int64_t id = 0;
-  int64_t experiment_id = 0;             ///< of a trial's change, when the publisher knows it; else 0
-  std::optional<pb::MetricReport> report;  ///< for metrics
+  int64_t experiment_id = 0;  ///< of a trial's change, when the publisher knows it; else 0
+  /// For metrics: the committed batch its report came in, serialized (a pb::MetricBatch), and the
+  /// report's place in it. Bytes, not messages: 50,000 reports kept as messages, each freed long
+  /// after, cost the metric writers more than storing them did.
+  std::shared_ptr<const std::string> batch;
+  int index = 0;
 };
 
 class change_feed {
@@ -40,7 +44,7 @@ class change_feed {
   /// Names this feed among the master's runs: cursors of another run mean nothing here.
   const std::string& generation() const { return generation_; }
 
-  void publish_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports);
+  void publish_metrics(const pb::MetricBatch& committed);
   void publish(change_kind kind, int64_t id, int64_t experiment_id = 0);
 
   /// The seq of the newest change (0 before any).

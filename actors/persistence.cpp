@@ -82,7 +82,7 @@ metric_writer_actor::behavior_type metric_writer_impl(
         }
         rp.deliver(static_cast<int64_t>(committed->reports_size()));
         // Answered first: the feed (pages that show metrics live) is not on the reporters' critical path.
-        self->state.feed->publish_metrics(std::move(*committed->mutable_reports()));
+        self->state.feed->publish_metrics(*committed);
         return rp;
       },
   };

@@ -33,11 +33,19 @@ class event_stream final : public response_stream {
     pb::StreamEvent metrics, changed;
     std::set<int64_t> experiments, trials, logs;
     bool reload_trials = false;
+    // A batch's reports are consecutive changes: each batch is read once.
+    const std::string* parsed_from = nullptr;
+    pb::MetricBatch parsed;
     for (auto& c : read.changes) {
       cursor_ = c.seq;
       switch (c.kind) {
         case change_kind::metrics:
-          if (covers_trial(c.id)) *metrics.add_metrics() = std::move(*c.report);
+          if (!covers_trial(c.id)) break;
+          if (c.batch.get() != parsed_from) {
+            parsed.ParseFromString(*c.batch);  // the feed's own serialization
+            parsed_from = c.batch.get();
+          }
+          *metrics.add_metrics() = std::move(*parsed.mutable_reports(c.index));
           break;
         case change_kind::logs:
           if (scope_ == stream_scope::trial && c.id == id_) logs.insert(c.id);
