@@ -444,10 +444,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
                                     const std::string& conninfo, std::shared_ptr<change_feed> feed) {
   std::array<std::shared_ptr<storage::database>, metric_writers> metric_dbs;
-  for (auto& connection : metric_dbs) {
-    connection = std::make_shared<storage::database>(conninfo);
-    connection->dedicate_to_metrics();
-  }
+  for (auto& connection : metric_dbs) connection = std::make_shared<storage::database>(conninfo);
   return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(metric_dbs), std::move(feed));
 }
 

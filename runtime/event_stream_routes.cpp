@@ -42,10 +42,12 @@ class event_stream final : public response_stream {
         case change_kind::metrics:
           if (!covers_trial(c.id)) break;
           if (c.batch.get() != parsed_from) {
-            parsed.ParseFromString(*c.batch);  // the feed's own serialization
+            // A report whose names are not UTF-8 (an in-process trial's) was stored, but its batch
+            // does not parse: the stream leaves that batch out rather than fail.
+            if (!parsed.ParseFromString(*c.batch)) parsed.Clear();
             parsed_from = c.batch.get();
           }
-          *metrics.add_metrics() = std::move(*parsed.mutable_reports(c.index));
+          if (c.index < parsed.reports_size()) *metrics.add_metrics() = std::move(*parsed.mutable_reports(c.index));
           break;
         case change_kind::logs:
           if (scope_ == stream_scope::trial && c.id == id_) logs.insert(c.id);

@@ -67,10 +67,6 @@ class database {
   /// last appended report of that group, total_batches the largest seen so far), and commits. Returns
   /// the reports committed; none when nothing was appended.
   pb::MetricBatch commit_metrics();
-  /// For a connection that writes only metrics from now on: the session's commits return once in
-  /// PostgreSQL's WAL buffers, as each metric transaction otherwise sets for itself, which saves each
-  /// one that statement's round trip.
-  void dedicate_to_metrics();
   /// append_metrics and commit_metrics of a copy of `reports`.
   void write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>&);
   /// One COPY; ids are assigned by the database. An unset time means now.

@@ -29,8 +29,7 @@ struct open_metric_transaction {
   };
 
   /// `conn`: libpq_handle's, of a connection no pqxx transaction uses until this is gone.
-  /// `session_commits_async`: the connection's session already commits without waiting for the disk.
-  open_metric_transaction(::pg_conn* conn, bool session_commits_async);
+  explicit open_metric_transaction(::pg_conn* conn);
   /// Rolls back unless committed.
   ~open_metric_transaction();
   open_metric_transaction(const open_metric_transaction&) = delete;
@@ -43,7 +42,6 @@ struct open_metric_transaction {
   void commit(const std::string& last_statement, const std::vector<std::string>& params);
 
   ::pg_conn* conn;
-  bool session_commits_async;
   bool begun = false;  // BEGIN was sent
   bool committed = false;
   std::optional<binary_copy> rows;  // the COPY under way, if any
@@ -54,10 +52,13 @@ struct open_metric_transaction {
 
 struct database::impl {
   pqxx::connection connection;
-  ::pg_conn* libpq = nullptr;  // the connection's, with the metric UPDATE prepared; reset by a failure
+  // The connection's, with the metric UPDATE prepared; taken again (pqxx reconnects a lost
+  // connection as it begins a transaction), and the UPDATE prepared again, once the connection was
+  // lost or its session changed.
+  ::pg_conn* libpq = nullptr;
+  int libpq_backend = 0;
   std::unique_ptr<open_metric_transaction> metrics;  // while reports are appended
   std::string metrics_failure;                      // why appending failed, until commit_metrics says so
-  bool metrics_only = false;                        // dedicate_to_metrics was called
 
   explicit impl(const std::string& conninfo) : connection{conninfo} {}
 };

@@ -153,8 +153,7 @@ const std::string latest_metrics_sql =
 
 }  // namespace
 
-open_metric_transaction::open_metric_transaction(::pg_conn* conn, bool session_commits_async)
-    : conn(conn), session_commits_async(session_commits_async) {}
+open_metric_transaction::open_metric_transaction(::pg_conn* conn) : conn(conn) {}
 
 open_metric_transaction::~open_metric_transaction() {
   rows.reset();  // abandons an unfinished COPY, which fails the transaction
@@ -167,16 +166,13 @@ open_metric_transaction::~open_metric_transaction() {
 }
 
 void open_metric_transaction::start_copy(const std::string& columns) {
-  std::string leading;
-  if (!begun) {
-    // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
-    // fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
-    // and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
-    // can lose the last fraction of a second of acknowledged metrics.
-    leading = session_commits_async ? "BEGIN; " : "BEGIN; SET LOCAL synchronous_commit = off; ";
-    begun = true;
-  }
-  rows.emplace(conn, "metrics", columns, leading);
+  // Committed means visible and in PostgreSQL's WAL buffers, which its WAL writer flushes within a
+  // fraction of a second: a crash of the master alone (PostgreSQL runs on) loses nothing committed,
+  // and a reporter does not wait for a disk flush per report. A crash of PostgreSQL or its machine
+  // can lose the last fraction of a second of acknowledged metrics.
+  const bool first = !begun;
+  begun = true;  // before the COPY: a refused COPY leaves the transaction begun, to roll back
+  rows.emplace(conn, "metrics", columns, first ? "BEGIN; SET LOCAL synchronous_commit = off; " : "");
 }
 
 void open_metric_transaction::commit(const std::string& last_statement, const std::vector<std::string>& params) {
@@ -188,27 +184,16 @@ void open_metric_transaction::commit(const std::string& last_statement, const st
   committed = true;
 }
 
-void database::dedicate_to_metrics() {
-  describing_failure("prepare a connection for metrics", [&] {
-    pqxx::nontransaction session{impl_->connection};
-    session.exec("SET synchronous_commit = off");  // see open_metric_transaction
-  });
-  impl_->metrics_only = true;
-}
-
 void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
   if (reports.empty() || !impl_->metrics_failure.empty()) return;
   try {
     if (!impl_->metrics) {
-      if (!impl_->libpq) {
+      if (!impl_->libpq || !connected(impl_->libpq) || impl_->connection.backendpid() != impl_->libpq_backend) {
         impl_->libpq = libpq_handle(impl_->connection);
-        try {  // a session that survived a failure keeps its statement
-          exec_statements(impl_->libpq, "DEALLOCATE " + latest_metrics_statement);
-        } catch (const std::exception&) {
-        }
         prepare(impl_->libpq, latest_metrics_statement, latest_metrics_sql);
+        impl_->libpq_backend = impl_->connection.backendpid();
       }
-      impl_->metrics = std::make_unique<open_metric_transaction>(impl_->libpq, impl_->metrics_only);
+      impl_->metrics = std::make_unique<open_metric_transaction>(impl_->libpq);
     }
     auto& open = *impl_->metrics;
     const int first = open.appended.reports_size();
@@ -249,7 +234,6 @@ void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricRepor
     }
   } catch (const std::exception& e) {
     impl_->metrics.reset();  // abandons the COPY and rolls the transaction back
-    impl_->libpq = nullptr;
     impl_->metrics_failure = without_newline(e.what());
   }
 }
@@ -269,15 +253,10 @@ pb::MetricBatch database::commit_metrics() {
       training_steps.push_back(std::to_string(trial.training_step));
       validation_steps.push_back(std::to_string(trial.validation_step));
     }
-    try {
-      open->commit(latest_metrics_statement,
-                   {text_array_literal(ids), text_array_literal(batches), text_array_literal(training),
-                    text_array_literal(validation), text_array_literal(training_steps),
-                    text_array_literal(validation_steps)});
-    } catch (const std::exception&) {
-      impl_->libpq = nullptr;
-      throw;
-    }
+    open->commit(latest_metrics_statement,
+                 {text_array_literal(ids), text_array_literal(batches), text_array_literal(training),
+                  text_array_literal(validation), text_array_literal(training_steps),
+                  text_array_literal(validation_steps)});
   });
   return std::move(open->appended);
 }

@@ -21,7 +21,15 @@ namespace {
 void append_name(std::string& out, const std::string& name) {
   const bool plain = std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
   if (!plain) {
-    out += nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // jsonb refuses \u0000 too: a NUL byte becomes U+FFFD like a byte that is not UTF-8.
+    std::string cleaned;
+    for (char c : name) {
+      if (c == '\0')
+        cleaned += "\xef\xbf\xbd";
+      else
+        cleaned += c;
+    }
+    out += nlohmann::json(cleaned).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return;
   }
   out += '"';

@@ -30,11 +30,22 @@ std::string without_trailing_space(std::string message) {
 PGconn* libpq_handle(const pqxx::dbtransaction& tx) { return connection_handle::of(tx); }
 
 PGconn* libpq_handle(pqxx::connection_base& connection) {
-  pqxx::work tx{connection};
-  auto* handle = connection_handle::of(tx);
-  tx.abort();
-  return handle;
+  // A connection lost while libpq alone used it is news to pqxx: its first transaction then finds
+  // it down, the second drops it, and the third connects afresh.
+  constexpr int attempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      pqxx::work tx{connection};
+      auto* handle = connection_handle::of(tx);
+      tx.abort();
+      return handle;
+    } catch (const pqxx::broken_connection&) {
+      if (attempt == attempts) throw;
+    }
+  }
 }
+
+bool connected(PGconn* conn) { return PQstatus(conn) == CONNECTION_OK; }
 
 std::string libpq_error(PGconn* conn) { return without_trailing_space(PQerrorMessage(conn)); }
 
@@ -63,26 +74,34 @@ void exec_prepared_then(PGconn* conn, const std::string& name, const std::vector
   if (PQenterPipelineMode(conn) != 1) throw std::runtime_error(libpq_error(conn));
   const bool sent = PQsendQueryPrepared(conn, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr,
                                         nullptr, 0) == 1 &&
-                    PQsendQueryParams(conn, then.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
-                    PQpipelineSync(conn) == 1;
+                    PQsendQueryParams(conn, then.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
   std::string error = sent ? "" : libpq_error(conn);
-  // Each statement's results end with a null; the sync's result ends the pipeline.
-  for (int ended = 0; sent && ended < 2;) {
-    result_ptr result{PQgetResult(conn)};
-    if (!result) {
-      ++ended;
-      continue;
+  // The sync ends whatever was queued, a failed send included, so that the pipeline can be left.
+  if (PQpipelineSync(conn) == 1) {
+    // Each statement's results end with a null, and the sync's result ends them all; two nulls in
+    // a row or a broken connection mean that nothing more comes.
+    for (bool after_null = false; PQstatus(conn) == CONNECTION_OK;) {
+      result_ptr result{PQgetResult(conn)};
+      if (!result) {
+        if (after_null) break;
+        after_null = true;
+        continue;
+      }
+      after_null = false;
+      const auto status = PQresultStatus(result.get());
+      if (status == PGRES_PIPELINE_SYNC) break;
+      if (status == PGRES_PIPELINE_ABORTED) continue;  // `then`, after the failure already kept
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty())
+        error = without_trailing_space(PQresultErrorMessage(result.get()));
     }
-    const auto status = PQresultStatus(result.get());
-    if (status == PGRES_PIPELINE_ABORTED) continue;  // `then`, after the failure already kept
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty())
-      error = without_trailing_space(PQresultErrorMessage(result.get()));
+  } else if (error.empty()) {
+    error = libpq_error(conn);
   }
-  if (sent) {
-    result_ptr sync{PQgetResult(conn)};
-    if (PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC && error.empty()) error = libpq_error(conn);
+  // Left in pipeline mode, the connection would refuse every later statement: start it afresh.
+  if (PQexitPipelineMode(conn) != 1) {
+    if (error.empty()) error = libpq_error(conn);
+    PQreset(conn);
   }
-  if (PQexitPipelineMode(conn) != 1 && error.empty()) error = libpq_error(conn);
   if (!error.empty()) throw std::runtime_error(error);
 }
 

@@ -22,6 +22,9 @@ namespace det::storage {
 /// reconnected). No pqxx transaction may be open on the connection while the handle is used.
 ::pg_conn* libpq_handle(pqxx::connection_base& connection);
 
+/// Whether the connection is still up (libpq has seen no failure of it).
+bool connected(::pg_conn* conn);
+
 /// Runs `statements`, separated by semicolons, in one round trip; throws with the first one's
 /// error, after which the server has not run the rest.
 void exec_statements(::pg_conn* conn, const std::string& statements);

@@ -214,7 +214,8 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
                     report(a, "training", 10, {{"loss", 0.75}, {"tab\t\"name\"", 1e-300}}),
                     report(b, "training", 5, {{"loss", nan}}),
                     report(a, "validation", 20, {{"validation_loss", 0.625}, {"big", -inf}})}));
-  db.write_metrics(reports_of({report(a, "training", 30, {{"loss", 0.1 + 0.2}, {"not utf-8 \xff", 2.0}})}));
+  db.write_metrics(reports_of({report(a, "training", 30,
+                                      {{"loss", 0.1 + 0.2}, {"not utf-8 \xff", 2.0}, {std::string("nul\0", 4), 3.0}})}));
 
   const auto all = db.trial_metrics(a, "");
   REQUIRE(all.size() == 4);
@@ -224,6 +225,7 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
   CHECK(all[3].total_batches() == 30);
   CHECK(all[3].metrics().at("loss") == 0.1 + 0.2);  // exact round trip
   CHECK(all[3].metrics().at("not utf-8 \xef\xbf\xbd") == 2.0);  // U+FFFD for the bad byte
+  CHECK(all[3].metrics().at("nul\xef\xbf\xbd") == 3.0);         // and for a NUL, which jsonb refuses
   for (const auto& r : all) CHECK(r.trial_id() == a);
   CHECK(all[0].total_records() == 320);
   CHECK(all[0].total_epochs() == 1.0);
@@ -243,7 +245,7 @@ TEST_CASE("database: write_metrics stores reports and the trials' latest metrics
 
   const auto trial_a = db.get_trial(a);
   CHECK(trial_a->total_batches() == 30);
-  CHECK(trial_a->latest_training().size() == 2);  // the latest report's, not merged with earlier ones
+  CHECK(trial_a->latest_training().size() == 3);  // the latest report's, not merged with earlier ones
   CHECK(trial_a->latest_training().at("loss") == 0.1 + 0.2);
   CHECK(trial_a->latest_validation().at("validation_loss") == 0.625);  // kept by the training-only batch
   CHECK(db.get_trial(b)->total_batches() == 5);
@@ -285,6 +287,23 @@ TEST_CASE("database: appended metrics commit all together, or none when one appe
   db.append_metrics(reports_of({report(a, "training", 2003, {{"loss", 0.25}})}));  // the connection goes on
   CHECK(db.commit_metrics().reports_size() == 1);
   CHECK(db.get_trial(a)->total_batches() == 2003);
+}
+
+TEST_CASE("database: metrics are stored again once the connection's session was ended and begun anew") {
+  migrated_database m;
+  auto& db = m.db;
+  const int64_t a = db.insert_trial(trial_of(db.insert_experiment(experiment_named("ended session")), 1));
+  db.write_metrics(reports_of({report(a, "training", 1, {{"loss", 1.0}})}));  // its statement is prepared
+  {
+    pqxx::connection admin{m.conninfo};
+    pqxx::nontransaction tx{admin};
+    tx.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
+            "pid <> pg_backend_pid()");
+  }
+  CHECK_THROWS_AS(db.write_metrics(reports_of({report(a, "training", 2, {{"loss", 0.5}})})), std::runtime_error);
+  db.write_metrics(reports_of({report(a, "training", 3, {{"loss", 0.25}})}));  // a new session, prepared again
+  CHECK(db.trial_metrics(a, "training").size() == 2);
+  CHECK(db.get_trial(a)->total_batches() == 3);
 }
 
 TEST_CASE("database: write_logs and trial_logs page by id") {
