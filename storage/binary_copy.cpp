@@ -20,26 +20,6 @@ constexpr std::size_t send_bytes = 64 * 1024;
 // timestamptz counts microseconds from 2000-01-01 00:00:00 UTC.
 constexpr int64_t postgres_epoch_micros = 946684800LL * 1000000;
 
-struct result_deleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using result_ptr = std::unique_ptr<PGresult, result_deleter>;
-
-std::string without_trailing_space(std::string message) {
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  return message;
-}
-
-// Reads the results of the ended COPY; the first error's message, or empty.
-std::string copy_outcome(PGconn* conn) {
-  std::string error;
-  while (result_ptr result{PQgetResult(conn)}) {
-    if (PQresultStatus(result.get()) != PGRES_COMMAND_OK && error.empty())
-      error = without_trailing_space(PQresultErrorMessage(result.get()));
-  }
-  return error;
-}
-
 }  // namespace
 
 binary_copy::binary_copy(pqxx::dbtransaction& tx, const std::string& table, const std::string& columns)
@@ -54,14 +34,13 @@ binary_copy::binary_copy(PGconn* conn, const std::string& table, const std::stri
   // stopped it before (the server runs nothing after a failed statement).
   result_ptr started{PQexec(conn_, (leading + statement_).c_str())};
   if (PQresultStatus(started.get()) != PGRES_COPY_IN)
-    throw std::runtime_error(statement_ + " was refused: " +
-                             without_trailing_space(started ? PQresultErrorMessage(started.get()) : PQerrorMessage(conn_)));
+    throw std::runtime_error(statement_ + " was refused: " + result_error(conn_, started.get()));
   open_ = true;
 }
 
 binary_copy::~binary_copy() {
   if (!open_) return;
-  if (PQputCopyEnd(conn_, "the client abandoned the COPY") == 1) copy_outcome(conn_);
+  if (PQputCopyEnd(conn_, "the client abandoned the COPY") == 1) first_failure(conn_);
 }
 
 template <class Integer>
@@ -122,7 +101,7 @@ void binary_copy::complete() {
   send();
   open_ = false;
   if (PQputCopyEnd(conn_, nullptr) != 1) throw std::runtime_error(failure("could not be ended"));
-  if (auto error = copy_outcome(conn_); !error.empty()) throw std::runtime_error(statement_ + " failed: " + error);
+  if (auto error = first_failure(conn_); !error.empty()) throw std::runtime_error(statement_ + " failed: " + error);
 }
 
 }  // namespace det::storage

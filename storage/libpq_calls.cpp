@@ -15,17 +15,27 @@ struct connection_handle : pqxx::largeobject {
   static PGconn* of(const pqxx::dbtransaction& tx) { return raw_connection(tx); }
 };
 
-struct result_deleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using result_ptr = std::unique_ptr<PGresult, result_deleter>;
-
 std::string without_trailing_space(std::string message) {
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   return message;
 }
 
 }  // namespace
+
+void result_deleter::operator()(PGresult* result) const { PQclear(result); }
+
+std::string result_error(PGconn* conn, const PGresult* result) {
+  return without_trailing_space(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
+}
+
+std::string first_failure(PGconn* conn) {
+  std::string error;
+  while (result_ptr result{PQgetResult(conn)}) {
+    const auto status = PQresultStatus(result.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty()) error = result_error(conn, result.get());
+  }
+  return error;
+}
 
 PGconn* libpq_handle(const pqxx::dbtransaction& tx) { return connection_handle::of(tx); }
 
@@ -51,20 +61,13 @@ std::string libpq_error(PGconn* conn) { return without_trailing_space(PQerrorMes
 
 void exec_statements(PGconn* conn, const std::string& statements) {
   if (PQsendQuery(conn, statements.c_str()) != 1) throw std::runtime_error(libpq_error(conn));
-  std::string error;
-  while (result_ptr result{PQgetResult(conn)}) {
-    const auto status = PQresultStatus(result.get());
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty())
-      error = without_trailing_space(PQresultErrorMessage(result.get()));
-  }
-  if (!error.empty()) throw std::runtime_error(error);
+  if (auto error = first_failure(conn); !error.empty()) throw std::runtime_error(error);
 }
 
 void prepare(PGconn* conn, const std::string& name, const std::string& statement) {
   result_ptr prepared{PQprepare(conn, name.c_str(), statement.c_str(), 0, nullptr)};
   if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK)
-    throw std::runtime_error("the statement " + name + " could not be prepared: " +
-                             without_trailing_space(prepared ? PQresultErrorMessage(prepared.get()) : PQerrorMessage(conn)));
+    throw std::runtime_error("the statement " + name + " could not be prepared: " + result_error(conn, prepared.get()));
 }
 
 void exec_prepared_then(PGconn* conn, const std::string& name, const std::vector<std::string>& params,
@@ -92,7 +95,7 @@ void exec_prepared_then(PGconn* conn, const std::string& name, const std::vector
       if (status == PGRES_PIPELINE_SYNC) break;
       if (status == PGRES_PIPELINE_ABORTED) continue;  // `then`, after the failure already kept
       if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && error.empty())
-        error = without_trailing_space(PQresultErrorMessage(result.get()));
+        error = result_error(conn, result.get());
     }
   } else if (error.empty()) {
     error = libpq_error(conn);

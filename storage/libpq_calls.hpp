@@ -4,10 +4,12 @@
 // statements in one round trip (a metric transaction's BEGIN with its first COPY, its last UPDATE
 // with its COMMIT).
 
+#include <memory>
 #include <string>
 #include <vector>
 
-struct pg_conn;  // libpq's PGconn
+struct pg_conn;    // libpq's PGconn
+struct pg_result;  // libpq's PGresult
 namespace pqxx {
 class connection_base;
 class dbtransaction;
@@ -21,6 +23,20 @@ namespace det::storage {
 /// it back (two round trips), so keep the handle, and ask again after a failure (pqxx may have
 /// reconnected). No pqxx transaction may be open on the connection while the handle is used.
 ::pg_conn* libpq_handle(pqxx::connection_base& connection);
+
+/// A libpq result, cleared when dropped.
+struct result_deleter {
+  void operator()(::pg_result* result) const;
+};
+using result_ptr = std::unique_ptr<::pg_result, result_deleter>;
+
+/// Why `result` failed (the connection's last error when there is no result), without libpq's
+/// trailing newline.
+std::string result_error(::pg_conn* conn, const ::pg_result* result);
+
+/// Reads the results of what was sent until there are none left: the first failure's message, or
+/// empty when every statement went well.
+std::string first_failure(::pg_conn* conn);
 
 /// Whether the connection is still up (libpq has seen no failure of it).
 bool connected(::pg_conn* conn);
