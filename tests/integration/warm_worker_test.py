@@ -67,9 +67,21 @@ class WarmWorkerTest(unittest.TestCase):
         cls.cluster.stop()
 
     def worker_of(self, trial_id):
+        """The pid, start time and command line of trial_id's worker, read together while it runs:
+        a short run may end right after it is found, and an exited worker's command line is empty."""
         agent = self.cluster.agents[0].pid
-        return wait_for(lambda: (children_with_args(agent, f"--trial={trial_id}") or [None])[0], 30,
-                        f"trial {trial_id}'s worker")
+
+        def running():
+            for pid in children_with_args(agent, f"--trial={trial_id}"):
+                try:
+                    argv, start = command_line_of(pid), started_at(pid)
+                except OSError:
+                    continue  # reaped meanwhile
+                if argv:
+                    return pid, start, argv
+            return None
+
+        return wait_for(running, 30, f"trial {trial_id}'s worker")
 
     def waiting_workers(self):
         return children_with_args(self.cluster.agents[0].pid, "--warm")
@@ -81,10 +93,9 @@ class WarmWorkerTest(unittest.TestCase):
         with marker() as submitted:
             exp_id = c.submit(synthetic_config("warm", 300), "warm.toml")
         trial_id = c.first_trial(exp_id)
-        pid = self.worker_of(trial_id)
+        pid, start, argv = self.worker_of(trial_id)
         self.assertEqual(pid, waiting[0])
-        self.assertLess(started_at(pid), submitted)
-        argv = command_line_of(pid)
+        self.assertLess(start, submitted)
         self.assertIn(f"--trial={trial_id}", argv)
         self.assertTrue(any(a.startswith("--allocation=") for a in argv), argv)
         successor = wait_for(lambda: [p for p in self.waiting_workers() if p != pid] or None, 30, "its successor")
@@ -93,7 +104,7 @@ class WarmWorkerTest(unittest.TestCase):
         self.assertEqual(int(exp["trials"][0]["total_batches"]), 300)
         # The next run gets the successor: a process of its own, never the one that ran before.
         exp_id = c.submit(synthetic_config("warm-again", 300), "warm-again.toml")
-        self.assertEqual(self.worker_of(c.first_trial(exp_id)), successor[0])
+        self.assertEqual(self.worker_of(c.first_trial(exp_id))[0], successor[0])
         self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
 
     def test_b_a_config_with_its_own_variables_and_a_simulated_trial_start_cold(self):
@@ -104,8 +115,8 @@ class WarmWorkerTest(unittest.TestCase):
             waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
             with marker() as submitted:
                 exp_id = c.submit(config, f"{name}.toml")
-            pid = self.worker_of(c.first_trial(exp_id))
-            self.assertGreaterEqual(started_at(pid), submitted, name)
+            _, start, _ = self.worker_of(c.first_trial(exp_id))
+            self.assertGreaterEqual(start, submitted, name)
             self.assertEqual(self.waiting_workers(), waiting, name)  # the warm worker still waits
             self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"],
                              "STATE_COMPLETED", name)
