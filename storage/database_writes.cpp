@@ -139,8 +139,8 @@ namespace {
 constexpr std::size_t rows_per_copy = 256;
 
 // The UPDATE of the trials' latest metrics that ends every metric transaction: one for every trial
-// (a statement per trial cost a round trip each), prepared once per connection (parsing and
-// planning it cost PostgreSQL about as much as the rest of a commit of a few hundred rows).
+// (a statement per trial cost a round trip each), prepared once per connection (parsed and planned
+// at every commit, it cost about 8 % of the rows stored per second in bench_metric_ingestion).
 const std::string latest_metrics_statement = "det_latest_metrics";
 const std::string latest_metrics_sql =
     "UPDATE trials t SET total_batches = GREATEST(t.total_batches, v.total_batches), "

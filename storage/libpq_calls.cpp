@@ -1,5 +1,7 @@
 #include "storage/libpq_calls.hpp"
 
+#include "storage/database_impl.hpp"
+
 #include <libpq-fe.h>
 
 #include <memory>
@@ -15,17 +17,12 @@ struct connection_handle : pqxx::largeobject {
   static PGconn* of(const pqxx::dbtransaction& tx) { return raw_connection(tx); }
 };
 
-std::string without_trailing_space(std::string message) {
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  return message;
-}
-
 }  // namespace
 
 void result_deleter::operator()(PGresult* result) const { PQclear(result); }
 
 std::string result_error(PGconn* conn, const PGresult* result) {
-  return without_trailing_space(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
+  return without_newline(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
 }
 
 std::string first_failure(PGconn* conn) {
@@ -57,7 +54,7 @@ PGconn* libpq_handle(pqxx::connection_base& connection) {
 
 bool connected(PGconn* conn) { return PQstatus(conn) == CONNECTION_OK; }
 
-std::string libpq_error(PGconn* conn) { return without_trailing_space(PQerrorMessage(conn)); }
+std::string libpq_error(PGconn* conn) { return without_newline(PQerrorMessage(conn)); }
 
 void exec_statements(PGconn* conn, const std::string& statements) {
   if (PQsendQuery(conn, statements.c_str()) != 1) throw std::runtime_error(libpq_error(conn));
