@@ -7,6 +7,7 @@
 #include "caf/error.hpp"
 #include "caf/message.hpp"
 #include "caf/io/middleman.hpp"
+#include "messages/decoding_guard.hpp"
 #include "messages/errc.hpp"
 #include "messages/interfaces.hpp"
 
@@ -22,6 +23,7 @@ std::string error_sentence(caf::actor_system& sys, const caf::error& e) {
 void configure_node(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();
   register_message_types(cfg);
+  guard_builtin_decoding(cfg);
   enable_heartbeats(cfg);
   enable_quiet_scheduling(cfg);
 }

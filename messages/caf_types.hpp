@@ -12,7 +12,8 @@ class error;
 namespace det {
 
 /// Everything a det node's actor system needs: the network layer, the
-/// registered types, heartbeats and quiet scheduling. Call it on every node.
+/// registered types, decoding that survives malformed messages, heartbeats and
+/// quiet scheduling. Call it on every node.
 void configure_node(caf::actor_system_config& cfg);
 
 /// Adds the protobuf messages and typed actor handles of messages/interfaces.hpp

@@ -252,6 +252,8 @@ class AuthTest(unittest.TestCase):
         self.assertIn("presented a wrong agent token", lines["agent with a wrong token"])
         self.assertIn("allocation token is not the one of run", lines["forged worker hello"])
         self.assertIn("refused", lines["REPL question with a made-up token"])
+        # A malformed message is dropped: the master is still there to refuse the same question.
+        self.assertEqual(lines["REPL question after a malformed message"], lines["REPL question with a made-up token"])
         self.assertEqual(lines["directory registration"], "sent")
         self.assertEqual(lines["exit"], "sent")
         # The master is as it was: one agent, the trial's run unchanged, no "rogue" actor.

@@ -2,13 +2,16 @@
 // the master's actor port and tries what an attacker on the network could: register as an agent
 // with no token and with a wrong one, say a worker's hello for a running run without its token,
 // ask the admin REPL's question with a made-up token, send the front door a message that only the
-// master's own actors may send (registering an actor in its directory), and an exit. It prints one
+// master's own actors may send (registering an actor in its directory), a malformed message (a
+// config_value whose variant tag names no alternative; CAF 0.17 alone threw on it on a thread
+// with nothing to catch it, which ended the master), and an exit. It prints one
 // line per attempt, "NAME: refused: SENTENCE" or "NAME: ACCEPTED", and exits 0; 1 if it cannot
 // join at all. Against a TLS master it shows the certificate DET_TLS_CERT_FILE names, as a worker
 // does (none, or one the master's CA did not sign, must get it nowhere).
 //
 //   det-rogue-peer HOST PORT TRIAL_ID ALLOCATION_ID
 
+#include <cstdint>
 #include <iostream>
 #include <string>
 
@@ -27,6 +30,17 @@ caf::behavior fake_agent(caf::event_based_actor*) {
   return {[](const det::pb::StartContainer&) { std::cout << "fake agent: was asked to start a container\n"; }};
 }
 
+/// Goes on the wire under the name of CAF's config_value but holds only a variant tag that no
+/// config_value has (CAF writes a variant as its one-byte tag, then the alternative).
+struct forged_config_value {
+  uint8_t tag = 200;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, forged_config_value& x) {
+  return f(x.tag);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -36,6 +50,7 @@ int main(int argc, char** argv) {
   }
   caf::actor_system_config cfg;
   det::configure_node(cfg);
+  cfg.add_message_type<forged_config_value>("@config_value");
   try {
     if (auto tls = det::tls_files_from_environment())
       det::use_tls_links(cfg, *tls);
@@ -87,6 +102,14 @@ int main(int argc, char** argv) {
   self->send(caf::actor_cast<caf::actor>(*front), register_atom::value, std::string{"agent"}, std::string{"rogue"},
              caf::actor_cast<caf::actor>(agent));
   std::cout << "directory registration: sent" << std::endl;
+  // The master answers a request sent after it only once it has read (and dropped) it: BASP
+  // hands one connection's messages on in order.
+  self->send(caf::actor_cast<caf::actor>(*front), forged_config_value{});
+  {
+    auto [ok, bad] = report("REPL question after a malformed message");
+    self->request(*front, timeout, det::actors_atom::value, std::string(64, 'f'))
+        .receive([ok = ok](std::string&) { ok(); }, bad);
+  }
   // And tries to take the front door down: a gate takes no exit from a peer.
   self->send_exit(*front, caf::exit_reason::kill);
   std::cout << "exit: sent" << std::endl;

@@ -6,6 +6,7 @@
 #include "caf/binary_deserializer.hpp"
 #include "caf/binary_serializer.hpp"
 #include "messages/caf_types.hpp"
+#include "messages/decoding_guard.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/json.hpp"
 
@@ -33,7 +34,44 @@ caf::message round_trip(caf::actor_system& sys, const caf::message& in) {
   return out;
 }
 
+// The bytes of a message with one config_value whose variant tag names no alternative, as a peer
+// could send them: no det node ever sends a config_value.
+std::vector<char> config_value_with_a_tag_out_of_range(caf::actor_system& sys) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  REQUIRE(!sink(uint16_t{0}, std::string{"@<>+@config_value"}, uint8_t{200}));
+  return buf;
+}
+
 } // namespace
+
+TEST_CASE("a built-in CAF type that fails to decode makes an error, not an exception, on a guarded system") {
+  // message::load, which BASP reaches through source(stages, msg); CAF 0.17's operator() drops
+  // the error load returns and leaves the message empty, which a det actor ignores.
+  registered_system bare;
+  {
+    caf::message msg;
+    const auto bytes = config_value_with_a_tag_out_of_range(*bare.sys);
+    caf::binary_deserializer source{*bare.sys, bytes};
+    CHECK_THROWS_AS((void)msg.load(source), std::runtime_error);  // what CAF 0.17 alone does
+  }
+  caf::actor_system_config cfg;
+  det::register_message_types(cfg);
+  det::guard_builtin_decoding(cfg);
+  caf::actor_system guarded{cfg};
+  caf::message msg;
+  const auto bytes = config_value_with_a_tag_out_of_range(guarded);
+  caf::binary_deserializer source{guarded, bytes};
+  caf::error err;
+  CHECK_NOTHROW(err = msg.load(source));
+  CHECK(err == caf::sec::invalid_argument);
+  CHECK(msg.empty());
+  // Well-formed built-in values still decode as their own types.
+  auto out = round_trip(guarded, caf::make_message(caf::config_value{int64_t{42}}, std::string{"x"}, int32_t{7}));
+  REQUIRE((out.match_elements<caf::config_value, std::string, int32_t>()));
+  CHECK(caf::get<int64_t>(out.get_as<caf::config_value>(0)) == 42);
+  CHECK(out.get_as<int32_t>(2) == 7);
+}
 
 TEST_CASE("a MetricBatch crosses CAF serialization intact") {
   registered_system rs;

@@ -1,0 +1,95 @@
+#include "messages/decoding_guard.hpp"
+
+// Why this exists: CAF 0.17 decodes a few of its built-in types (config_value, the stream
+// messages upstream_msg and downstream_msg) with code that throws on a variant tag out of range
+// (CAF_RAISE_ERROR in caf/variant.hpp) instead of returning an error. BASP decodes a remote
+// message on a scheduler thread with nothing to catch it, so a single malformed message from any
+// peer that reaches the actor port, before it has shown any token, called std::terminate
+// (found by fuzz_caf_messages). CAF offers no way to refuse a built-in type, and messages name
+// their elements' types on the wire, so every node must be able to read a built-in type safely.
+
+#include <array>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "caf/actor_system.hpp"
+#include "caf/actor_system_config.hpp"
+#include "caf/deserializer.hpp"
+#include "caf/detail/type_erased_value_impl.hpp"
+#include "caf/detail/type_list.hpp"
+#include "caf/sec.hpp"
+#include "caf/thread_hook.hpp"
+#include "caf/type_erased_value.hpp"
+#include "caf/type_nr.hpp"
+#include "caf/uniform_type_info_map.hpp"
+
+namespace det {
+namespace {
+
+using builtin_factories = std::array<caf::uniform_type_info_map::value_factory_kvp, caf::type_nrs - 1>;
+
+// uniform_type_info_map keeps the built-in types' factories private. Access checks do not apply to
+// the names in an explicit instantiation ([temp.explicit]), the one way to reach them from outside.
+builtin_factories& builtins_of(caf::uniform_type_info_map& types);
+
+template <builtin_factories caf::uniform_type_info_map::*Member>
+struct builtin_factories_access {
+  friend builtin_factories& builtins_of(caf::uniform_type_info_map& types) { return types.*Member; }
+};
+
+template struct builtin_factories_access<&caf::uniform_type_info_map::builtin_>;
+
+/// CAF's own type-erased value of T, except that decoding one cannot throw.
+template <class T>
+class guarded_value final : public caf::detail::type_erased_value_impl<T> {
+public:
+  guarded_value() = default;
+  explicit guarded_value(const T& x) : caf::detail::type_erased_value_impl<T>(x) {}
+
+  caf::error load(caf::deserializer& source) override {
+    try {
+      return caf::detail::type_erased_value_impl<T>::load(source);
+    } catch (const std::exception&) {
+      return caf::sec::invalid_argument;
+    }
+  }
+
+  caf::type_erased_value_ptr copy() const override {
+    return caf::type_erased_value_ptr{new guarded_value(static_cast<const T&>(*this))};
+  }
+};
+
+template <class... Ts>
+void guard(builtin_factories& table, caf::detail::type_list<Ts...>) {
+  static_assert(sizeof...(Ts) == std::tuple_size<builtin_factories>::value);
+  size_t index = 0;
+  auto replace = [&](caf::uniform_type_info_map::value_factory factory) {
+    // CAF files type number n at index n - 1 in the order of sorted_builtin_types; a CAF that
+    // did otherwise would have its values decoded as the wrong type, so refuse to start.
+    auto& entry = table[index++];
+    if (entry.second()->type() != factory()->type())
+      throw std::logic_error("det: CAF's table of built-in types is not in the order of caf::sorted_builtin_types (entry " +
+                             entry.first + ")");
+    entry.second = std::move(factory);
+  };
+  (replace([] { return caf::type_erased_value_ptr{new guarded_value<Ts>}; }), ...);
+}
+
+/// Replaces the factories once the system has its type table and before it starts any thread.
+class builtin_decoding_guard final : public caf::thread_hook {
+public:
+  void init(caf::actor_system& sys) override {
+    // types() is const only to callers; the table is the system's, which is not.
+    auto& types = const_cast<caf::uniform_type_info_map&>(sys.types());
+    guard(builtins_of(types), caf::sorted_builtin_types{});
+  }
+  void thread_started() override {}
+  void thread_terminates() override {}
+};
+
+} // namespace
+
+void guard_builtin_decoding(caf::actor_system_config& cfg) { cfg.add_thread_hook<builtin_decoding_guard>(); }
+
+} // namespace det
