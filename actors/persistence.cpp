@@ -44,10 +44,14 @@ struct metric_ack {
   std::vector<int64_t> trials;  // distinct
 };
 
+/// Asks a metric writer to commit with its trials' summaries (storage::summary_timing::now).
+using settle_atom = caf::atom_constant<caf::atom("settle")>;
+
 /// Streams metric batches into a transaction on its own connection (the first begins it) and
 /// commits it when asked, answering with how many reports it committed, which then go to the feed.
-using metric_writer_actor =
-    caf::typed_actor<caf::reacts_to<pb::MetricBatch>, caf::replies_to<flush_atom>::with<int64_t>>;
+/// A flush writes the trials' summaries when they are due, a settle at once.
+using metric_writer_actor = caf::typed_actor<caf::reacts_to<pb::MetricBatch>, caf::replies_to<flush_atom>::with<int64_t>,
+                                             caf::replies_to<settle_atom>::with<int64_t>>;
 
 struct metric_writer_state {
   static inline const char* name = "metric writer";
@@ -58,7 +62,7 @@ struct metric_writer_state {
   ~metric_writer_state() {
     if (!db) return;
     try {
-      db->commit_metrics();
+      db->commit_metrics(storage::summary_timing::now);
     } catch (const std::exception& e) {
       std::cerr << "persistence: writing metrics failed: " << e.what() << std::endl;
     }
@@ -70,21 +74,23 @@ metric_writer_actor::behavior_type metric_writer_impl(
     std::shared_ptr<change_feed> feed) {
   self->state.db = std::move(db);
   self->state.feed = std::move(feed);
+  auto commit = [self](storage::summary_timing timing) {
+    auto rp = self->make_response_promise<int64_t>();
+    auto committed =
+        attempt_storage("the metrics were not stored", [&] { return self->state.db->commit_metrics(timing); });
+    if (!committed) {
+      rp.deliver(committed.error());
+      return rp;
+    }
+    rp.deliver(static_cast<int64_t>(committed->reports_size()));
+    // Answered first: the feed (pages that show metrics live) is not on the reporters' critical path.
+    self->state.feed->publish_metrics(*committed);
+    return rp;
+  };
   return {
       [self](pb::MetricBatch& batch) { self->state.db->append_metrics(std::move(*batch.mutable_reports())); },
-      [self](flush_atom) -> caf::typed_response_promise<int64_t> {
-        auto rp = self->make_response_promise<int64_t>();
-        auto committed =
-            attempt_storage("the metrics were not stored", [&] { return self->state.db->commit_metrics(); });
-        if (!committed) {
-          rp.deliver(committed.error());
-          return rp;
-        }
-        rp.deliver(static_cast<int64_t>(committed->reports_size()));
-        // Answered first: the feed (pages that show metrics live) is not on the reporters' critical path.
-        self->state.feed->publish_metrics(*committed);
-        return rp;
-      },
+      [commit](flush_atom) { return commit(storage::summary_timing::when_due); },
+      [commit](settle_atom) { return commit(storage::summary_timing::now); },
   };
 }
 
@@ -170,20 +176,24 @@ struct persistence_state {
     }
   }
 
-  /// Commits every appended metric and waits for it, and before it for the commits under way.
+  /// Commits every appended metric with the trials' summaries and waits for it, and before it for
+  /// the commits under way.
   void commit_metrics_now() {
     caf::scoped_actor waiter{*system};
     auto ask = [&](metric_lane& lane) {
       caf::expected<int64_t> written{int64_t{0}};
-      waiter->request(lane.writer, caf::infinite, flush_atom::value)
+      waiter->request(lane.writer, caf::infinite, settle_atom::value)
           .receive([&](int64_t committed) { written = committed; },
                    [&](caf::error& e) { written = std::move(e); });
       return written;
     };
     for (std::size_t i = 0; i < lanes.size(); ++i) {
-      // A writer answers this after the commit under way, whose own answer comes to this actor's mailbox.
-      if (lanes[i].committing && lanes[i].acks.empty()) ask(lanes[i]);
-      if (lanes[i].acks.empty()) continue;
+      // A writer answers this after the commit under way, whose own answer comes to this actor's
+      // mailbox; with nothing appended, it writes the summaries it kept, if any.
+      if (lanes[i].acks.empty()) {
+        ask(lanes[i]);
+        continue;
+      }
       auto commit = start_commit(i);
       metrics_committed(commit, ask(lanes[i]));
     }

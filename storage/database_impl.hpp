@@ -2,6 +2,7 @@
 
 // Shared by the database_*.cpp files only; keeps pqxx out of database.hpp.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,7 +18,7 @@ namespace det::storage {
 
 /// The metric reports appended since the last commit_metrics, and the transaction they are in. It
 /// is driven through libpq so that, besides its COPYs, it costs one round trip: BEGIN goes with the
-/// first COPY, and COMMIT with the UPDATE of the trials' latest metrics.
+/// first COPY, and COMMIT with the UPDATE of the trials' summaries when they are due.
 struct open_metric_transaction {
   /// A trial's latest reports among them.
   struct latest {
@@ -40,6 +41,8 @@ struct open_metric_transaction {
   /// Ends the COPY under way, then runs the prepared `last_statement` with `params` and commits,
   /// in one round trip.
   void commit(const std::string& last_statement, const std::vector<std::string>& params);
+  /// Ends the COPY under way and commits, in one round trip.
+  void commit();
 
   ::pg_conn* conn;
   bool begun = false;  // BEGIN was sent
@@ -50,17 +53,34 @@ struct open_metric_transaction {
   std::map<int64_t, latest> trials;  // by trial id
 };
 
+/// A trial's summary of metrics committed without it (see summary_timing).
+struct trial_summary {
+  int64_t total_batches = 0;
+  std::string training;  // the metrics of its last training report as jsonb text; empty: none
+  std::string validation;
+  int64_t training_step = -1;  // the highest of each group; -1: none
+  int64_t validation_step = -1;
+
+  /// Takes in what a later commit saw of the same trial.
+  void merge(trial_summary&& later);
+};
+
 struct database::impl {
   pqxx::connection connection;
-  // The connection's, with the metric UPDATE prepared; taken again (pqxx reconnects a lost
-  // connection as it begins a transaction), and the UPDATE prepared again, once the connection was
-  // lost or its session changed.
-  ::pg_conn* libpq = nullptr;
+  ::pg_conn* libpq = nullptr;  // see metric_connection
   int libpq_backend = 0;
   std::unique_ptr<open_metric_transaction> metrics;  // while reports are appended
   std::string metrics_failure;                      // why appending failed, until commit_metrics says so
+  std::map<int64_t, trial_summary> unwritten_summaries;  // by trial id
+  std::chrono::steady_clock::time_point summaries_written;
+  std::chrono::milliseconds summary_interval = storage::summary_interval;
 
   explicit impl(const std::string& conninfo) : connection{conninfo} {}
+
+  /// The connection's libpq handle, with the summaries' UPDATE prepared; taken again (pqxx
+  /// reconnects a lost connection as it begins a transaction), and the UPDATE prepared again, once
+  /// the connection was lost or its session changed.
+  ::pg_conn* metric_connection();
 };
 
 /// pqxx messages end in a newline, which would split our sentences.

@@ -186,7 +186,7 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
                                  "', '" + state_name(pb::STATE_ERROR) + "')";
     std::vector<restorable_experiment> out;
     std::map<int64_t, std::size_t> index;  // experiment id -> its place in `out`
-    pqxx::read_transaction tx{impl_->connection};
+    pqxx::work tx{impl_->connection};
     for (const auto& row : tx.exec(experiment_select + "WHERE e.state NOT IN " + terminal + " ORDER BY e.id")) {
       restorable_experiment r;
       r.experiment = experiment_from(row);
@@ -207,6 +207,25 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
     for (const auto& row : rows_of("SELECT experiment_id, archive FROM model_definitions "
                                    "WHERE experiment_id = ANY($1::bigint[])"))
       of(row[0]).model_definition = pqxx::binarystring(row[1]).str();
+    // A master that ended between a metric commit and the next summary left its trials' summaries
+    // short of their rows (summary_timing): each is brought up to its rows beyond it, found with
+    // one probe of metrics_trial_batches, before anything reads it.
+    rows_of("UPDATE trials t SET "
+            "total_batches = GREATEST(t.total_batches, COALESCE((SELECT max(m.total_batches) FROM metrics m "
+            "WHERE m.trial_id = t.id AND m.total_batches > t.total_batches), 0)), "
+            "stored_training_step = COALESCE(tr.total_batches, t.stored_training_step), "
+            "latest_training = COALESCE(tr.metrics, t.latest_training), "
+            "stored_validation_step = COALESCE(va.total_batches, t.stored_validation_step), "
+            "latest_validation = COALESCE(va.metrics, t.latest_validation) "
+            "FROM trials x "
+            "LEFT JOIN LATERAL (SELECT m.total_batches, m.metrics FROM metrics m WHERE m.trial_id = x.id AND "
+            "m.total_batches > x.stored_training_step AND m.\"group\" = 'training' ORDER BY m.total_batches DESC, "
+            "m.time DESC LIMIT 1) tr ON true "
+            "LEFT JOIN LATERAL (SELECT m.total_batches, m.metrics FROM metrics m WHERE m.trial_id = x.id AND "
+            "m.total_batches > x.stored_validation_step AND m.\"group\" = 'validation' ORDER BY m.total_batches "
+            "DESC, m.time DESC LIMIT 1) va ON true "
+            "WHERE t.id = x.id AND x.experiment_id = ANY($1::bigint[]) AND "
+            "(tr.total_batches IS NOT NULL OR va.total_batches IS NOT NULL)");
     // Each trial with what only a restore needs: the token (kept from trial reads, which serve the
     // REST API) and the highest training and validation step it stored.
     for (const auto& row : rows_of("SELECT " + trial_columns +
@@ -217,6 +236,7 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
       t.set_stored_training_step(row[22].as<int64_t>());
       t.set_stored_validation_step(row[23].as<int64_t>());
     }
+    tx.commit();
     return out;
   });
 }

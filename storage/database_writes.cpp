@@ -138,20 +138,48 @@ namespace {
 // A COPY is ended after this many rows: see append_metrics.
 constexpr std::size_t rows_per_copy = 256;
 
-// The UPDATE of the trials' latest metrics that ends every metric transaction: one for every trial
-// (a statement per trial cost a round trip each), prepared once per connection (parsed and planned
-// at every commit, it cost about 8 % of the rows stored per second in bench_metric_ingestion).
+// The UPDATE of the trials' summaries that ends a metric transaction when they are due: one for
+// every trial (a statement per trial cost a round trip each), prepared once per connection (parsed
+// and planned at every commit, it cost about 8 % of the rows stored per second in
+// bench_metric_ingestion). A trial's latest metrics are replaced only by a summary of steps at
+// least as high: the two metric writers' summaries of one trial may land in either order.
 const std::string latest_metrics_statement = "det_latest_metrics";
 const std::string latest_metrics_sql =
     "UPDATE trials t SET total_batches = GREATEST(t.total_batches, v.total_batches), "
-    "latest_training = COALESCE(NULLIF(v.training, '')::jsonb, t.latest_training), "
-    "latest_validation = COALESCE(NULLIF(v.validation, '')::jsonb, t.latest_validation), "
+    "latest_training = CASE WHEN v.training <> '' AND v.training_step >= t.stored_training_step "
+    "THEN v.training::jsonb ELSE t.latest_training END, "
+    "latest_validation = CASE WHEN v.validation <> '' AND v.validation_step >= t.stored_validation_step "
+    "THEN v.validation::jsonb ELSE t.latest_validation END, "
     "stored_training_step = GREATEST(t.stored_training_step, v.training_step), "
     "stored_validation_step = GREATEST(t.stored_validation_step, v.validation_step) "
     "FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[]) "
     "AS v(id, total_batches, training, validation, training_step, validation_step) WHERE t.id = v.id";
 
+/// The prepared UPDATE's parameters for `summaries`.
+std::vector<std::string> summary_params(const std::map<int64_t, trial_summary>& summaries) {
+  std::vector<std::string> ids, batches, training, validation, training_steps, validation_steps;
+  for (const auto& [trial_id, summary] : summaries) {
+    ids.push_back(std::to_string(trial_id));
+    batches.push_back(std::to_string(summary.total_batches));
+    training.push_back(summary.training);  // "": none
+    validation.push_back(summary.validation);
+    training_steps.push_back(std::to_string(summary.training_step));
+    validation_steps.push_back(std::to_string(summary.validation_step));
+  }
+  return {text_array_literal(ids),      text_array_literal(batches),        text_array_literal(training),
+          text_array_literal(validation), text_array_literal(training_steps), text_array_literal(validation_steps)};
+}
+
 }  // namespace
+
+::pg_conn* database::impl::metric_connection() {
+  if (!libpq || !connected(libpq) || connection.backendpid() != libpq_backend) {
+    libpq = libpq_handle(connection);
+    prepare(libpq, latest_metrics_statement, latest_metrics_sql);
+    libpq_backend = connection.backendpid();
+  }
+  return libpq;
+}
 
 open_metric_transaction::open_metric_transaction(::pg_conn* conn) : conn(conn) {}
 
@@ -184,17 +212,27 @@ void open_metric_transaction::commit(const std::string& last_statement, const st
   committed = true;
 }
 
+void open_metric_transaction::commit() {
+  if (rows) {
+    rows->complete();
+    rows.reset();
+  }
+  exec_statements(conn, "COMMIT");
+  committed = true;
+}
+
+void trial_summary::merge(trial_summary&& later) {
+  total_batches = std::max(total_batches, later.total_batches);
+  if (!later.training.empty()) training = std::move(later.training);
+  if (!later.validation.empty()) validation = std::move(later.validation);
+  training_step = std::max(training_step, later.training_step);
+  validation_step = std::max(validation_step, later.validation_step);
+}
+
 void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>&& reports) {
   if (reports.empty() || !impl_->metrics_failure.empty()) return;
   try {
-    if (!impl_->metrics) {
-      if (!impl_->libpq || !connected(impl_->libpq) || impl_->connection.backendpid() != impl_->libpq_backend) {
-        impl_->libpq = libpq_handle(impl_->connection);
-        prepare(impl_->libpq, latest_metrics_statement, latest_metrics_sql);
-        impl_->libpq_backend = impl_->connection.backendpid();
-      }
-      impl_->metrics = std::make_unique<open_metric_transaction>(impl_->libpq);
-    }
+    if (!impl_->metrics) impl_->metrics = std::make_unique<open_metric_transaction>(impl_->metric_connection());
     auto& open = *impl_->metrics;
     const int first = open.appended.reports_size();
     auto& appended = *open.appended.mutable_reports();
@@ -238,32 +276,51 @@ void database::append_metrics(google::protobuf::RepeatedPtrField<pb::MetricRepor
   }
 }
 
-pb::MetricBatch database::commit_metrics() {
+pb::MetricBatch database::commit_metrics(summary_timing timing) {
   auto open = std::move(impl_->metrics);
   const auto failure = std::exchange(impl_->metrics_failure, {});
   if (!failure.empty()) throw std::runtime_error("The database could not store metric reports: " + failure);
-  if (!open) return {};
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = timing == summary_timing::now || now - impl_->summaries_written >= impl_->summary_interval;
+  auto& unwritten = impl_->unwritten_summaries;
+  if (!open) {
+    if (timing == summary_timing::now && !unwritten.empty())
+      describing_failure("store the metric summaries of " + std::to_string(unwritten.size()) + " trials", [&] {
+        open_metric_transaction summaries{impl_->metric_connection()};
+        exec_statements(summaries.conn, "BEGIN; SET LOCAL synchronous_commit = off");
+        summaries.begun = true;
+        summaries.commit(latest_metrics_statement, summary_params(unwritten));
+        unwritten.clear();
+        impl_->summaries_written = now;
+      });
+    return {};
+  }
   describing_failure("store " + std::to_string(open->appended.reports_size()) + " metric reports", [&] {
-    std::vector<std::string> ids, batches, training, validation, training_steps, validation_steps;
-    for (const auto& [trial_id, trial] : open->trials) {
-      ids.push_back(std::to_string(trial_id));
-      batches.push_back(std::to_string(trial.total_batches));
-      training.push_back(trial.training ? metrics_to_json(trial.training->metrics()) : "");  // "": none
-      validation.push_back(trial.validation ? metrics_to_json(trial.validation->metrics()) : "");
-      training_steps.push_back(std::to_string(trial.training_step));
-      validation_steps.push_back(std::to_string(trial.validation_step));
+    // What this transaction's rows add to the summaries, taken in only once they are committed.
+    std::map<int64_t, trial_summary> fresh;
+    for (const auto& [trial_id, trial] : open->trials)
+      fresh[trial_id] = {trial.total_batches, trial.training ? metrics_to_json(trial.training->metrics()) : "",
+                         trial.validation ? metrics_to_json(trial.validation->metrics()) : "", trial.training_step,
+                         trial.validation_step};
+    if (!due) {
+      open->commit();
+      for (auto& [trial_id, summary] : fresh) unwritten[trial_id].merge(std::move(summary));
+      return;
     }
-    open->commit(latest_metrics_statement,
-                 {text_array_literal(ids), text_array_literal(batches), text_array_literal(training),
-                  text_array_literal(validation), text_array_literal(training_steps),
-                  text_array_literal(validation_steps)});
+    auto summaries = unwritten;  // the rows of a failed commit must not count
+    for (auto& [trial_id, summary] : fresh) summaries[trial_id].merge(std::move(summary));
+    open->commit(latest_metrics_statement, summary_params(summaries));
+    unwritten.clear();
+    impl_->summaries_written = now;
   });
   return std::move(open->appended);
 }
 
+void database::set_summary_interval(std::chrono::milliseconds interval) { impl_->summary_interval = interval; }
+
 void database::write_metrics(const google::protobuf::RepeatedPtrField<pb::MetricReport>& reports) {
   append_metrics(google::protobuf::RepeatedPtrField<pb::MetricReport>{reports});
-  commit_metrics();
+  commit_metrics(summary_timing::now);
 }
 
 void database::write_logs(const std::vector<pb::LogEntry>& entries) {

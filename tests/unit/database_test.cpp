@@ -12,6 +12,7 @@
 #include "storage/database.hpp"
 
 using det::storage::database;
+using det::storage::summary_timing;
 namespace pb = det::pb;
 
 namespace {
@@ -269,24 +270,63 @@ TEST_CASE("database: appended metrics commit all together, or none when one appe
   }
   database reader{m.conninfo};  // db's own connection is inside the open transaction
   CHECK(reader.trial_metrics(a, "").empty());  // not yet committed
-  CHECK(db.commit_metrics().reports_size() == 1000);
+  CHECK(db.commit_metrics(summary_timing::now).reports_size() == 1000);
   CHECK(db.trial_metrics(a, "training").size() == 1000);
   CHECK(db.get_trial(a)->total_batches() == 1000);
-  CHECK(db.commit_metrics().reports_size() == 0);  // nothing appended since
+  CHECK(db.commit_metrics(summary_timing::now).reports_size() == 0);  // nothing appended since
 
   db.append_metrics(reports_of({report(a, "training", 2000, {{"loss", 0.5}})}));
   auto bad = report(a, "training", 2001, {{"loss", 0.5}});
   bad.mutable_time()->set_seconds(int64_t{1} << 60);  // no year 1 to 9999 time
   db.append_metrics(reports_of({bad}));
   db.append_metrics(reports_of({report(a, "training", 2002, {{"loss", 0.5}})}));
-  CHECK_THROWS_WITH_AS(db.commit_metrics(), doctest::Contains("is not a time between the years 1 and 9999"),
+  CHECK_THROWS_WITH_AS(db.commit_metrics(summary_timing::now), doctest::Contains("is not a time between the years 1 and 9999"),
                        std::runtime_error);
   CHECK(db.trial_metrics(a, "training").size() == 1000);
   CHECK(db.get_trial(a)->total_batches() == 1000);
 
   db.append_metrics(reports_of({report(a, "training", 2003, {{"loss", 0.25}})}));  // the connection goes on
-  CHECK(db.commit_metrics().reports_size() == 1);
+  CHECK(db.commit_metrics(summary_timing::now).reports_size() == 1);
   CHECK(db.get_trial(a)->total_batches() == 2003);
+}
+
+TEST_CASE("database: trials' summaries trail their metrics until due or settled, and a restore brings them up to the rows") {
+  migrated_database m;
+  auto& db = m.db;
+  db.set_summary_interval(std::chrono::hours(1));  // never due in this test: only settling writes them
+  const int64_t a = db.insert_trial(trial_of(db.insert_experiment(experiment_named("trailing")), 1, pb::STATE_RUNNING));
+  db.write_metrics(reports_of({report(a, "training", 10, {{"loss", 1.0}})}));  // settled at once
+  db.append_metrics(reports_of({report(a, "training", 20, {{"loss", 0.5}}), report(a, "validation", 20, {{"vl", 0.4}})}));
+  CHECK(db.commit_metrics(summary_timing::when_due).reports_size() == 2);
+  CHECK(db.trial_metrics(a, "").size() == 3);  // the rows are committed
+  auto trial = db.get_trial(a);
+  CHECK(trial->total_batches() == 10);  // the summary is not yet
+  CHECK(trial->latest_training().at("loss") == 1.0);
+  CHECK(trial->latest_validation().empty());
+
+  // The other metric writer's summary of a later step lands first; the kept one must not undo it.
+  database other{m.conninfo};
+  other.write_metrics(reports_of({report(a, "training", 30, {{"loss", 0.25}})}));
+  CHECK(db.commit_metrics(summary_timing::now).reports_size() == 0);  // nothing appended: the summary alone
+  trial = db.get_trial(a);
+  CHECK(trial->total_batches() == 30);
+  CHECK(trial->latest_training().at("loss") == 0.25);
+  CHECK(trial->latest_validation().at("vl") == 0.4);
+
+  // A master that ends before a summary is due: the next start's restore catches up with the rows.
+  db.append_metrics(reports_of({report(a, "training", 40, {{"loss", 0.125}}), report(a, "validation", 40, {{"vl", 0.2}})}));
+  db.commit_metrics(summary_timing::when_due);
+  CHECK(db.get_trial(a)->total_batches() == 30);
+  const auto restorable = other.restorable_experiments();
+  REQUIRE(restorable.size() == 1);
+  REQUIRE(restorable[0].trials.size() == 1);
+  CHECK(restorable[0].trials[0].stored_training_step() == 40);
+  CHECK(restorable[0].trials[0].stored_validation_step() == 40);
+  CHECK(restorable[0].trials[0].total_batches() == 40);
+  trial = other.get_trial(a);
+  CHECK(trial->total_batches() == 40);
+  CHECK(trial->latest_training().at("loss") == 0.125);
+  CHECK(trial->latest_validation().at("vl") == 0.2);
 }
 
 TEST_CASE("database: metrics are stored again once the connection's session was ended and begun anew") {
