@@ -46,17 +46,21 @@ struct metric_ack {
 
 /// Asks a metric writer to commit with its trials' summaries (storage::summary_timing::now).
 using settle_atom = caf::atom_constant<caf::atom("settle")>;
+/// A metric writer's reminder to write the summaries its commits kept.
+using summaries_atom = caf::atom_constant<caf::atom("summaries")>;
 
 /// Streams metric batches into a transaction on its own connection (the first begins it) and
 /// commits it when asked, answering with how many reports it committed, which then go to the feed.
-/// A flush writes the trials' summaries when they are due, a settle at once.
+/// A flush writes the trials' summaries when they are due, a settle at once; summaries kept are
+/// written within summary_interval even when no more metrics come.
 using metric_writer_actor = caf::typed_actor<caf::reacts_to<pb::MetricBatch>, caf::replies_to<flush_atom>::with<int64_t>,
-                                             caf::replies_to<settle_atom>::with<int64_t>>;
+                                             caf::replies_to<settle_atom>::with<int64_t>, caf::reacts_to<summaries_atom>>;
 
 struct metric_writer_state {
   static inline const char* name = "metric writer";
   std::shared_ptr<storage::database> db;
   std::shared_ptr<change_feed> feed;
+  bool summaries_reminder_sent = false;
 
   // A shut-down keeps what was appended, unanswered, as the persistence writer keeps its buffers.
   ~metric_writer_state() {
@@ -83,6 +87,10 @@ metric_writer_actor::behavior_type metric_writer_impl(
       return rp;
     }
     rp.deliver(static_cast<int64_t>(committed->reports_size()));
+    if (self->state.db->keeps_summaries() && !self->state.summaries_reminder_sent) {
+      self->state.summaries_reminder_sent = true;
+      self->delayed_send(self, storage::summary_interval, summaries_atom::value);
+    }
     // Answered first: the feed (pages that show metrics live) is not on the reporters' critical path.
     self->state.feed->publish_metrics(*committed);
     return rp;
@@ -91,6 +99,18 @@ metric_writer_actor::behavior_type metric_writer_impl(
       [self](pb::MetricBatch& batch) { self->state.db->append_metrics(std::move(*batch.mutable_reports())); },
       [commit](flush_atom) { return commit(storage::summary_timing::when_due); },
       [commit](settle_atom) { return commit(storage::summary_timing::now); },
+      [self](summaries_atom) {
+        self->state.summaries_reminder_sent = false;
+        auto written = attempt_storage("the metric summaries were not stored", [&] {
+          self->state.db->write_kept_summaries();
+          return true;
+        });
+        if (!written) std::cerr << "persistence: " << self->system().render(written.error()) << std::endl;
+        if (self->state.db->keeps_summaries()) {  // reports were being appended, or the write failed
+          self->state.summaries_reminder_sent = true;
+          self->delayed_send(self, storage::summary_interval, summaries_atom::value);
+        }
+      },
   };
 }
 
@@ -191,7 +211,8 @@ struct persistence_state {
       // A writer answers this after the commit under way, whose own answer comes to this actor's
       // mailbox; with nothing appended, it writes the summaries it kept, if any.
       if (lanes[i].acks.empty()) {
-        ask(lanes[i]);
+        if (auto settled = ask(lanes[i]); !settled)
+          std::cerr << "persistence: writing metric summaries failed: " << system->render(settled.error()) << std::endl;
         continue;
       }
       auto commit = start_commit(i);

@@ -1,6 +1,7 @@
 // Writes the seed corpus of fuzz_caf_messages into DIR: messages as det's nodes send them (a
-// worker's metrics, an agent's hello, a checkpoint, a trial's spec...), each whole (selector 0)
-// and as the payload of its type alone (its selector in fuzz_caf_messages's list).
+// worker's metrics, an agent's hello, a checkpoint, a trial's spec...), each whole (selector 0),
+// after a routed message's node ids and forwarding stack (selector 1), and as the payload of its
+// type alone (selector 4 × its place in fuzz_caf_messages's list + 2).
 //   caf_message_seeds DIR
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
@@ -9,6 +10,8 @@
 #include "caf/actor_system_config.hpp"
 #include "caf/binary_serializer.hpp"
 #include "caf/message.hpp"
+#include "caf/node_id.hpp"
+#include "caf/uri.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -25,11 +28,19 @@ void write(const std::string& path, char selector, const std::vector<char>& byte
 
 template <class T>
 void seed(caf::actor_system& sys, const std::string& dir, const std::string& name, int place, const T& value) {
-  std::vector<char> whole, alone;
+  std::vector<char> whole, routed, alone;
   {
     caf::binary_serializer sink{sys, whole};
     auto msg = caf::make_message(value);
     (void)sink(msg);
+  }
+  {
+    caf::binary_serializer sink{sys, routed};
+    auto source_node = caf::make_node_id(*caf::make_uri("ip://agent-1:8090"));
+    auto destination_node = sys.node();
+    std::vector<caf::strong_actor_ptr> stages;
+    auto msg = caf::make_message(value);
+    (void)sink(source_node, destination_node, stages, msg);
   }
   {
     caf::binary_serializer sink{sys, alone};
@@ -37,7 +48,8 @@ void seed(caf::actor_system& sys, const std::string& dir, const std::string& nam
     (void)sink(copy);
   }
   write(dir + "/seed-message-" + name, 0, whole);
-  write(dir + "/seed-payload-" + name, static_cast<char>(2 * place + 1), alone);
+  write(dir + "/seed-routed-" + name, 1, routed);
+  write(dir + "/seed-payload-" + name, static_cast<char>(4 * place + 2), alone);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // What arrives over the network: CAF messages as the master, agents and workers decode them
 // (caf::binary_deserializer in an actor system configured as det's nodes are, every det type
 // registered). The first byte picks how the rest is read: as a whole message (CAF's type names
-// and det's protobuf payloads within), or as the payload of one registered protobuf type, to
-// reach the protobuf decoding quickly.
+// and det's protobuf payloads within); as what BASP reads of a routed message outside its content
+// (source and destination node ids, then the forwarding stack and the message); or as the payload
+// of one registered protobuf type, to reach the protobuf decoding quickly.
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 
@@ -10,6 +11,7 @@
 #include "caf/actor_system_config.hpp"
 #include "caf/binary_deserializer.hpp"
 #include "caf/message.hpp"
+#include "caf/node_id.hpp"
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -63,13 +65,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& sys = system_of_a_node();
   const auto* rest = reinterpret_cast<const char*>(data + 1);
   const auto selector = static_cast<size_t>(data[0]);
-  if (selector % 2 == 0) {
+  caf::binary_deserializer source{sys, rest, size - 1};
+  if (selector % 4 == 0) {
     caf::message msg;
-    caf::binary_deserializer source{sys, rest, size - 1};
     (void)source(msg);
+  } else if (selector % 4 == 1) {
+    caf::node_id source_node;
+    caf::node_id destination_node;
+    std::vector<caf::strong_actor_ptr> stages;
+    caf::message msg;
+    (void)source(source_node, destination_node, stages, msg);
   } else {
     const auto& all = decoders();
-    all[(selector / 2) % all.size()](sys, rest, size - 1);
+    all[(selector / 4) % all.size()](sys, rest, size - 1);
   }
   return 0;
 }

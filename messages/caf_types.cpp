@@ -23,7 +23,7 @@ std::string error_sentence(caf::actor_system& sys, const caf::error& e) {
 void configure_node(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();
   register_message_types(cfg);
-  guard_builtin_decoding(cfg);
+  guard_decoding(cfg);
   enable_heartbeats(cfg);
   enable_quiet_scheduling(cfg);
 }

@@ -1,14 +1,19 @@
 #include "messages/decoding_guard.hpp"
 
-// Why this exists: CAF 0.17 decodes a few of its built-in types (config_value, the stream
-// messages upstream_msg and downstream_msg) with code that throws on a variant tag out of range
-// (CAF_RAISE_ERROR in caf/variant.hpp) instead of returning an error. BASP decodes a remote
+// Why this exists: CAF 0.17 decodes a few of its types (config_value, the stream messages
+// upstream_msg and downstream_msg, the URI of a node id) with code that throws on a variant tag out
+// of range (CAF_RAISE_ERROR in caf/variant.hpp) instead of returning an error. BASP decodes a remote
 // message on a scheduler thread with nothing to catch it, so a single malformed message from any
 // peer that reaches the actor port, before it has shown any token, called std::terminate
-// (found by fuzz_caf_messages). CAF offers no way to refuse a built-in type, and messages name
-// their elements' types on the wire, so every node must be able to read a built-in type safely.
-
+// (found by fuzz_caf_messages). CAF offers no way to refuse a type, and messages name their
+// elements' types on the wire, so every node must be able to read any of them safely:
+//  - values in a message's content are made by the type table's factories, which are replaced here
+//    by ones whose values turn such an exception into a decoding error;
+//  - node ids are decoded outside any table (BASP's handshake, a routed message's source and
+//    destination, the forwarding stack), through node_id::uri_data::deserialize, which this file
+//    defines again (see below).
 #include <array>
+#include <functional>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -16,6 +21,7 @@
 #include "caf/actor_system.hpp"
 #include "caf/actor_system_config.hpp"
 #include "caf/deserializer.hpp"
+#include "caf/node_id.hpp"
 #include "caf/detail/type_erased_value_impl.hpp"
 #include "caf/detail/type_list.hpp"
 #include "caf/sec.hpp"
@@ -76,7 +82,32 @@ void guard(builtin_factories& table, caf::detail::type_list<Ts...>) {
   (replace([] { return caf::type_erased_value_ptr{new guarded_value<Ts>}; }), ...);
 }
 
-/// Replaces the factories once the system has its type table and before it starts any thread.
+/// A value of a type registered by name (det's own), whose decoding cannot throw either.
+class guarded_registered_value final : public caf::type_erased_value {
+public:
+  explicit guarded_registered_value(caf::type_erased_value_ptr inner) : inner_(std::move(inner)) {}
+
+  caf::error load(caf::deserializer& source) override {
+    try {
+      return inner_->load(source);
+    } catch (const std::exception&) {
+      return caf::sec::invalid_argument;
+    }
+  }
+  void* get_mutable() override { return inner_->get_mutable(); }
+  caf::rtti_pair type() const override { return inner_->type(); }
+  const void* get() const override { return inner_->get(); }
+  caf::error save(caf::serializer& sink) const override { return inner_->save(sink); }
+  std::string stringify() const override { return inner_->stringify(); }
+  caf::type_erased_value_ptr copy() const override {
+    return caf::type_erased_value_ptr{new guarded_registered_value(inner_->copy())};
+  }
+
+private:
+  caf::type_erased_value_ptr inner_;
+};
+
+/// Replaces the built-in factories once the system has its type table and before it starts any thread.
 class builtin_decoding_guard final : public caf::thread_hook {
 public:
   void init(caf::actor_system& sys) override {
@@ -90,6 +121,22 @@ public:
 
 } // namespace
 
-void guard_builtin_decoding(caf::actor_system_config& cfg) { cfg.add_thread_hook<builtin_decoding_guard>(); }
+void guard_decoding(caf::actor_system_config& cfg) {
+  for (auto& [name, factory] : cfg.value_factories_by_name)
+    factory = [inner = std::move(factory)] { return caf::type_erased_value_ptr{new guarded_registered_value(inner())}; };
+  cfg.add_thread_hook<builtin_decoding_guard>();
+}
 
 } // namespace det
+
+// libcaf_core's own definition is this body without the try: ELF lets a program's definition of a
+// shared library's function take the place of the library's, for the library's calls too (here the
+// virtual call node_id makes to decode a node id of the URI kind). Every det node links this file
+// through configure_node; messages_test checks that a bad URI in a node id is an error.
+caf::error caf::node_id::uri_data::deserialize(caf::deserializer& source) {
+  try {
+    return source(value_);
+  } catch (const std::exception&) {
+    return caf::sec::invalid_argument;
+  }
+}

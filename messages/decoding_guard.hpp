@@ -7,9 +7,10 @@ class actor_system_config;
 
 namespace det {
 
-/// Makes every node's actor system turn an exception thrown while decoding one of CAF's built-in
-/// types into a decoding error, after which CAF drops the message as it drops any it cannot read.
-/// configure_node calls it.
-void guard_builtin_decoding(caf::actor_system_config& cfg);
+/// Makes every node's actor system turn an exception thrown while decoding a value of CAF's
+/// built-in types or of the types registered in `cfg` so far into a decoding error, after which CAF
+/// drops the message as it drops any it cannot read. configure_node calls it after
+/// register_message_types.
+void guard_decoding(caf::actor_system_config& cfg);
 
 } // namespace det

@@ -81,6 +81,11 @@ class database {
   /// for a later commit otherwise. Returns the reports committed; none when nothing was appended
   /// (a summary kept is still written when `timing` says now).
   pb::MetricBatch commit_metrics(summary_timing timing);
+  /// Writes the summaries that commits kept (summary_timing::when_due), unless reports are being
+  /// appended: their commit will write them.
+  void write_kept_summaries();
+  /// Whether commits kept summaries that are not yet written.
+  bool keeps_summaries() const;
   /// How long the trials' summaries may trail their committed metrics (summary_timing::when_due);
   /// summary_interval unless set.
   void set_summary_interval(std::chrono::milliseconds interval);

@@ -209,7 +209,8 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
       of(row[0]).model_definition = pqxx::binarystring(row[1]).str();
     // A master that ended between a metric commit and the next summary left its trials' summaries
     // short of their rows (summary_timing): each is brought up to its rows beyond it, found with
-    // one probe of metrics_trial_batches, before anything reads it.
+    // a probe of metrics_trial_batches (metrics_validation_batches for validation) per group,
+    // before anything reads it.
     rows_of("UPDATE trials t SET "
             "total_batches = GREATEST(t.total_batches, COALESCE((SELECT max(m.total_batches) FROM metrics m "
             "WHERE m.trial_id = t.id AND m.total_batches > t.total_batches), 0)), "
@@ -225,7 +226,8 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
             "m.total_batches > x.stored_validation_step AND m.\"group\" = 'validation' ORDER BY m.total_batches "
             "DESC, m.time DESC LIMIT 1) va ON true "
             "WHERE t.id = x.id AND x.experiment_id = ANY($1::bigint[]) AND "
-            "(tr.total_batches IS NOT NULL OR va.total_batches IS NOT NULL)");
+            "(tr.total_batches IS NOT NULL OR va.total_batches IS NOT NULL OR EXISTS (SELECT 1 FROM metrics m "
+            "WHERE m.trial_id = x.id AND m.total_batches > x.total_batches))");
     // Each trial with what only a restore needs: the token (kept from trial reads, which serve the
     // REST API) and the highest training and validation step it stored.
     for (const auto& row : rows_of("SELECT " + trial_columns +

@@ -284,15 +284,7 @@ pb::MetricBatch database::commit_metrics(summary_timing timing) {
   const bool due = timing == summary_timing::now || now - impl_->summaries_written >= impl_->summary_interval;
   auto& unwritten = impl_->unwritten_summaries;
   if (!open) {
-    if (timing == summary_timing::now && !unwritten.empty())
-      describing_failure("store the metric summaries of " + std::to_string(unwritten.size()) + " trials", [&] {
-        open_metric_transaction summaries{impl_->metric_connection()};
-        exec_statements(summaries.conn, "BEGIN; SET LOCAL synchronous_commit = off");
-        summaries.begun = true;
-        summaries.commit(latest_metrics_statement, summary_params(unwritten));
-        unwritten.clear();
-        impl_->summaries_written = now;
-      });
+    if (timing == summary_timing::now) write_kept_summaries();
     return {};
   }
   describing_failure("store " + std::to_string(open->appended.reports_size()) + " metric reports", [&] {
@@ -315,6 +307,21 @@ pb::MetricBatch database::commit_metrics(summary_timing timing) {
   });
   return std::move(open->appended);
 }
+
+void database::write_kept_summaries() {
+  auto& unwritten = impl_->unwritten_summaries;
+  if (impl_->metrics || unwritten.empty()) return;
+  describing_failure("store the metric summaries of " + std::to_string(unwritten.size()) + " trials", [&] {
+    open_metric_transaction summaries{impl_->metric_connection()};
+    summaries.begun = true;  // before: a refused SET LOCAL leaves the transaction begun, to roll back
+    exec_statements(summaries.conn, "BEGIN; SET LOCAL synchronous_commit = off");
+    summaries.commit(latest_metrics_statement, summary_params(unwritten));
+    unwritten.clear();
+    impl_->summaries_written = std::chrono::steady_clock::now();
+  });
+}
+
+bool database::keeps_summaries() const { return !impl_->unwritten_summaries.empty(); }
 
 void database::set_summary_interval(std::chrono::milliseconds interval) { impl_->summary_interval = interval; }
 

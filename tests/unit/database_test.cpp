@@ -313,13 +313,20 @@ TEST_CASE("database: trials' summaries trail their metrics until due or settled,
   CHECK(trial->latest_training().at("loss") == 0.25);
   CHECK(trial->latest_validation().at("vl") == 0.4);
 
-  // A master that ends before a summary is due: the next start's restore catches up with the rows.
-  db.append_metrics(reports_of({report(a, "training", 40, {{"loss", 0.125}}), report(a, "validation", 40, {{"vl", 0.2}})}));
+  // A master that ends before a summary is due: the next start's restore catches up with the rows,
+  // also of a trial behind only in total_batches, by a group other than training and validation.
+  const int64_t b = db.insert_trial(trial_of(db.get_trial(a)->experiment_id(), 2, pb::STATE_RUNNING));
+  db.write_metrics(reports_of({report(b, "training", 5, {{"loss", 1.0}})}));
+  db.append_metrics(reports_of({report(a, "training", 40, {{"loss", 0.125}}), report(a, "validation", 40, {{"vl", 0.2}}),
+                                report(b, "inference", 12, {{"latency", 0.01}})}));
   db.commit_metrics(summary_timing::when_due);
   CHECK(db.get_trial(a)->total_batches() == 30);
+  CHECK(db.get_trial(b)->total_batches() == 5);
   const auto restorable = other.restorable_experiments();
   REQUIRE(restorable.size() == 1);
-  REQUIRE(restorable[0].trials.size() == 1);
+  REQUIRE(restorable[0].trials.size() == 2);
+  CHECK(restorable[0].trials[1].total_batches() == 12);
+  CHECK(restorable[0].trials[1].stored_training_step() == 5);
   CHECK(restorable[0].trials[0].stored_training_step() == 40);
   CHECK(restorable[0].trials[0].stored_validation_step() == 40);
   CHECK(restorable[0].trials[0].total_batches() == 40);
