@@ -73,8 +73,18 @@ struct metric_writer_state {
   }
 };
 
+using metric_writer_ptr = metric_writer_actor::stateful_pointer<metric_writer_state>;
+
+/// Has the writer write the summaries its commits kept within summary_interval, even when no more
+/// metrics come; one reminder at a time.
+void remind_of_kept_summaries(metric_writer_ptr self) {
+  if (!self->state.db->keeps_summaries() || self->state.summaries_reminder_sent) return;
+  self->state.summaries_reminder_sent = true;
+  self->delayed_send(self, storage::summary_interval, summaries_atom::value);
+}
+
 metric_writer_actor::behavior_type metric_writer_impl(
-    metric_writer_actor::stateful_pointer<metric_writer_state> self, std::shared_ptr<storage::database> db,
+    metric_writer_ptr self, std::shared_ptr<storage::database> db,
     std::shared_ptr<change_feed> feed) {
   self->state.db = std::move(db);
   self->state.feed = std::move(feed);
@@ -87,10 +97,7 @@ metric_writer_actor::behavior_type metric_writer_impl(
       return rp;
     }
     rp.deliver(static_cast<int64_t>(committed->reports_size()));
-    if (self->state.db->keeps_summaries() && !self->state.summaries_reminder_sent) {
-      self->state.summaries_reminder_sent = true;
-      self->delayed_send(self, storage::summary_interval, summaries_atom::value);
-    }
+    remind_of_kept_summaries(self);
     // Answered first: the feed (pages that show metrics live) is not on the reporters' critical path.
     self->state.feed->publish_metrics(*committed);
     return rp;
@@ -106,10 +113,7 @@ metric_writer_actor::behavior_type metric_writer_impl(
           return true;
         });
         if (!written) std::cerr << "persistence: " << self->system().render(written.error()) << std::endl;
-        if (self->state.db->keeps_summaries()) {  // reports were being appended, or the write failed
-          self->state.summaries_reminder_sent = true;
-          self->delayed_send(self, storage::summary_interval, summaries_atom::value);
-        }
+        remind_of_kept_summaries(self);  // reports were being appended, or the write failed
       },
   };
 }
@@ -196,23 +200,28 @@ struct persistence_state {
     }
   }
 
-  /// Commits every appended metric with the trials' summaries and waits for it, and before it for
-  /// the commits under way.
-  void commit_metrics_now() {
+  /// Commits every appended metric and waits for it, and before it for the commits under way. With
+  /// summary_timing::now, the trials' summaries are written too, also those earlier commits kept.
+  void commit_metrics_now(storage::summary_timing summaries) {
     caf::scoped_actor waiter{*system};
+    const bool settle = summaries == storage::summary_timing::now;
     auto ask = [&](metric_lane& lane) {
       caf::expected<int64_t> written{int64_t{0}};
-      waiter->request(lane.writer, caf::infinite, settle_atom::value)
-          .receive([&](int64_t committed) { written = committed; },
-                   [&](caf::error& e) { written = std::move(e); });
+      auto answered = [&](int64_t committed) { written = committed; };
+      auto failed = [&](caf::error& e) { written = std::move(e); };
+      if (settle)
+        waiter->request(lane.writer, caf::infinite, settle_atom::value).receive(answered, failed);
+      else
+        waiter->request(lane.writer, caf::infinite, flush_atom::value).receive(answered, failed);
       return written;
     };
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       // A writer answers this after the commit under way, whose own answer comes to this actor's
-      // mailbox; with nothing appended, it writes the summaries it kept, if any.
+      // mailbox; with nothing appended, a settle writes the summaries it kept, if any.
       if (lanes[i].acks.empty()) {
+        if (!settle && !lanes[i].committing) continue;
         if (auto settled = ask(lanes[i]); !settled)
-          std::cerr << "persistence: writing metric summaries failed: " << system->render(settled.error()) << std::endl;
+          std::cerr << "persistence: writing metrics failed: " << system->render(settled.error()) << std::endl;
         continue;
       }
       auto commit = start_commit(i);
@@ -244,9 +253,10 @@ struct persistence_state {
     snapshots.clear();
   }
 
-  /// Writes what is buffered, committed before it returns (metrics included).
-  void flush() {
-    commit_metrics_now();
+  /// Writes what is buffered, committed before it returns (metrics included, with the trials'
+  /// summaries as `summaries` says).
+  void flush(storage::summary_timing summaries) {
+    commit_metrics_now(summaries);
     write_logs_and_snapshots();
   }
 
@@ -373,9 +383,9 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         });
       },
       [=](update_atom, pb::Trial& t) {
-        // A trial's metrics must land before its final state does.
+        // A trial's metrics, and its summary, must land before its final state does.
         if (is_terminal(t.state()))
-          self->state.flush();
+          self->state.flush(storage::summary_timing::now);
         self->state.guarded("updating a trial", [&] {
           self->state.db->update_trial(t);
           changed(change_kind::trial, t.id(), t.experiment_id());
@@ -388,7 +398,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
       [=](snapshot_atom, experiment_id id, std::string& snapshot, flush_atom) -> caf::result<bool> {
         auto& st = self->state;
         st.snapshots.erase(id.value);  // an older one of the same search, buffered
-        st.flush();
+        st.flush(storage::summary_timing::when_due);  // the search reads no summary
         return st.answered("saving a searcher snapshot", [&] {
           st.db->save_snapshot(id.value, snapshot);
           return true;
@@ -414,7 +424,7 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         auto trials = trials_of(batch);
         auto writer = st.routing.writer_for(trials);
         if (!writer) {  // its trials' earlier batches wait on different writers
-          st.commit_metrics_now();
+          st.commit_metrics_now(storage::summary_timing::when_due);
           writer = st.routing.writer_for(trials);
         }
         auto& lane = st.lanes[*writer];
@@ -431,7 +441,8 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         schedule_flush(self);
       },
       [=](flush_atom) -> int64_t {
-        self->state.flush();
+        // Asked by readers that must see every write so far, and before a shut-down.
+        self->state.flush(storage::summary_timing::now);
         return self->state.metric_reports_written;
       },
       [=](tick_atom) {

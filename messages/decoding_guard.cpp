@@ -13,22 +13,32 @@
 //    destination, the forwarding stack), through node_id::uri_data::deserialize, which this file
 //    defines again (see below).
 #include <array>
-#include <functional>
 #include <exception>
-#include <stdexcept>
 #include <string>
 
 #include "caf/actor_system.hpp"
 #include "caf/actor_system_config.hpp"
 #include "caf/deserializer.hpp"
 #include "caf/node_id.hpp"
-#include "caf/detail/type_erased_value_impl.hpp"
-#include "caf/detail/type_list.hpp"
 #include "caf/sec.hpp"
 #include "caf/thread_hook.hpp"
 #include "caf/type_erased_value.hpp"
 #include "caf/type_nr.hpp"
 #include "caf/uniform_type_info_map.hpp"
+
+namespace {
+
+/// What `decode` returns, or an error where it throws.
+template <class Decode>
+caf::error without_throwing(Decode&& decode) {
+  try {
+    return decode();
+  } catch (const std::exception&) {
+    return caf::sec::invalid_argument;
+  }
+}
+
+} // namespace
 
 namespace det {
 namespace {
@@ -46,74 +56,36 @@ struct builtin_factories_access {
 
 template struct builtin_factories_access<&caf::uniform_type_info_map::builtin_>;
 
-/// CAF's own type-erased value of T, except that decoding one cannot throw.
-template <class T>
-class guarded_value final : public caf::detail::type_erased_value_impl<T> {
+/// A factory's value, except that decoding one cannot throw.
+class guarded_value final : public caf::type_erased_value {
 public:
-  guarded_value() = default;
-  explicit guarded_value(const T& x) : caf::detail::type_erased_value_impl<T>(x) {}
+  explicit guarded_value(caf::type_erased_value_ptr inner) : inner_(std::move(inner)) {}
 
   caf::error load(caf::deserializer& source) override {
-    try {
-      return caf::detail::type_erased_value_impl<T>::load(source);
-    } catch (const std::exception&) {
-      return caf::sec::invalid_argument;
-    }
-  }
-
-  caf::type_erased_value_ptr copy() const override {
-    return caf::type_erased_value_ptr{new guarded_value(static_cast<const T&>(*this))};
-  }
-};
-
-template <class... Ts>
-void guard(builtin_factories& table, caf::detail::type_list<Ts...>) {
-  static_assert(sizeof...(Ts) == std::tuple_size<builtin_factories>::value);
-  size_t index = 0;
-  auto replace = [&](caf::uniform_type_info_map::value_factory factory) {
-    // CAF files type number n at index n - 1 in the order of sorted_builtin_types; a CAF that
-    // did otherwise would have its values decoded as the wrong type, so refuse to start.
-    auto& entry = table[index++];
-    if (entry.second()->type() != factory()->type())
-      throw std::logic_error("det: CAF's table of built-in types is not in the order of caf::sorted_builtin_types (entry " +
-                             entry.first + ")");
-    entry.second = std::move(factory);
-  };
-  (replace([] { return caf::type_erased_value_ptr{new guarded_value<Ts>}; }), ...);
-}
-
-/// A value of a type registered by name (det's own), whose decoding cannot throw either.
-class guarded_registered_value final : public caf::type_erased_value {
-public:
-  explicit guarded_registered_value(caf::type_erased_value_ptr inner) : inner_(std::move(inner)) {}
-
-  caf::error load(caf::deserializer& source) override {
-    try {
-      return inner_->load(source);
-    } catch (const std::exception&) {
-      return caf::sec::invalid_argument;
-    }
+    return without_throwing([&] { return inner_->load(source); });
   }
   void* get_mutable() override { return inner_->get_mutable(); }
   caf::rtti_pair type() const override { return inner_->type(); }
   const void* get() const override { return inner_->get(); }
   caf::error save(caf::serializer& sink) const override { return inner_->save(sink); }
   std::string stringify() const override { return inner_->stringify(); }
-  caf::type_erased_value_ptr copy() const override {
-    return caf::type_erased_value_ptr{new guarded_registered_value(inner_->copy())};
-  }
+  caf::type_erased_value_ptr copy() const override { return caf::type_erased_value_ptr{new guarded_value(inner_->copy())}; }
 
 private:
   caf::type_erased_value_ptr inner_;
 };
 
-/// Replaces the built-in factories once the system has its type table and before it starts any thread.
+/// Makes `factory` make guarded values.
+void guard(caf::uniform_type_info_map::value_factory& factory) {
+  factory = [inner = std::move(factory)] { return caf::type_erased_value_ptr{new guarded_value(inner())}; };
+}
+
+/// Guards the built-in factories once the system has its type table and before it starts any thread.
 class builtin_decoding_guard final : public caf::thread_hook {
 public:
   void init(caf::actor_system& sys) override {
     // types() is const only to callers; the table is the system's, which is not.
-    auto& types = const_cast<caf::uniform_type_info_map&>(sys.types());
-    guard(builtins_of(types), caf::sorted_builtin_types{});
+    for (auto& [name, factory] : builtins_of(const_cast<caf::uniform_type_info_map&>(sys.types()))) guard(factory);
   }
   void thread_started() override {}
   void thread_terminates() override {}
@@ -122,8 +94,7 @@ public:
 } // namespace
 
 void guard_decoding(caf::actor_system_config& cfg) {
-  for (auto& [name, factory] : cfg.value_factories_by_name)
-    factory = [inner = std::move(factory)] { return caf::type_erased_value_ptr{new guarded_registered_value(inner())}; };
+  for (auto& [name, factory] : cfg.value_factories_by_name) guard(factory);
   cfg.add_thread_hook<builtin_decoding_guard>();
 }
 
@@ -134,9 +105,5 @@ void guard_decoding(caf::actor_system_config& cfg) {
 // virtual call node_id makes to decode a node id of the URI kind). Every det node links this file
 // through configure_node; messages_test checks that a bad URI in a node id is an error.
 caf::error caf::node_id::uri_data::deserialize(caf::deserializer& source) {
-  try {
-    return source(value_);
-  } catch (const std::exception&) {
-    return caf::sec::invalid_argument;
-  }
+  return without_throwing([&] { return source(value_); });
 }

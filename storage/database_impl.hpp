@@ -43,6 +43,8 @@ struct open_metric_transaction {
   void commit(const std::string& last_statement, const std::vector<std::string>& params);
   /// Ends the COPY under way and commits, in one round trip.
   void commit();
+  /// Ends the COPY under way, if any.
+  void end_copy();
 
   ::pg_conn* conn;
   bool begun = false;  // BEGIN was sent

@@ -203,20 +203,21 @@ void open_metric_transaction::start_copy(const std::string& columns) {
   rows.emplace(conn, "metrics", columns, first ? "BEGIN; SET LOCAL synchronous_commit = off; " : "");
 }
 
-void open_metric_transaction::commit(const std::string& last_statement, const std::vector<std::string>& params) {
+void open_metric_transaction::end_copy() {
   if (rows) {
     rows->complete();
     rows.reset();
   }
+}
+
+void open_metric_transaction::commit(const std::string& last_statement, const std::vector<std::string>& params) {
+  end_copy();
   exec_prepared_then(conn, last_statement, params, "COMMIT");
   committed = true;
 }
 
 void open_metric_transaction::commit() {
-  if (rows) {
-    rows->complete();
-    rows.reset();
-  }
+  end_copy();
   exec_statements(conn, "COMMIT");
   committed = true;
 }
