@@ -1,14 +1,13 @@
 // The process provider: each instance is a det-node --role=agent process on the master's machine,
 // for one large machine and for tests. An agent outlives a master that is killed (it reconnects to
-// the next one), so instances are found again by their command line in /proc, not remembered pids.
+// the next one), so instances are found again by their command line in /proc, not remembered pids
+// (provisioner/agent_processes).
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -16,25 +15,12 @@
 
 #include "process/process_exit.hpp"
 #include "process/process_spawn.hpp"
+#include "provisioner/agent_processes.hpp"
 #include "provisioner/providers.hpp"
 
 namespace det::provisioner {
 
 namespace {
-
-std::vector<std::string> nul_separated(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  std::vector<std::string> parts;
-  size_t at = 0;
-  while (at < text.size()) {
-    auto end = text.find('\0', at);
-    if (end == std::string::npos) end = text.size();
-    parts.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  return parts;
-}
 
 class process_provider final : public instance_provider {
  public:
@@ -94,36 +80,11 @@ class process_provider final : public instance_provider {
   }
 
  private:
-  struct agent_process {
-    pid_t pid = 0;
-    std::string gpus;  // its CUDA_VISIBLE_DEVICES
-  };
-
-  // This pool's agents among `ids`, found by their command lines.
+  // This pool's agents among `ids`.
   std::map<std::string, agent_process> running_agents(const std::vector<std::string>& ids) const {
     std::set<std::string> wanted(ids.begin(), ids.end());
-    std::map<std::string, agent_process> out;
-    if (wanted.empty()) return out;
-    const std::string pool_flag = "--pool=" + context_.pool;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-      const auto name = entry.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      auto argv = nul_separated(entry.path() / "cmdline");  // empty for a zombie
-      if (argv.size() < 2 || argv[1] != "--role=agent") continue;
-      std::string id;
-      bool ours = false;
-      for (const auto& arg : argv) {
-        if (arg.rfind("--id=", 0) == 0) id = arg.substr(5);
-        ours = ours || arg == pool_flag;
-      }
-      if (!ours || !wanted.count(id)) continue;
-      agent_process agent{static_cast<pid_t>(std::stol(name)), ""};
-      for (const auto& variable : nul_separated(entry.path() / "environ"))
-        if (variable.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) agent.gpus = variable.substr(21);
-      out[id] = agent;
-    }
-    return out;
+    if (wanted.empty()) return {};
+    return pool_agents(agent_processes(), context_.pool, wanted);
   }
 
   // The first group of instance_slots GPUs no running instance has.
