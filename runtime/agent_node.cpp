@@ -78,8 +78,12 @@ constexpr int max_log_batch = 1000;
 constexpr auto service_probe_interval = std::chrono::milliseconds(100);
 constexpr auto notebook_activity_interval = std::chrono::seconds(2);
 // A warm worker handed a run is replaced this long after, so that loading its successor does not
-// compete with the run's own start for the CPU.
-constexpr auto warm_refill_delay = std::chrono::seconds(2);
+// compete with the run's own start for the CPU: LibTorch's load takes about 0.75 s of it, a
+// worker that preloads nothing a few milliseconds, and short runs (a second or two) would
+// otherwise find none waiting.
+std::chrono::milliseconds warm_refill_delay(warm_preload successor) {
+  return successor == warm_preload::libtorch ? std::chrono::seconds(2) : std::chrono::milliseconds(100);
+}
 // Room in a warm worker's command line for its run's (--allocation, --trial, --rank...), which ps
 // and /proc/PID/cmdline then show as a cold worker's.
 constexpr std::size_t warm_title_room = 160;
@@ -229,6 +233,14 @@ void connect(self_ptr self) {
           });
 }
 
+// The TLS files of the agent's links, which its processes' links use too. Always set: a plain
+// agent started from a shell that exports them must not pass them on.
+std::map<std::string, std::string> tls_env(const std::optional<auth::tls_files>& tls) {
+  return {{auth::master_ca_variable, tls ? tls->ca : ""},
+          {auth::tls_cert_variable, tls ? tls->cert : ""},
+          {auth::tls_key_variable, tls ? tls->key : ""}};
+}
+
 // What every process the agent starts gets: its slots, its run, the master and the TLS files.
 std::map<std::string, std::string> container_env(const agent_process_state& st, const pb::StartContainer& start) {
   std::string visible, slot_ids;
@@ -250,10 +262,7 @@ std::map<std::string, std::string> container_env(const agent_process_state& st, 
     env["DET_TRIAL_ID"] = std::to_string(start.trial_id());
   else
     env["DET_TASK_ID"] = start.task_id();
-  // Always set: a plain agent started from a shell that exports them must not pass them on.
-  env[auth::master_ca_variable] = st.tls ? st.tls->ca : "";
-  env[auth::tls_cert_variable] = st.tls ? st.tls->cert : "";
-  env[auth::tls_key_variable] = st.tls ? st.tls->key : "";
+  env.merge(tls_env(st.tls));
   const auto& environment = start.environment();
   for (const auto& [k, v] : cuda_slots(st.info, start) ? environment.cuda_env() : environment.cpu_env()) env[k] = v;
   for (auto& [k, v] : start.env())
@@ -391,15 +400,17 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
       caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
     };
     std::shared_ptr<child_process> proc;
-    // A LibTorch trial's worker can be one started ahead (LibTorch loaded), handed its arguments
-    // after --master and the variables a cold start gets, unless it must enter limits before it
-    // starts or its config sets variables of its own: some take effect only as a process starts
-    // (LD_PRELOAD, OMP_NUM_THREADS as LibTorch loads), and the run must start as they say. Other
-    // runs load nothing that takes long: a warm worker would only cost its LibTorch load.
+    // A trial's worker can be one started ahead, handed its arguments after --master and the
+    // variables a cold start gets, unless it must enter limits before it starts or its config sets
+    // variables of its own: some take effect only as a process starts (LD_PRELOAD,
+    // OMP_NUM_THREADS as LibTorch loads), and the run must start as they say.
     const auto& own_variables = cuda ? environment.cuda_env() : environment.cpu_env();
-    if (start.runtime() == pb::WORKER_RUNTIME_LIBTORCH && !limits && own_variables.empty()) {
-      proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, on_line, on_exit);
-      self->delayed_send(self, warm_refill_delay, warm_atom::value);  // a successor, or ones that died waiting
+    if (!is_task && !limits && own_variables.empty()) {
+      const auto wants =
+          start.runtime() == pb::WORKER_RUNTIME_LIBTORCH ? warm_preload::libtorch : warm_preload::nothing;
+      proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, wants, on_line,
+                                on_exit);
+      self->delayed_send(self, warm_refill_delay(wants), warm_atom::value);  // a successor, or ones that died waiting
     }
     if (!proc) proc = child_process::start(std::move(request), std::move(on_line), std::move(on_exit));
     auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
@@ -446,7 +457,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
   st.warm = std::make_unique<warm_worker_pool>(
       std::vector<std::string>{st.worker_binary, "--master=" + st.master_host + ":" + std::to_string(port), "--warm",
                                "--title-room=" + std::string(warm_title_room, '.')},
-      static_cast<std::size_t>(warm_workers >= 0 ? warm_workers : st.info.slots_size()));
+      tls_env(st.tls), static_cast<std::size_t>(warm_workers >= 0 ? warm_workers : st.info.slots_size()));
   st.warm->fill();
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;

@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace det::runtime {
+
+class worker_connection;
 
 struct master_options {
   std::string config_path;   // master TOML; flags given on the command line win
@@ -46,7 +49,9 @@ struct worker_options {
 
 int run_master(const master_options& opts);
 int run_agent(const agent_options& opts);
-int run_worker(const worker_options& opts);
+/// `link`: a connection made ahead (a warm worker's, which reached the master while it waited);
+/// nullptr: one is made here.
+int run_worker(const worker_options& opts, std::unique_ptr<worker_connection> link = nullptr);
 
 /// Blocks SIGTERM and SIGINT in the calling thread and every thread started
 /// after it, so that wait_for_stop_signal() alone receives them.

@@ -4,6 +4,20 @@
 
 namespace det::runtime {
 
+std::string to_string(warm_preload preload) {
+  switch (preload) {
+    case warm_preload::libtorch: return "libtorch";
+    case warm_preload::nothing: break;
+  }
+  return "nothing";
+}
+
+std::optional<warm_preload> warm_preload_from(std::string_view word) {
+  for (auto preload : {warm_preload::libtorch, warm_preload::nothing})
+    if (word == to_string(preload)) return preload;
+  return std::nullopt;
+}
+
 namespace {
 
 std::string escaped(const std::string& value) {

@@ -10,9 +10,20 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace det::runtime {
+
+/// What a warm worker loads before its run (det-worker --preload): LibTorch and det's trials
+/// built on it, for the runs that train with them, or nothing beyond det-worker itself, for
+/// builtin:simulate and Core API runs. Either can take any run: one that needs LibTorch loads it
+/// when it starts.
+enum class warm_preload { libtorch, nothing };
+
+std::string to_string(warm_preload preload);
+/// "libtorch" or "nothing"; nullopt for another word.
+std::optional<warm_preload> warm_preload_from(std::string_view word);
 
 /// What a run is: det-worker's arguments after --master and the variables it adds.
 struct run_handover {

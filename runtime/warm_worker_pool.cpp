@@ -1,5 +1,6 @@
 #include "runtime/warm_worker_pool.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -48,8 +49,9 @@ struct warm_worker_pool::owner {
   child_process::exit_handler on_exit;
 };
 
-warm_worker_pool::warm_worker_pool(std::vector<std::string> argv, std::size_t size)
-    : argv_(std::move(argv)), size_(size) {}
+warm_worker_pool::warm_worker_pool(std::vector<std::string> argv, std::map<std::string, std::string> env,
+                                   std::size_t size)
+    : argv_(std::move(argv)), env_(std::move(env)), size_(size) {}
 
 warm_worker_pool::~warm_worker_pool() {
   // Their stdin ends: each exits without a run.
@@ -77,6 +79,9 @@ void warm_worker_pool::fill() {
     auto owned_by = std::make_shared<owner>();
     process::spawn_request request;
     request.argv = argv_;
+    // Before --title-room, which must stay last.
+    request.argv.insert(request.argv.end() - 1, "--preload=" + to_string(next_preload_));
+    request.env = env_;
     request.stdin_fd = fds[0];
     std::shared_ptr<child_process> process;
     try {
@@ -100,17 +105,21 @@ void warm_worker_pool::fill() {
       return;
     }
     ::close(fds[0]);
-    waiting_.push_back({std::move(process), fds[1], std::move(owned_by)});
+    waiting_.push_back({std::move(process), fds[1], std::move(owned_by), next_preload_});
   }
 }
 
-std::shared_ptr<child_process> warm_worker_pool::hand_over(const run_handover& run,
+std::shared_ptr<child_process> warm_worker_pool::hand_over(const run_handover& run, warm_preload wants,
                                                            child_process::line_handler on_line,
                                                            child_process::exit_handler on_exit) {
   const auto text = encode_handover(run);
+  next_preload_ = wants;
   while (!waiting_.empty()) {
-    auto w = std::move(waiting_.front());
-    waiting_.pop_front();
+    auto alike = std::find_if(waiting_.begin(), waiting_.end(),
+                              [&](const waiting_worker& w) { return w.preloaded == wants; });
+    if (alike == waiting_.end()) alike = waiting_.begin();
+    auto w = std::move(*alike);
+    waiting_.erase(alike);
     {
       std::lock_guard lock{w.owned_by->mutex};
       if (!w.owned_by->exited) {

@@ -1,12 +1,14 @@
 #pragma once
 // Warm workers: det-worker processes an agent starts before their runs (det-worker --warm), which
-// load LibTorch and det's trial libraries and then wait on their stdin for the run they are
-// handed (runtime/run_handover.hpp). Each still trains exactly one run in a process of its own,
-// with the run's environment and arguments; only the start-up (about 0.75 s of loading) is taken
-// off the run's critical path.
+// load what their --preload says (LibTorch and det's trial libraries, or nothing more), connect to
+// the master, and then wait on their stdin for the run they are handed (runtime/run_handover.hpp).
+// Each still trains exactly one run in a process of its own, with the run's environment and
+// arguments; only the start-up (the process, its actor system and connection, and LibTorch's
+// 0.75 s of loading where preloaded) is taken off the run's critical path.
 
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,18 +22,22 @@ namespace det::runtime {
 /// workers do), handed a run by hand_over(). Not thread-safe: the agent's actor owns it.
 class warm_worker_pool {
  public:
-  /// `argv`: det-worker, --master=HOST:PORT and --warm; `size`: how many to keep waiting (0: none).
-  warm_worker_pool(std::vector<std::string> argv, std::size_t size);
+  /// `argv`: det-worker, --master=HOST:PORT, --warm and, last, --title-room; `env`: what the
+  /// workers' connections need before their runs (the agent's TLS files); `size`: how many to keep
+  /// waiting (0: none). The first ones preload LibTorch.
+  warm_worker_pool(std::vector<std::string> argv, std::map<std::string, std::string> env, std::size_t size);
   ~warm_worker_pool();
   warm_worker_pool(const warm_worker_pool&) = delete;
   warm_worker_pool& operator=(const warm_worker_pool&) = delete;
 
-  /// Starts workers until `size` wait; a worker that cannot be started is reported on stderr.
+  /// Starts workers until `size` wait, preloading what the last run handed over wanted (an
+  /// agent's runs are mostly alike); a worker that cannot be started is reported on stderr.
   void fill();
-  /// A waiting worker, handed `run`: its output and exit go to the handlers from now on (lines it
-  /// wrote while it waited went to the agent's stderr). nullptr when none waits: start one cold.
-  std::shared_ptr<child_process> hand_over(const run_handover& run, child_process::line_handler on_line,
-                                           child_process::exit_handler on_exit);
+  /// A waiting worker, handed `run`, one that preloaded what `run` wants if one waits: its output
+  /// and exit go to the handlers from now on (lines it wrote while it waited went to the agent's
+  /// stderr). nullptr when none waits: start one cold.
+  std::shared_ptr<child_process> hand_over(const run_handover& run, warm_preload wants,
+                                           child_process::line_handler on_line, child_process::exit_handler on_exit);
 
  private:
   struct owner;  // whose a waiting worker's output and exit are: the agent's, then its run's
@@ -39,9 +45,12 @@ class warm_worker_pool {
     std::shared_ptr<child_process> process;
     int handover_fd;  // the write end of its stdin
     std::shared_ptr<owner> owned_by;
+    warm_preload preloaded;
   };
   std::vector<std::string> argv_;
+  std::map<std::string, std::string> env_;
   std::size_t size_;
+  warm_preload next_preload_ = warm_preload::libtorch;
   std::deque<waiting_worker> waiting_;
 };
 

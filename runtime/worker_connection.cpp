@@ -53,8 +53,7 @@ using pending_metrics = decltype(std::declval<caf::scoped_actor&>()->request(
 } // namespace
 
 struct worker_connection::state {
-  state(std::string host, uint16_t port, pb::WorkerHello hello)
-      : host(std::move(host)), port(port), hello(std::move(hello)) {}
+  state(std::string host, uint16_t port) : host(std::move(host)), port(port) {}
 
   worker_system_config cfg;
   caf::actor_system sys{cfg};
@@ -62,22 +61,50 @@ struct worker_connection::state {
   std::string host;
   uint16_t port;
   pb::WorkerHello hello;
+  std::optional<master_actor> reached;  // by reach_master(), monitored until the hello
   trial_endpoint trial;
+
+  /// The master reach_master() connected to, unless that connection was lost meanwhile.
+  std::optional<master_actor> take_reached() {
+    if (!reached) return std::nullopt;
+    auto master = std::move(*reached);
+    reached.reset();
+    self->demonitor(master.address());
+    // Nothing but its down message can have come meanwhile: no request was made yet.
+    bool lost = false;
+    for (bool more = true; more;)
+      self->receive([&](caf::down_msg& dm) { lost = lost || dm.source == master.address(); },
+                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    if (lost) return std::nullopt;
+    return master;
+  }
   int64_t reconnect_wait_s = 25;
   std::optional<pending_metrics> pending;
   pb::MetricBatch pending_batch;  // kept until acknowledged, to send again after a reconnection
   std::string pending_group;
 };
 
-worker_connection::worker_connection(std::string host, uint16_t port, pb::WorkerHello hello)
-    : state_(std::make_unique<state>(std::move(host), port, std::move(hello))) {}
+worker_connection::worker_connection(std::string host, uint16_t port)
+    : state_(std::make_unique<state>(std::move(host), port)) {}
 
 worker_connection::~worker_connection() = default;
 
-bool worker_connection::connect(pb::TrialSpec& spec, std::string& failure, bool& refused) {
+void worker_connection::reach_master() {
+  auto& s = *state_;
+  if (auto master = connect_to_master(s.self->system(), s.host, s.port)) {
+    s.self->monitor(*master);  // a connection lost while waiting shows as its down message
+    s.reached = std::move(*master);
+  }
+}
+
+bool worker_connection::connect(const pb::WorkerHello& hello, pb::TrialSpec& spec, std::string& failure,
+                                bool& refused) {
   auto& s = *state_;
   refused = false;
-  auto master = connect_to_master(s.self->system(), s.host, s.port);
+  s.hello = hello;
+  auto reached = s.take_reached();
+  auto master = reached ? caf::expected<master_actor>{std::move(*reached)}
+                        : connect_to_master(s.self->system(), s.host, s.port);
   if (!master) {
     failure = error_sentence(s.self->system(), master.error());
     return false;
@@ -112,7 +139,7 @@ void worker_connection::reconnect(const std::string& while_doing) {
   bool refused = false;
   while (std::chrono::steady_clock::now() < deadline) {
     // A restarted master may not have restored the trial yet: a refusal is worth a retry too.
-    if (connect(ignored, failure, refused)) {
+    if (connect(pb::WorkerHello{state_->hello}, ignored, failure, refused)) {
       connection_lost();  // takes the old connection's down message, which would read as news below
       std::cerr << "worker: reconnected to the master" << std::endl;
       return;

@@ -25,14 +25,20 @@ class worker_connection {
  public:
   /// Starts this process's actor system, with one scheduler thread: training runs on the
   /// caller's thread, and the actors here only carry messages. Connects nothing yet.
-  worker_connection(std::string host, uint16_t port, pb::WorkerHello hello);
+  worker_connection(std::string host, uint16_t port);
   ~worker_connection();
   worker_connection(const worker_connection&) = delete;
   worker_connection& operator=(const worker_connection&) = delete;
 
-  /// Connects and says hello; false (with `failure` set, and `refused` if the master answered
-  /// no) if that does not work.
-  bool connect(pb::TrialSpec& spec, std::string& failure, bool& refused);
+  /// Connects to the master ahead of the hello, as a warm worker does while it waits for its run:
+  /// the hello then needs no connection and handshake of its own. Nothing is said yet, so nothing
+  /// is proven: the master's gate takes no message without its token. A connection that cannot be
+  /// made, or that is lost meanwhile, is made again by connect().
+  void reach_master();
+
+  /// Connects (unless reach_master() did) and says `hello`; false (with `failure` set, and
+  /// `refused` if the master answered no) if that does not work.
+  bool connect(const pb::WorkerHello& hello, pb::TrialSpec& spec, std::string& failure, bool& refused);
 
   void set_reconnect_wait(int64_t seconds);
 

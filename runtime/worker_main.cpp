@@ -2,12 +2,14 @@
 // linked with only what a worker needs: agents start one per trial run, and
 // the dynamic linking of det-node's libraries (PostgreSQL, HTTP, TLS, CUDA)
 // would cost every run tens of milliseconds of CPU.
-// With --warm it starts before its run: it loads LibTorch, then reads the run an agent hands it
-// on stdin (runtime/run_handover.hpp) and goes on as a worker started with those arguments.
+// With --warm it starts before its run: it loads what --preload says and connects to the master,
+// then reads the run an agent hands it on stdin (runtime/run_handover.hpp) and goes on as a worker
+// started with those arguments.
 
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "gpu/builtin_trials.hpp"
 #include "runtime/node.hpp"
 #include "runtime/run_handover.hpp"
+#include "runtime/worker_connection.hpp"
 
 namespace {
 
@@ -53,13 +56,22 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--world-size", w.world_size, "how many workers train the run together")
       ->check(CLI::PositiveNumber);
-  app.add_flag("--warm", warm, "start ahead of the run: load LibTorch, then read the run from stdin");
+  app.add_flag("--warm", warm, "start ahead of the run: load what --preload says, then read the run from stdin");
+  std::string preload_word = det::runtime::to_string(det::runtime::warm_preload::libtorch);
+  app.add_option("--preload", preload_word, "with --warm: libtorch (the default) or nothing")
+      ->check(CLI::IsMember({det::runtime::to_string(det::runtime::warm_preload::libtorch),
+                             det::runtime::to_string(det::runtime::warm_preload::nothing)}));
   std::string title_room;
   app.add_option("--title-room", title_room, "with --warm: room for the run's command line, which ps then shows");
   CLI11_PARSE(app, argc, argv);
   try {
+    std::unique_ptr<det::runtime::worker_connection> link;
     if (warm) {
-      det::harness::preload_torch_trials();
+      if (det::runtime::warm_preload_from(preload_word) == det::runtime::warm_preload::libtorch)
+        det::harness::preload_torch_trials();
+      auto [host, port] = det::runtime::split_host_port(w.master, "--master");
+      link = std::make_unique<det::runtime::worker_connection>(host, port);
+      link->reach_master();
       auto run = det::runtime::read_handover(std::cin);
       if (!run) return 0;  // the agent went away before it had a run for this worker
       for (const auto& [name, value] : run->env) ::setenv(name.c_str(), value.c_str(), 1);
@@ -73,7 +85,7 @@ int main(int argc, char** argv) {
       std::cerr << "det-worker: --allocation and --trial name the run (or --warm reads them from stdin)" << std::endl;
       return 2;
     }
-    return det::runtime::run_worker(w);
+    return det::runtime::run_worker(w, std::move(link));
   } catch (const std::exception& e) {
     std::cerr << "det-worker: " << e.what() << std::endl;
     return 1;

@@ -73,9 +73,11 @@ bool succeeded(const pb::WorkerExit& exit) {
 
 } // namespace
 
-int run_worker(const worker_options& opts) {
+int run_worker(const worker_options& opts, std::unique_ptr<worker_connection> early_link) {
   std::signal(SIGTERM, on_stop_signal);
   auto [host, port] = split_host_port(opts.master, "--master");
+  auto link_holder = early_link ? std::move(early_link) : std::make_unique<worker_connection>(host, port);
+  auto& link = *link_holder;
   pb::WorkerHello hello;
   hello.set_allocation_id(opts.allocation_id);
   hello.set_trial_id(opts.trial_id);
@@ -83,12 +85,11 @@ int run_worker(const worker_options& opts) {
   hello.set_rank(opts.rank);
   if (const char* token = std::getenv("DET_ALLOCATION_TOKEN"))
     hello.set_allocation_token(token);  // the agent gave it: it proves the run is this worker's
-  worker_connection link{host, port, hello};
   pb::TrialSpec spec;
   std::string failure;
   bool connected = false, refused = false;
   for (int i = 0; i < connect_attempts && !connected && !refused; ++i) {
-    connected = link.connect(spec, failure, refused);
+    connected = link.connect(hello, spec, failure, refused);
     if (!connected && !refused)
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Warm workers: an agent's LibTorch run (builtin:mlp here) is handed to a det-worker started
-before it (which then shows the run's command line), one per slot, replaced after each run; a
-config that sets environment variables, a builtin:simulate trial, and any run on an agent started
-with --warm-workers=0 start cold. Each run, warm or cold, is a process of its own."""
+"""Warm workers: an agent's trial run is handed to a det-worker started before it and already
+connected to the master (which then shows the run's command line), one per slot, replaced after
+each run by one that preloads what that run wanted: LibTorch for builtin:mlp, nothing for
+builtin:simulate; either kind takes either run. A config that sets environment variables, and any
+run on an agent started with --warm-workers=0, start cold. Each run, warm or cold, is a process of
+its own."""
 
 import os
 import subprocess
@@ -32,6 +34,26 @@ class marker:
     def __exit__(self, *exc):
         self.process.kill()
         self.process.wait()
+
+
+def connected_to_port(pid, port):
+    """Whether the process holds an established TCP connection to 127.0.0.1:port."""
+    sockets = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            sockets.add(target[8:-1])
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            remote, state, inode = fields[2], fields[3], fields[9]
+            if state == "01" and inode in sockets and remote == f"0100007F:{port:04X}":
+                return True
+    return False
 
 
 def command_line_of(pid):
@@ -83,13 +105,16 @@ class WarmWorkerTest(unittest.TestCase):
 
         return wait_for(running, 30, f"trial {trial_id}'s worker")
 
-    def waiting_workers(self):
-        return children_with_args(self.cluster.agents[0].pid, "--warm")
+    def waiting_workers(self, preload=None):
+        args = ("--warm",) + ((f"--preload={preload}",) if preload else ())
+        return children_with_args(self.cluster.agents[0].pid, *args)
 
     def test_a_a_run_goes_to_a_worker_started_before_it_and_a_successor_follows(self):
         c = self.cluster
-        waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
+        waiting = wait_for(lambda: self.waiting_workers("libtorch") or None, 30, "a warm worker")
         self.assertEqual(len(waiting), 1)  # one per slot
+        # It reached the master while it waited: its run's hello needs no connection of its own.
+        wait_for(lambda: connected_to_port(waiting[0], c.port), 30, "the warm worker's connection to the master")
         with marker() as submitted:
             exp_id = c.submit(synthetic_config("warm", 300), "warm.toml")
         trial_id = c.first_trial(exp_id)
@@ -107,19 +132,35 @@ class WarmWorkerTest(unittest.TestCase):
         self.assertEqual(self.worker_of(c.first_trial(exp_id))[0], successor[0])
         self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
 
-    def test_b_a_config_with_its_own_variables_and_a_simulated_trial_start_cold(self):
+    def test_b_a_config_with_its_own_variables_starts_cold(self):
         c = self.cluster
-        for name, config in (("own-variables", synthetic_config("own-variables", 300) +
-                              '[environment]\nenvironment_variables = ["OMP_NUM_THREADS=1"]\n'),
-                             ("simulated", simulated_config("simulated", 150, seconds_per_batch=0.02))):
-            waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
-            with marker() as submitted:
-                exp_id = c.submit(config, f"{name}.toml")
-            _, start, _ = self.worker_of(c.first_trial(exp_id))
-            self.assertGreaterEqual(start, submitted, name)
-            self.assertEqual(self.waiting_workers(), waiting, name)  # the warm worker still waits
-            self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"],
-                             "STATE_COMPLETED", name)
+        config = synthetic_config("own-variables", 300) + \
+            '[environment]\nenvironment_variables = ["OMP_NUM_THREADS=1"]\n'
+        waiting = wait_for(lambda: self.waiting_workers() or None, 30, "a warm worker")
+        with marker() as submitted:
+            exp_id = c.submit(config, "own-variables.toml")
+        _, start, _ = self.worker_of(c.first_trial(exp_id))
+        self.assertGreaterEqual(start, submitted)
+        self.assertEqual(self.waiting_workers(), waiting)  # the warm worker still waits
+        self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
+
+    def test_c_successors_preload_what_the_last_run_wanted_and_either_kind_takes_either_run(self):
+        c = self.cluster
+        # builtin:simulate needs no LibTorch, but takes the worker that preloaded it ...
+        waiting = wait_for(lambda: self.waiting_workers("libtorch") or None, 30, "a warm worker with LibTorch")
+        exp_id = c.submit(simulated_config("simulated", 150, seconds_per_batch=0.02), "simulated.toml")
+        pid = self.worker_of(c.first_trial(exp_id))[0]
+        self.assertEqual(pid, waiting[0])
+        # ... and its successor preloads nothing.
+        successor = wait_for(lambda: self.waiting_workers("nothing") or None, 30, "a successor that preloads nothing")
+        self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
+        # A LibTorch run handed to it loads LibTorch itself; its successor preloads LibTorch again.
+        exp_id = c.submit(synthetic_config("after-simulated", 300), "after-simulated.toml")
+        self.assertEqual(self.worker_of(c.first_trial(exp_id))[0], successor[0])
+        exp = c.wait_experiment(exp_id, TERMINAL, timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertEqual(int(exp["trials"][0]["total_batches"]), 300)
+        wait_for(lambda: self.waiting_workers("libtorch") or None, 30, "a successor with LibTorch")
 
 
 class NoWarmWorkerTest(unittest.TestCase):

@@ -28,3 +28,11 @@ TEST_CASE("a hand-over cut off before its end is no run, and a strange line is n
   std::istringstream unnamed{"env =x\nrun\n"};
   CHECK_THROWS_WITH_AS(read_handover(unnamed), doctest::Contains("names no variable"), std::runtime_error);
 }
+
+TEST_CASE("what a warm worker preloads reads back from its --preload word, and no other word does") {
+  using det::runtime::warm_preload;
+  for (auto preload : {warm_preload::libtorch, warm_preload::nothing})
+    CHECK(det::runtime::warm_preload_from(det::runtime::to_string(preload)) == preload);
+  CHECK_FALSE(det::runtime::warm_preload_from("torch"));
+  CHECK_FALSE(det::runtime::warm_preload_from(""));
+}
