@@ -21,6 +21,10 @@ namespace det::runtime {
 /// when it starts.
 enum class warm_preload { libtorch, nothing };
 
+/// What a warm worker writes on its stdout once it has preloaded and reached the master: from then
+/// on its run starts at once.
+constexpr std::string_view warm_ready_line = "det-worker: ready for a run";
+
 std::string to_string(warm_preload preload);
 /// "libtorch" or "nothing"; nullopt for another word.
 std::optional<warm_preload> warm_preload_from(std::string_view word);

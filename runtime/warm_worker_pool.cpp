@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ void write_all(int fd, const std::string& text) {
 
 struct warm_worker_pool::owner {
   std::mutex mutex;
+  bool ready = false;
   bool handed = false;
   bool exited = false;
   child_process::line_handler on_line;
@@ -89,7 +91,10 @@ void warm_worker_pool::fill() {
           std::move(request),
           [owned_by](const std::string& stream, std::string line) {
             std::lock_guard lock{owned_by->mutex};
-            if (owned_by->handed) owned_by->on_line(stream, std::move(line));
+            // Its first such line, which comes before it reads its run, even when it was handed one
+            // before it was ready: not a line of the run's.
+            if (!owned_by->ready && line == warm_ready_line) owned_by->ready = true;
+            else if (owned_by->handed) owned_by->on_line(stream, std::move(line));
             else std::cerr << "agent: a warm worker says: " << line << std::endl;
           },
           [owned_by](process::process_exit e) {
@@ -114,12 +119,24 @@ std::shared_ptr<child_process> warm_worker_pool::hand_over(const run_handover& r
                                                            child_process::exit_handler on_exit) {
   const auto text = encode_handover(run);
   next_preload_ = wants;
-  while (!waiting_.empty()) {
-    auto alike = std::find_if(waiting_.begin(), waiting_.end(),
-                              [&](const waiting_worker& w) { return w.preloaded == wants; });
-    if (alike == waiting_.end()) alike = waiting_.begin();
-    auto w = std::move(*alike);
-    waiting_.erase(alike);
+  // How well a waiting worker fits the run: 0 best; nullopt not at all.
+  auto fit = [&](const waiting_worker& w) -> std::optional<int> {
+    std::lock_guard lock{w.owned_by->mutex};
+    if (w.owned_by->ready) return w.preloaded == wants ? 0 : 1;
+    if (w.preloaded == warm_preload::nothing || wants == warm_preload::libtorch) return 2;
+    return std::nullopt;  // still loading LibTorch, which the run does not need: a cold start is sooner
+  };
+  for (;;) {
+    auto best = waiting_.end();
+    std::optional<int> best_fit;
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+      if (auto f = fit(*it); f && (!best_fit || *f < *best_fit)) {
+        best = it;
+        best_fit = f;
+      }
+    if (best == waiting_.end()) return nullptr;
+    auto w = std::move(*best);
+    waiting_.erase(best);
     {
       std::lock_guard lock{w.owned_by->mutex};
       if (!w.owned_by->exited) {
@@ -138,7 +155,6 @@ std::shared_ptr<child_process> warm_worker_pool::hand_over(const run_handover& r
     ::close(w.handover_fd);
     return w.process;
   }
-  return nullptr;
 }
 
 } // namespace det::runtime

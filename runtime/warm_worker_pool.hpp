@@ -33,9 +33,11 @@ class warm_worker_pool {
   /// Starts workers until `size` wait, preloading what the last run handed over wanted (an
   /// agent's runs are mostly alike); a worker that cannot be started is reported on stderr.
   void fill();
-  /// A waiting worker, handed `run`, one that preloaded what `run` wants if one waits: its output
-  /// and exit go to the handlers from now on (lines it wrote while it waited went to the agent's
-  /// stderr). nullptr when none waits: start one cold.
+  /// A waiting worker, handed `run`: its output and exit go to the handlers from now on (lines it
+  /// wrote while it waited went to the agent's stderr). Rather one that is ready (it wrote
+  /// warm_ready_line) and preloaded what `run` wants; one still starting only where finishing its
+  /// start takes no longer than a cold start (not one loading LibTorch for a run that needs none).
+  /// nullptr when none fits: start one cold.
   std::shared_ptr<child_process> hand_over(const run_handover& run, warm_preload wants,
                                            child_process::line_handler on_line, child_process::exit_handler on_exit);
 

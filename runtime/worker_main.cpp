@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
       auto [host, port] = det::runtime::split_host_port(w.master, "--master");
       link = std::make_unique<det::runtime::worker_connection>(host, port);
       link->reach_master();
+      std::cout << det::runtime::warm_ready_line << std::endl;
       auto run = det::runtime::read_handover(std::cin);
       if (!run) return 0;  // the agent went away before it had a run for this worker
       for (const auto& [name, value] : run->env) ::setenv(name.c_str(), value.c_str(), 1);

@@ -56,6 +56,13 @@ def connected_to_port(pid, port):
     return False
 
 
+def waits_for_its_run(pid):
+    """Whether the worker's main thread is blocked reading its stdin (read(0, ...): syscall 0 on
+    x86-64), which a warm worker does only once it has preloaded, reached the master and said so."""
+    with open(f"/proc/{pid}/syscall") as f:
+        return f.read().split()[:2] == ["0", "0x0"]
+
+
 def command_line_of(pid):
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         return [a.decode() for a in f.read().split(b"\0") if a]
@@ -109,12 +116,17 @@ class WarmWorkerTest(unittest.TestCase):
         args = ("--warm",) + ((f"--preload={preload}",) if preload else ())
         return children_with_args(self.cluster.agents[0].pid, *args)
 
+    def ready_worker(self, preload):
+        """A waiting worker that preloaded `preload` and is ready for a run."""
+        return wait_for(lambda: [p for p in self.waiting_workers(preload) if waits_for_its_run(p)] or None, 30,
+                        f"a warm worker with --preload={preload}, ready")
+
     def test_a_a_run_goes_to_a_worker_started_before_it_and_a_successor_follows(self):
         c = self.cluster
-        waiting = wait_for(lambda: self.waiting_workers("libtorch") or None, 30, "a warm worker")
-        self.assertEqual(len(waiting), 1)  # one per slot
+        waiting = self.ready_worker("libtorch")
+        self.assertEqual(self.waiting_workers(), waiting)  # one per slot
         # It reached the master while it waited: its run's hello needs no connection of its own.
-        wait_for(lambda: connected_to_port(waiting[0], c.port), 30, "the warm worker's connection to the master")
+        self.assertTrue(connected_to_port(waiting[0], c.port))
         with marker() as submitted:
             exp_id = c.submit(synthetic_config("warm", 300), "warm.toml")
         trial_id = c.first_trial(exp_id)
@@ -147,12 +159,12 @@ class WarmWorkerTest(unittest.TestCase):
     def test_c_successors_preload_what_the_last_run_wanted_and_either_kind_takes_either_run(self):
         c = self.cluster
         # builtin:simulate needs no LibTorch, but takes the worker that preloaded it ...
-        waiting = wait_for(lambda: self.waiting_workers("libtorch") or None, 30, "a warm worker with LibTorch")
+        waiting = self.ready_worker("libtorch")
         exp_id = c.submit(simulated_config("simulated", 150, seconds_per_batch=0.02), "simulated.toml")
         pid = self.worker_of(c.first_trial(exp_id))[0]
         self.assertEqual(pid, waiting[0])
         # ... and its successor preloads nothing.
-        successor = wait_for(lambda: self.waiting_workers("nothing") or None, 30, "a successor that preloads nothing")
+        successor = self.ready_worker("nothing")
         self.assertEqual(c.wait_experiment(exp_id, TERMINAL, timeout=120)["experiment"]["state"], "STATE_COMPLETED")
         # A LibTorch run handed to it loads LibTorch itself; its successor preloads LibTorch again.
         exp_id = c.submit(synthetic_config("after-simulated", 300), "after-simulated.toml")
@@ -160,7 +172,7 @@ class WarmWorkerTest(unittest.TestCase):
         exp = c.wait_experiment(exp_id, TERMINAL, timeout=120)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
         self.assertEqual(int(exp["trials"][0]["total_batches"]), 300)
-        wait_for(lambda: self.waiting_workers("libtorch") or None, 30, "a successor with LibTorch")
+        self.ready_worker("libtorch")
 
 
 class NoWarmWorkerTest(unittest.TestCase):
