@@ -382,8 +382,8 @@ void create_trial(self_ptr self, const searcher::create_action& c) {
                        parent->second.latest_checkpoint;
     }
   }
-  // Urgent: a slot waits for this row, while the writes queued before it (trial states, logs) keep.
-  self->request<caf::message_priority::high>(st.handles.persistence, db_timeout, create_atom::value, t)
+  // A slot waits for this row: the row writer, whose mailbox holds only such rows, stores it.
+  self->request(st.handles.rows, db_timeout, create_atom::value, t)
       .then(
           [=](int64_t id) mutable {
             t.set_id(id);

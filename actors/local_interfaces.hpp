@@ -183,13 +183,20 @@ using projects_actor = caf::typed_actor<
     caf::replies_to<remove_atom, project_id>::with<bool>,
     caf::replies_to<update_atom, experiment_id, project_id>::with<bool>>;  // moves it
 
-/// The writer: the only actor that writes to PostgreSQL but for checkpoint deletion. Metric and
-/// log rows are buffered and written with COPY; a metric batch is answered once committed.
+/// The rows a slot or a worker waits for, each committed before it is answered, on a connection of
+/// their own so that they never wait behind the persistence writer's batched work.
+using row_writer_actor = caf::typed_actor<
+    caf::replies_to<create_atom, pb::Trial>::with<int64_t>,  // the new id, or errc::storage_failed
+    caf::replies_to<pb::Checkpoint>::with<bool>,              // false: not recorded
+    caf::replies_to<flush_atom>::with<bool>>;                 // answered after everything asked before
+
+/// The writer: with the row writer, the only actors that write to PostgreSQL but for checkpoint
+/// deletion. Metric and log rows are buffered and written with COPY; a metric batch is answered
+/// once committed.
 using persistence_actor = caf::typed_actor<
     // An experiment with its first trials and its model archive, in one transaction: answered with
     // their ids set, or errc::storage_failed.
     caf::replies_to<create_atom, pb::GetExperimentResponse, std::string>::with<pb::GetExperimentResponse>,
-    caf::replies_to<create_atom, pb::Trial>::with<int64_t>,  // the new id, or errc::storage_failed
     // What people write about an experiment: name, description, notes; labels; archived (false: it has not ended).
     caf::replies_to<update_atom, experiment_id, pb::PatchExperimentRequest>::with<bool>,
     caf::replies_to<add_atom, experiment_id, std::string>::with<bool>,
@@ -206,7 +213,6 @@ using persistence_actor = caf::typed_actor<
     caf::reacts_to<pb::LogBatch>,
     caf::replies_to<flush_atom>::with<int64_t>,  // writes what it buffered; answers the reports written
     caf::reacts_to<tick_atom>,
-    caf::replies_to<pb::Checkpoint>::with<bool>,
     caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// Readers of the REST API's pages, each on its own connection (a pool of them stands behind one
@@ -476,6 +482,7 @@ using master_front_actor = caf::typed_actor<
 /// Handles the master's actors are spawned with.
 struct master_handles {
   persistence_actor persistence;
+  row_writer_actor rows;
   persistence_reader_actor reader;
   checkpoint_collector_actor collector;
   accounts_actor accounts;

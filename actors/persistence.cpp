@@ -6,7 +6,8 @@
 // Metrics are written by two metric writers, each on a connection of its own: batches stream into
 // a writer's open transaction as they arrive and it commits when its mailbox holds no more, while
 // the other's server inserts the rows it was sent (metric_routing.hpp says which writer takes a
-// batch). The writer's other work (trials, checkpoints, snapshots) does not wait for a metric commit.
+// batch). The writer's other work (trial states, logs, snapshots) does not wait for a metric commit,
+// and the rows a slot or a worker waits for (a new trial, a checkpoint) are row_writer.cpp's.
 // Reads are persistence_reader.cpp's, on connections of their own, and checkpoint deletion is
 // checkpoint_collector.cpp's: neither ever waits in this mailbox ahead of a commit.
 
@@ -133,6 +134,7 @@ struct persistence_state {
   std::array<metric_lane, metric_writers> lanes;
   metric_routing routing{metric_writers};
   std::shared_ptr<change_feed> feed;  // where committed changes go, for pages that show them live
+  row_writer_actor rows;
   std::vector<pb::LogEntry> logs;
   // Only the latest searcher snapshot of each experiment matters: an experiment
   // sends one per decision, and writing each would cost a commit per event.
@@ -229,6 +231,16 @@ struct persistence_state {
     }
   }
 
+  /// Waits until the row writer has committed what it was asked before now.
+  void await_rows() {
+    caf::scoped_actor waiter{*system};
+    waiter->request(rows, caf::infinite, flush_atom::value)
+        .receive([](bool) {},
+                 [&](caf::error& e) {
+                   std::cerr << "persistence: the row writer did not answer: " << system->render(e) << std::endl;
+                 });
+  }
+
   /// Writes the buffered log lines and searcher snapshots.
   void write_logs_and_snapshots() {
     if (!logs.empty()) {
@@ -246,8 +258,9 @@ struct persistence_state {
       observability::measurements().commit_seconds.observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     }
-    // After the trial rows, which are written as they arrive: a snapshot never
-    // names a trial whose row is missing.
+    // After the trial rows, which the row writer commits as they are asked for (before the
+    // snapshot naming them was sent here): a snapshot never names a trial whose row is missing.
+    if (!snapshots.empty()) await_rows();
     for (auto& [id, bytes] : snapshots)
       guarded("saving a searcher snapshot", [&, id = id] { db->save_snapshot(id, bytes); });
     snapshots.clear();
@@ -316,10 +329,12 @@ void schedule_flush(self_ptr self) {
 
 persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr<storage::database> db,
                                                   std::array<std::shared_ptr<storage::database>, metric_writers> metric_dbs,
-                                                  std::shared_ptr<change_feed> feed) {
+                                                  std::shared_ptr<change_feed> feed, row_writer_actor rows) {
   self->state.db = std::move(db);
   self->state.system = &self->system();
   self->state.feed = std::move(feed);
+  self->state.rows = std::move(rows);
+  self->link_to(self->state.rows);
   // Detached (each blocks on its connection) and linked: they end with this actor.
   for (std::size_t i = 0; i < metric_dbs.size(); ++i)
     self->state.lanes[i].writer =
@@ -367,13 +382,6 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
           const bool done = self->state.db->set_experiment_archived(id.value, archived);
           changed(change_kind::experiment, id.value);
           return done;
-        });
-      },
-      [=](create_atom, pb::Trial& t) -> caf::result<int64_t> {
-        return self->state.answered("the trial could not be stored", [&] {
-          const auto id = self->state.db->insert_trial(t);
-          changed(change_kind::experiment, t.experiment_id());
-          return id;
         });
       },
       [=](update_atom, pb::Experiment& e) {
@@ -452,15 +460,6 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         for (std::size_t i = 0; i < self->state.lanes.size(); ++i) commit_metrics(self, i);
         self->state.write_logs_and_snapshots();
       },
-      [=](pb::Checkpoint& c) -> bool {
-        bool ok = false;
-        self->state.guarded("recording a checkpoint", [&] {
-          self->state.db->insert_checkpoint(c);
-          changed(change_kind::trial, c.trial_id());
-          ok = true;
-        });
-        return ok;
-      },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
         std::size_t appended = 0, committing = 0;
@@ -484,10 +483,11 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
 } // namespace
 
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
-                                    const std::string& conninfo, std::shared_ptr<change_feed> feed) {
+                                    const std::string& conninfo, std::shared_ptr<change_feed> feed,
+                                    const row_writer_actor& rows) {
   std::array<std::shared_ptr<storage::database>, metric_writers> metric_dbs;
   for (auto& connection : metric_dbs) connection = std::make_shared<storage::database>(conninfo);
-  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(metric_dbs), std::move(feed));
+  return sys.spawn<caf::detached>(persistence_impl, std::move(db), std::move(metric_dbs), std::move(feed), rows);
 }
 
 } // namespace det

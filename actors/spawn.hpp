@@ -55,9 +55,15 @@ provisioner_actor spawn_provisioner(caf::actor_system& sys, const config::resour
 
 /// Detached: it blocks on PostgreSQL, so it gets a thread of its own. Metrics are committed on two
 /// more connections to `conninfo`, taking turns, while it goes on with the rest on `db`. What it
-/// commits is published to `feed`. Throws if those connections cannot be made.
+/// commits is published to `feed`. Throws if those connections cannot be made. `rows` (linked:
+/// it ends with this actor) catches up before each searcher snapshot is stored.
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<storage::database> db,
-                                    const std::string& conninfo, std::shared_ptr<change_feed> feed);
+                                    const std::string& conninfo, std::shared_ptr<change_feed> feed,
+                                    const row_writer_actor& rows);
+
+/// Detached, on a connection of its own to `conninfo` (throws if it cannot be made); what it
+/// commits is published to `feed`. Give it to spawn_persistence, which it then ends with.
+row_writer_actor spawn_row_writer(caf::actor_system& sys, const std::string& conninfo, std::shared_ptr<change_feed> feed);
 
 /// `count` detached readers on connections of their own to `conninfo`, behind one round-robin pool.
 persistence_reader_actor spawn_persistence_readers(caf::actor_system& sys, const std::string& conninfo,

@@ -296,7 +296,7 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
   at.set_total_epochs(c.total_epochs());
   auto length = length_in(self->state.lifecycle.unit, at);
   auto uuid = c.uuid();
-  self->request(self->state.setup.handles.persistence, std::chrono::seconds(30), std::move(c))
+  self->request(self->state.setup.handles.rows, std::chrono::seconds(30), std::move(c))
       .then(
           [=](bool recorded) mutable {
             if (recorded) {

@@ -77,7 +77,8 @@ void report_next(caf::stateful_actor<reporter_state>* self, const det::persisten
 // are those that copy_raw_metrics writes.
 double through_actor(caf::actor_system& sys, std::shared_ptr<det::storage::database> db, const std::string& db_url,
                      const std::vector<int64_t>& trials, int64_t rows, int64_t batch_size) {
-  auto persistence = det::spawn_persistence(sys, db, db_url, std::make_shared<det::change_feed>());
+  auto feed = std::make_shared<det::change_feed>();
+  auto persistence = det::spawn_persistence(sys, db, db_url, feed, det::spawn_row_writer(sys, db_url, feed));
   const auto now = det::now();
   const auto commits_before = det::observability::measurements().commit_seconds.read();
   auto failure = std::make_shared<std::string>();

@@ -201,7 +201,8 @@ int run_master(const master_options& opts) {
   caf::actor_system sys{cfg};
 
   master_handles handles;
-  handles.persistence = spawn_persistence(sys, db, db_url, handles.feed);
+  handles.rows = spawn_row_writer(sys, db_url, handles.feed);
+  handles.persistence = spawn_persistence(sys, db, db_url, handles.feed, handles.rows);
   handles.reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
   handles.collector = spawn_checkpoint_collector(sys, db_url, handles.persistence);
   handles.accounts = spawn_accounts(sys, db_url);

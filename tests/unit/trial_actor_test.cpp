@@ -135,7 +135,9 @@ struct neighbours : testing::deterministic_system {
 
   neighbours() {
     r->agent = sys->spawn(fake_agent, r);
-    handles.persistence = caf::actor_cast<persistence_actor>(sys->spawn(fake_persistence, r));
+    auto persistence = sys->spawn(fake_persistence, r);
+    handles.persistence = caf::actor_cast<persistence_actor>(persistence);
+    handles.rows = caf::actor_cast<row_writer_actor>(persistence);
     handles.collector = caf::actor_cast<checkpoint_collector_actor>(sys->spawn(fake_collector, r));
     handles.default_pool = "default";
     handles.pools["default"] = caf::actor_cast<resource_pool_actor>(sys->spawn(fake_pool, r));
