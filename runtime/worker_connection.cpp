@@ -63,6 +63,10 @@ struct worker_connection::state {
   pb::WorkerHello hello;
   std::optional<master_actor> reached;  // by reach_master(), monitored until the hello
   trial_endpoint trial;
+  int64_t reconnect_wait_s = 25;
+  std::optional<pending_metrics> pending;
+  pb::MetricBatch pending_batch;  // kept until acknowledged, to send again after a reconnection
+  std::string pending_group;
 
   /// The master reach_master() connected to, unless that connection was lost meanwhile.
   std::optional<master_actor> take_reached() {
@@ -78,10 +82,6 @@ struct worker_connection::state {
     if (lost) return std::nullopt;
     return master;
   }
-  int64_t reconnect_wait_s = 25;
-  std::optional<pending_metrics> pending;
-  pb::MetricBatch pending_batch;  // kept until acknowledged, to send again after a reconnection
-  std::string pending_group;
 };
 
 worker_connection::worker_connection(std::string host, uint16_t port)

@@ -69,6 +69,8 @@ void worker_reporter::checkpoint_saved(const harness::saved_checkpoint& saved) {
 }
 
 bool worker_reporter::should_stop() {
+  // The next step begins: this one's reports go, unless the batch in flight is still unanswered.
+  if (queued_.reports_size() > 0 && link_.metrics_answered()) send_queued();
   return stop_.load(std::memory_order_relaxed);
 }
 
@@ -108,10 +110,9 @@ void worker_reporter::send(const char* group, const harness::progress& p, const 
   (*r->mutable_metrics())["batches"] = static_cast<double>(p.batches);
   (*r->mutable_metrics())["epochs"] = p.epochs;
   *r->mutable_time() = det::now();
-  // A validation goes at once: the searcher waits for it.
-  if (std::string_view(group) != "validation" && queued_.reports_size() < max_queued_reports && !link_.metrics_answered())
-    return;
-  send_queued();
+  // A validation goes at once: the searcher waits for it. The rest wait for should_stop(), or go
+  // once too many wait.
+  if (std::string_view(group) == "validation" || queued_.reports_size() >= max_queued_reports) send_queued();
 }
 
 } // namespace det::runtime

@@ -18,9 +18,11 @@ class worker_connection;
 
 /// Sends each report to the trial actor without stopping training: at most one batch of reports
 /// is in flight, and reports made meanwhile wait (up to 100) and go as the next batch once it is
-/// answered, so a worker runs at most that far ahead of what the master has taken in. A
-/// validation goes as soon as the batch in flight is answered, with what waits; a checkpoint and
-/// the end of training (or a failure) send what waits and wait for every answer.
+/// answered, so a worker runs at most that far ahead of what the master has taken in. A report
+/// goes when the loop next asks should_stop(), so that the reports of one step (training, then a
+/// validation) go as one batch; a validation goes as soon as the batch in flight is answered,
+/// with what waits; a checkpoint and the end of training (or a failure) send what waits and wait
+/// for every answer.
 class worker_reporter final : public harness::reporter {
  public:
   /// Training stops gracefully once `stop` is set (the worker got SIGTERM). Training and
@@ -56,7 +58,7 @@ class worker_reporter final : public harness::reporter {
   int64_t trial_id_;
   std::string allocation_id_;
   const std::atomic<bool>& stop_;
-  pb::MetricBatch queued_;  // reports made while a batch was in flight
+  pb::MetricBatch queued_;  // reports not sent yet
   std::unique_ptr<tensorboard::event_file_writer> events_;
 };
 
