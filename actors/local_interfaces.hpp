@@ -188,7 +188,8 @@ using projects_actor = caf::typed_actor<
 using row_writer_actor = caf::typed_actor<
     caf::replies_to<create_atom, pb::Trial>::with<int64_t>,  // the new id, or errc::storage_failed
     caf::replies_to<pb::Checkpoint>::with<bool>,              // false: not recorded
-    caf::replies_to<flush_atom>::with<bool>>;                 // answered after everything asked before
+    caf::replies_to<flush_atom>::with<bool>,                  // answered after everything asked before
+    caf::replies_to<inspect_atom>::with<std::string>>;
 
 /// The writer: with the row writer, the only actors that write to PostgreSQL but for checkpoint
 /// deletion. Metric and log rows are buffered and written with COPY; a metric batch is answered

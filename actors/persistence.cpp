@@ -391,9 +391,11 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
         });
       },
       [=](update_atom, pb::Trial& t) {
-        // A trial's metrics, and its summary, must land before its final state does.
+        // A trial's metrics, and its summary, must land before its final state does. Its logs need
+        // not: readers have them written first, and the next tick writes them with the other
+        // trials' (trials of one search on many slots tend to end together).
         if (is_terminal(t.state()))
-          self->state.flush(storage::summary_timing::now);
+          self->state.commit_metrics_now(storage::summary_timing::now);
         self->state.guarded("updating a trial", [&] {
           self->state.db->update_trial(t);
           changed(change_kind::trial, t.id(), t.experiment_id());

@@ -9,6 +9,7 @@
 
 #include "actors/change_feed.hpp"
 #include "actors/spawn.hpp"
+#include "actors/state_text.hpp"
 #include "actors/storage_answer.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
@@ -20,6 +21,9 @@ struct row_writer_state {
   static inline const char* name = "row writer";
   std::shared_ptr<storage::database> db;
   std::shared_ptr<change_feed> feed;  // where committed changes go, for pages that show them live
+  int64_t trials_created = 0;
+  int64_t checkpoints_recorded = 0;
+  int64_t failures = 0;
 };
 
 row_writer_actor::behavior_type row_writer_impl(row_writer_actor::stateful_pointer<row_writer_state> self,
@@ -30,9 +34,11 @@ row_writer_actor::behavior_type row_writer_impl(row_writer_actor::stateful_point
       [=](create_atom, pb::Trial& t) -> caf::result<int64_t> {
         auto id = attempt_storage("the trial could not be stored", [&] { return self->state.db->insert_trial(t); });
         if (!id) {
+          ++self->state.failures;
           std::cerr << "persistence: " << id.error().context().get_as<std::string>(0) << std::endl;
           return std::move(id.error());
         }
+        ++self->state.trials_created;
         self->state.feed->publish(change_kind::experiment, t.experiment_id());
         return *id;
       },
@@ -42,13 +48,22 @@ row_writer_actor::behavior_type row_writer_impl(row_writer_actor::stateful_point
           return true;
         });
         if (!recorded) {
+          ++self->state.failures;
           std::cerr << "persistence: " << recorded.error().context().get_as<std::string>(0) << std::endl;
           return false;
         }
+        ++self->state.checkpoints_recorded;
         self->state.feed->publish(change_kind::trial, c.trial_id());
         return true;
       },
       [](flush_atom) { return true; },  // answered after everything asked before it
+      [=](inspect_atom) -> std::string {
+        return state_text{self}
+            .add("trials created", self->state.trials_created)
+            .add("checkpoints recorded", self->state.checkpoints_recorded)
+            .add("failed writes", self->state.failures)
+            .str();
+      },
   };
 }
 

@@ -77,12 +77,13 @@ constexpr auto kill_grace = std::chrono::seconds(30);
 constexpr int max_log_batch = 1000;
 constexpr auto service_probe_interval = std::chrono::milliseconds(100);
 constexpr auto notebook_activity_interval = std::chrono::seconds(2);
-// A warm worker handed a run is replaced this long after, so that loading its successor does not
-// compete with the run's own start for the CPU: LibTorch's load takes about 0.75 s of it, a
-// worker that preloads nothing a few milliseconds, and short runs (a second or two) would
-// otherwise find none waiting.
+// A warm worker handed a run is replaced this long after, so that starting its successor does not
+// compete for the CPU with the run's own start, nor with the other runs that start with it (runs
+// of one search on many slots tend to end and start together): LibTorch's load takes about 0.75 s
+// of CPU, a worker that preloads nothing about 10 ms, and runs of a second or so must still find
+// one waiting.
 std::chrono::milliseconds warm_refill_delay(warm_preload successor) {
-  return successor == warm_preload::libtorch ? std::chrono::seconds(2) : std::chrono::milliseconds(100);
+  return successor == warm_preload::libtorch ? std::chrono::seconds(2) : std::chrono::milliseconds(500);
 }
 // Room in a warm worker's command line for its run's (--allocation, --trial, --rank...), which ps
 // and /proc/PID/cmdline then show as a cold worker's.

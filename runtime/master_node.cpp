@@ -221,6 +221,8 @@ int run_master(const master_options& opts) {
   handles.tasks = spawn_tasks(sys, db_url, handles, directory);
   caf::anon_send(directory, register_atom::value, std::string{"persistence"}, std::string{"main"},
                  caf::actor_cast<caf::actor>(handles.persistence));
+  caf::anon_send(directory, register_atom::value, std::string{"persistence"}, std::string{"rows"},
+                 caf::actor_cast<caf::actor>(handles.rows));
   for (auto& [name, pool] : handles.pools)
     caf::anon_send(directory, register_atom::value, std::string{"pool"}, name,
                    caf::actor_cast<caf::actor>(pool));

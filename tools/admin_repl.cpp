@@ -33,7 +33,7 @@ const char* help_text =
     "  actors                 live actors on the master: kind, id, mailbox length\n"
     "  inspect KIND ID        the state an actor holds right now, answered by the actor\n"
     "                         (kinds: experiment, searcher, trial, allocation, agent, pool,\n"
-    "                         persistence; a searcher by its experiment's id)\n"
+    "                         persistence: main or rows; a searcher by its experiment's id)\n"
     "  help                   this text\n"
     "  quit                   leave (also Ctrl-D)\n";
 

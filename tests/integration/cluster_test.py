@@ -187,9 +187,11 @@ data:
 
     def test_5_repl_inspects_live_actors(self):
         c = self.cluster
-        out = c.det("repl", "-c", "actors", "-c", "inspect pool default", "-c", "inspect agent agent-0")
+        out = c.det("repl", "-c", "actors", "-c", "inspect pool default", "-c", "inspect agent agent-0",
+                    "-c", "inspect persistence rows")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"pool\s+default\s+\d+")
+        self.assertRegex(out.stdout, r"trials created: \d+")
         self.assertIn("scheduler: priority without preemption, best fit", out.stdout)
         self.assertIn("hostname:", out.stdout)
         agents = c.det("agent", "list")
