@@ -59,15 +59,16 @@ int main(int argc, char** argv) {
   app.add_flag("--warm", warm, "start ahead of the run: load what --preload says, then read the run from stdin");
   std::string preload_word = det::runtime::to_string(det::runtime::warm_preload::libtorch);
   app.add_option("--preload", preload_word, "with --warm: libtorch (the default) or nothing")
-      ->check(CLI::IsMember({det::runtime::to_string(det::runtime::warm_preload::libtorch),
-                             det::runtime::to_string(det::runtime::warm_preload::nothing)}));
+      ->check([](const std::string& word) {
+        return det::runtime::warm_preload_from(word) ? std::string{} : "must be libtorch or nothing";
+      });
   std::string title_room;
   app.add_option("--title-room", title_room, "with --warm: room for the run's command line, which ps then shows");
   CLI11_PARSE(app, argc, argv);
   try {
     std::unique_ptr<det::runtime::worker_connection> link;
     if (warm) {
-      if (det::runtime::warm_preload_from(preload_word) == det::runtime::warm_preload::libtorch)
+      if (*det::runtime::warm_preload_from(preload_word) == det::runtime::warm_preload::libtorch)
         det::harness::preload_torch_trials();
       auto [host, port] = det::runtime::split_host_port(w.master, "--master");
       link = std::make_unique<det::runtime::worker_connection>(host, port);
