@@ -121,12 +121,16 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
   self->monitor(st.remote);
   self->send(st.handles.persistence, update_atom::value, st.info);
   std::vector<int32_t> slots;
-  for (auto& s : st.info.slots())
+  auto kind = slot_kind::cpu;  // an agent's slots are all GPUs or all CPUs (describe_machine)
+  for (auto& s : st.info.slots()) {
     if (s.enabled())
       slots.push_back(s.id());
+    if (s.type() == pb::SLOT_TYPE_CUDA)
+      kind = slot_kind::cuda;
+  }
   // With the workers it kept running while this (restarted) master was away: the pool holds their
   // slots until their restored trials claim them, or kills them.
-  self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, self,
+  self->send(st.handles.pool(st.info.resource_pool()), add_atom::value, st.info.id(), slots, kind, self,
              std::vector<pb::RunningContainer>(hello.running().begin(), hello.running().end()));
   for (const auto& exited : hello.exited())
     route_exit(self, exited);

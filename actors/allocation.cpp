@@ -1,6 +1,7 @@
 // One allocation: slots from the pool for one run of a trial or for a task, and the containers
-// started on them: one, or one per agent when a trial needs more slots than one agent has (its
-// workers then train together, worker 0 the chief).
+// started on them: one, or one per agent when a trial needs more slots than one agent has. A
+// container holds one worker, or one per GPU slot for a LibTorch run on GPUs (actors/worker_layout);
+// a run's workers train together, worker 0 the chief.
 //
 //   requested --(pool answers)--> launching --(every ContainerStarted)--> running
 //       |                            |                                      |
@@ -44,7 +45,7 @@ const char* to_string(allocation_phase x) {
 struct allocation_state {
   static inline const char* name = "allocation";
   allocation_ask ask;
-  pb::StartContainer container;  // what each part starts, but for its slots, rank and world size
+  pb::StartContainer container;  // what each part starts, but for its slots, ranks and world size
   allocation_listener trial_handle;  // the trial or task it is for
   resource_pool_actor pool;
   std::vector<container_part> parts;  // empty until the pool places us
@@ -119,9 +120,11 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     for (const auto& part : parts) agents.push_back(part.agent_id);
     self->send(st.trial_handle, launch_atom::value, std::move(agents));
   }
-  const int32_t world_size = static_cast<int32_t>(parts.size());
-  for (int32_t rank = 0; rank < world_size; ++rank) {
-    const auto& where = parts[static_cast<size_t>(rank)];
+  std::vector<run_part_slots> slots;
+  for (const auto& part : parts) slots.push_back({part.kind, static_cast<int32_t>(part.slot_ids.size())});
+  const auto layout = lay_out_workers(slots, st.container.runtime());
+  for (size_t index = 0; index < parts.size(); ++index) {
+    const auto& where = parts[index];
     // Until the proxy knows our container, only its death can tell us it is gone.
     self->monitor(where.agent);
     st.parts.push_back({where});
@@ -132,8 +135,9 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
     pb::StartContainer start = st.container;
     start.set_allocation_id(st.ask.id);
     for (auto s : where.slot_ids) start.add_slot_ids(s);
-    start.set_rank(rank);
-    start.set_world_size(world_size);
+    start.set_rank(layout.parts[index].first_rank);
+    start.set_workers(layout.parts[index].workers);
+    start.set_world_size(layout.world_size);
     self->send(where.agent, launch_atom::value, std::move(start), container_listener{self});
   }
   st.phase = reclaim ? allocation_phase::running : allocation_phase::launching;

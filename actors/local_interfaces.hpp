@@ -14,6 +14,7 @@
 
 #include "actors/change_feed.hpp"
 #include "actors/searcher_messages.hpp"
+#include "actors/worker_layout.hpp"
 #include "caf/actor.hpp"
 #include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
@@ -280,10 +281,11 @@ struct allocation_part {
   std::string agent_id;
   std::vector<int32_t> slot_ids;
   agent_proxy_actor agent;
+  slot_kind kind = slot_kind::cpu;  // the agent's slots' (which decides how many workers it starts)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, allocation_part& x) {
-  return f(caf::meta::type_name("allocation_part"), x.agent_id, x.slot_ids, x.agent);
+  return f(caf::meta::type_name("allocation_part"), x.agent_id, x.slot_ids, x.agent, x.kind);
 }
 using allocation_parts = std::vector<allocation_part>;
 
@@ -345,8 +347,9 @@ using resource_pool_actor = caf::typed_actor<
     caf::reacts_to<expire_atom, std::string>,  // that wait for an allocation id is over
     caf::reacts_to<update_atom, std::string, job_settings>,  // a job's settings
     caf::reacts_to<remove_atom, std::string>,                // a job has ended
-    // An agent's enabled slots, and the containers it still runs from before a master restart.
-    caf::reacts_to<add_atom, std::string, std::vector<int32_t>, agent_proxy_actor, std::vector<pb::RunningContainer>>,
+    // An agent's enabled slots and their kind, and the containers it still runs from before a
+    // master restart.
+    caf::reacts_to<add_atom, std::string, std::vector<int32_t>, slot_kind, agent_proxy_actor, std::vector<pb::RunningContainer>>,
     caf::reacts_to<remove_atom, std::string, caf::actor_addr>,  // agent id, its proxy
     // Enables or disables an agent (slot -1) or one of its slots; without drain, what runs there
     // is preempted. Answers whether the pool has that agent and slot.

@@ -51,7 +51,11 @@ struct pool_state {
   std::map<std::string, std::vector<orphan>> orphans;  // running containers nobody has claimed yet
   std::map<std::string, reclaim> reclaims;  // restored runs waiting for their container
   scheduler::pool_scheduler policy;
-  std::map<std::string, agent_proxy_actor> agents;
+  struct pool_agent {
+    agent_proxy_actor proxy;
+    slot_kind kind = slot_kind::cpu;
+  };
+  std::map<std::string, pool_agent> agents;
   std::map<std::string, waiting_allocation> waiting;  // allocation id -> its pending answer
   std::map<std::string, caf::actor> running;          // allocation id -> its allocation actor
   bool pass_requested = false;
@@ -132,8 +136,10 @@ void refuse_oversized(self_ptr self) {
 
 allocation_parts parts_of(self_ptr self, const scheduler::placement& where) {
   allocation_parts parts;
-  for (const auto& part : where.parts)
-    parts.push_back({part.agent_id, {part.slot_ids.begin(), part.slot_ids.end()}, self->state.agents[part.agent_id]});
+  for (const auto& part : where.parts) {
+    const auto& agent = self->state.agents[part.agent_id];
+    parts.push_back({part.agent_id, {part.slot_ids.begin(), part.slot_ids.end()}, agent.proxy, agent.kind});
+  }
   return parts;
 }
 
@@ -183,7 +189,7 @@ void kill_on_agent(self_ptr self, const std::string& agent_id, const std::string
   auto agent = self->state.agents.find(agent_id);
   if (agent == self->state.agents.end())
     return;
-  self->send(agent->second, kill_container(allocation_id));
+  self->send(agent->second.proxy, kill_container(allocation_id));
 }
 
 // A reclaimed run meets its containers: once they account for all its slots (a run on several
@@ -387,11 +393,11 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
             .scheduling_pass_seconds.with(self->state.spec.name)
             .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
       },
-      [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, agent_proxy_actor proxy,
-          const std::vector<pb::RunningContainer>& running) {
+      [=](add_atom, const std::string& agent_id, const std::vector<int32_t>& slots, slot_kind kind,
+          agent_proxy_actor proxy, const std::vector<pb::RunningContainer>& running) {
         auto& st = self->state;
         st.policy.add_agent(agent_id, std::vector<int>(slots.begin(), slots.end()));
-        st.agents[agent_id] = std::move(proxy);
+        st.agents[agent_id] = {std::move(proxy), kind};
         // Before any pass: their slots are taken.
         for (const auto& container : running) add_orphan(self, agent_id, container);
         request_pass(self);
@@ -400,7 +406,7 @@ resource_pool_actor::behavior_type pool_impl(self_ptr self, config::resource_poo
         // A proxy replaced by a re-registration must not remove its successor.
         auto& st = self->state;
         auto it = st.agents.find(agent_id);
-        if (it == st.agents.end() || it->second.address() != proxy)
+        if (it == st.agents.end() || it->second.proxy.address() != proxy)
           return;
         // The proxy tells each of the agent's allocations that it was lost.
         for (const auto& lost : st.policy.remove_agent(agent_id)) st.running.erase(lost);

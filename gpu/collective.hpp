@@ -1,7 +1,8 @@
 #pragma once
 // The processes of one distributed run: a trial whose slots span several agents trains as one
-// process per agent, each on its share of every batch, averaging gradients after each backward
-// pass. On CPUs (and, through host memory, GPUs) the sums travel over Gloo's TCP transport.
+// process per agent (per GPU slot on GPUs), each on its share of every batch, averaging gradients
+// during or after each backward pass. On CPUs the sums travel over Gloo's TCP transport, on GPUs
+// over NCCL (gpu/nccl_collective.hpp).
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +28,10 @@ class collective {
   /// the same calls, with the same counts, in the same order.
   virtual void sum(float* values, std::size_t count) = 0;
   virtual void sum(double* values, std::size_t count) = 0;
+  /// Replaces `values` with their element-wise mean over every process. Gloo's are host memory;
+  /// NCCL averages `values` where they are, on the host or on its GPU, so that gradients need not
+  /// leave the device.
+  virtual void average(float* values, std::size_t count) = 0;
   /// Replaces `values` with process 0's.
   virtual void broadcast(float* values, std::size_t count) = 0;
   /// Sums and broadcasts made so far.

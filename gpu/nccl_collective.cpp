@@ -23,25 +23,44 @@ std::string seconds(std::chrono::milliseconds timeout) {
   return text;
 }
 
+// What an exchange does with the processes' values.
+enum class exchange_kind : uint8_t { sum, average, broadcast };
+
 class nccl_collective final : public collective {
  public:
   nccl_collective(ncclComm_t comm, int rank, int size, int device, std::chrono::milliseconds exchange_timeout)
-      : comm_(comm), rank_(rank), size_(size), device_(device), timeout_(exchange_timeout) {}
+      : comm_(comm), rank_(rank), size_(size), device_(device), timeout_(exchange_timeout) {
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating NCCL's CUDA stream");
+    check_cuda(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming), "creating a CUDA event");
+    check_cuda(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "creating a CUDA event");
+  }
   ~nccl_collective() override {
     if (comm_) ncclCommDestroy(comm_);
     if (staging_) cudaFree(staging_);
+    cudaEventDestroy(done_);
+    cudaEventDestroy(inputs_ready_);
+    cudaStreamDestroy(stream_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::uint64_t exchanges() const override { return exchanges_; }
-  void sum(float* values, std::size_t count) override { exchange(values, count, ncclFloat, false); }
-  void sum(double* values, std::size_t count) override { exchange(values, count, ncclDouble, false); }
-  void broadcast(float* values, std::size_t count) override { exchange(values, count, ncclFloat, true); }
+  void sum(float* values, std::size_t count) override { exchange(values, count, ncclFloat, exchange_kind::sum); }
+  void sum(double* values, std::size_t count) override { exchange(values, count, ncclDouble, exchange_kind::sum); }
+  void average(float* values, std::size_t count) override {
+    exchange(values, count, ncclFloat, exchange_kind::average);
+  }
+  void broadcast(float* values, std::size_t count) override {
+    exchange(values, count, ncclFloat, exchange_kind::broadcast);
+  }
 
  private:
+  // On a stream of its own, so that an exchange runs beside the kernels that the backward pass
+  // queues meanwhile on the legacy default stream (LibTorch's), as DDP's NCCL stream does; it
+  // starts once what that stream had queued when it was called (the gradients' copies into
+  // `values`) is done. NCCL's ncclAvg averages on the GPU: device memory never leaves it.
   template <class T>
-  void exchange(T* values, std::size_t count, ncclDataType_t type, bool from_chief) {
+  void exchange(T* values, std::size_t count, ncclDataType_t type, exchange_kind kind) {
     if (count == 0) return;
     if (!comm_) throw std::runtime_error("the NCCL communicator was aborted after an earlier failure");
     check_cuda(cudaSetDevice(device_), "selecting CUDA device " + std::to_string(device_));
@@ -52,14 +71,20 @@ class nccl_collective final : public collective {
       reserve(bytes);
       check_cuda(cudaMemcpyAsync(staging_, values, bytes, cudaMemcpyHostToDevice, stream_), "copying to the GPU");
       buffer = staging_;
+    } else {
+      check_cuda(cudaEventRecord(inputs_ready_, cudaStreamLegacy), "marking the exchange's inputs");
+      check_cuda(cudaStreamWaitEvent(stream_, inputs_ready_, 0), "ordering the exchange after its inputs");
     }
     const auto deadline = clock_type::now() + timeout_;
-    settle(from_chief ? ncclBroadcast(buffer, buffer, count, type, 0, comm_, stream_)
-                      : ncclAllReduce(buffer, buffer, count, type, ncclSum, comm_, stream_),
+    settle(kind == exchange_kind::broadcast
+               ? ncclBroadcast(buffer, buffer, count, type, 0, comm_, stream_)
+               : ncclAllReduce(buffer, buffer, count, type, kind == exchange_kind::average ? ncclAvg : ncclSum,
+                               comm_, stream_),
            deadline);
+    check_cuda(cudaEventRecord(done_, stream_), "marking the exchange's end");
     // Waited for before the copy back: a copy into pageable host memory blocks until it is done,
     // which behind an exchange with a dead peer would be for ever.
-    wait_for_stream(deadline);
+    wait_until_done(deadline);
     if (on_host) check_cuda(cudaMemcpy(values, staging_, bytes, cudaMemcpyDeviceToHost), "copying from the GPU");
     ++exchanges_;
   }
@@ -91,10 +116,11 @@ class nccl_collective final : public collective {
     if (result != ncclSuccess) fail(std::string("NCCL failed: ") + ncclGetErrorString(result));
   }
 
-  // Done when the stream is; a peer that died or hangs shows as an asynchronous error or as time.
-  void wait_for_stream(clock_type::time_point deadline) {
+  // Done when the exchange's event is; a peer that died or hangs shows as an asynchronous error
+  // or as time.
+  void wait_until_done(clock_type::time_point deadline) {
     for (;;) {
-      auto done = cudaStreamQuery(stream_);
+      auto done = cudaEventQuery(done_);
       if (done == cudaSuccess) return;
       if (done != cudaErrorNotReady) fail(std::string("the GPU failed during an NCCL exchange: ") + cudaGetErrorString(done));
       ncclResult_t async = ncclSuccess;
@@ -123,7 +149,9 @@ class nccl_collective final : public collective {
   int size_;
   int device_;
   std::chrono::milliseconds timeout_;
-  cudaStream_t stream_ = nullptr;  // the legacy default stream
+  cudaStream_t stream_ = nullptr;  // the exchanges'
+  cudaEvent_t inputs_ready_ = nullptr;
+  cudaEvent_t done_ = nullptr;
   void* staging_ = nullptr;
   std::size_t staging_bytes_ = 0;
   std::uint64_t exchanges_ = 0;

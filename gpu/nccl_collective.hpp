@@ -26,8 +26,9 @@ inline constexpr const char* nccl_unique_id_key = "nccl-unique-id";
 /// Connects process `rank` of `size` on CUDA device `device` to the others through NCCL: the
 /// chief makes the ncclUniqueId and sets it in `store`, and every process joins the communicator
 /// on its device, giving up (with a sentence) when the others do not within `connect_timeout`.
-/// Sums and broadcasts run on the legacy default stream, LibTorch's current stream unless a trial
-/// sets another: in place on device memory, or on host memory through a device buffer. Each waits
+/// Sums, averages (ncclAvg) and broadcasts run on a stream of the collective's own, after what the
+/// legacy default stream (LibTorch's current stream unless a trial sets another) queued before
+/// them: in place on device memory, or on host memory through a device buffer. Each waits
 /// at most `exchange_timeout`, polling ncclCommGetAsyncError: a dead or hung peer aborts the
 /// communicator and throws std::runtime_error, which fails the run (restarted from its
 /// checkpoint as any failed run). Throws std::runtime_error when this det was built without NCCL.

@@ -56,10 +56,7 @@ class plan_context final : public det::trial_context {
   int rank() const override { return peers_ ? peers_->rank() : 0; }
   int world_size() const override { return peers_ ? peers_->size() : 1; }
   void average(float* values, std::size_t count) override {
-    if (!peers_ || peers_->size() < 2) return;
-    peers_->sum(values, count);
-    const float processes = static_cast<float>(peers_->size());
-    for (std::size_t i = 0; i < count; ++i) values[i] /= processes;
+    if (peers_ && peers_->size() > 1) peers_->average(values, count);
   }
   void broadcast(float* values, std::size_t count) override {
     if (peers_ && peers_->size() > 1) peers_->broadcast(values, count);

@@ -1,5 +1,6 @@
 // det-node --role=agent: registers this machine's slots with the master and
-// runs one worker process per allocation the master starts here.
+// runs a container for each allocation the master starts here: a task's process, or a trial's
+// worker (one per GPU slot for a LibTorch run on GPUs, runtime/container_workers.hpp).
 //
 //   disconnected --(remote_actor + AgentHello answered)--> registered
 //        ^                                                     |
@@ -35,6 +36,7 @@
 #include "messages/version.hpp"
 #include "runtime/cgroup_limits.hpp"
 #include "runtime/child_process.hpp"
+#include "runtime/container_workers.hpp"
 #include "runtime/warm_worker_pool.hpp"
 #include "runtime/podman.hpp"
 #include "runtime/notebook_activity.hpp"
@@ -59,7 +61,7 @@ using activity_atom = caf::atom_constant<caf::atom("activity")>;
 using agent_process_actor = agent_actor::extend<
     caf::reacts_to<connect_atom>,
     caf::reacts_to<line_atom, std::string, std::string, std::string>,
-    caf::reacts_to<ended_atom, std::string, int32_t, int32_t>,
+    caf::reacts_to<ended_atom, std::string, int32_t, int32_t, int32_t>,  // alloc, process, code, signal
     caf::reacts_to<send_logs_atom>,
     caf::reacts_to<force_atom, std::string>,
     caf::reacts_to<give_up_atom, int64_t>,
@@ -90,7 +92,8 @@ std::chrono::milliseconds warm_refill_delay(warm_preload successor) {
 constexpr std::size_t warm_title_room = 160;
 
 struct container {
-  std::shared_ptr<child_process> process;
+  std::vector<std::shared_ptr<child_process>> processes;  // a trial's workers, or a task's one process
+  container_exits exits{1};
   int64_t trial_id = 0;
   std::string task_id;            // a task's process rather than a trial's worker
   std::vector<int32_t> slot_ids;
@@ -99,6 +102,10 @@ struct container {
   std::shared_ptr<cgroup_limits> limits;  // its memory and CPU limits, when its config sets them
   std::string container;  // its podman container's name, when it runs in an image (a task, or a Core API trial's process)
   int64_t memory_limit = 0;  // resources.memory_limit, for the sentence when it is exceeded
+
+  void signal(int sig) const {
+    for (const auto& p : processes) p->signal(sig);
+  }
 };
 
 // Whether the run's slots are GPUs: its environment's image and variables are the cuda ones.
@@ -150,8 +157,7 @@ struct agent_process_state {
   std::unique_ptr<warm_worker_pool> warm;  // workers started ahead of their runs
 
   void kill_all_containers() const {
-    for (auto& [id, c] : containers)
-      c.process->signal(SIGKILL);
+    for (auto& [id, c] : containers) c.signal(SIGKILL);
   }
 
   // Runs when the agent stops (CAF destroys the state before attached
@@ -351,30 +357,48 @@ void probe_service(agent_process_actor me, std::string alloc, int port, const pb
   }).detach();
 }
 
+// Starts one process of a container: a trial's worker handed to a warm worker where one fits, or
+// started cold. Its output and end go to the agent's actor as process `index` of `alloc`.
+std::shared_ptr<child_process> start_process(self_ptr self, const pb::StartContainer& piece, process::spawn_request request,
+                                             bool may_be_warm, int32_t index) {
+  auto& st = self->state;
+  auto me = caf::actor_cast<agent_process_actor>(self);
+  const auto alloc = piece.allocation_id();
+  // The workers of a distributed run share the trial's logs: each line says whose it is.
+  std::string label = piece.world_size() > 1 ? "[worker " + std::to_string(piece.rank()) + "] " : "";
+  child_process::line_handler on_line = [me, alloc, label](const std::string& stream, std::string line) {
+    caf::anon_send(me, line_atom::value, alloc, stream, label + line);
+  };
+  child_process::exit_handler on_exit = [me, alloc, index](process::process_exit e) {
+    caf::anon_send(me, ended_atom::value, alloc, index, int32_t{e.exit_code}, int32_t{e.signal});
+  };
+  if (may_be_warm) {
+    const auto wants = piece.runtime() == pb::WORKER_RUNTIME_LIBTORCH ? warm_preload::libtorch : warm_preload::nothing;
+    auto proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, wants, on_line, on_exit);
+    self->delayed_send(self, warm_refill_delay(wants), warm_atom::value);  // a successor, or ones that died waiting
+    if (proc) return proc;
+  }
+  return child_process::start(std::move(request), std::move(on_line), std::move(on_exit));
+}
+
 void start_container(self_ptr self, const pb::StartContainer& start) {
   auto& st = self->state;
   auto alloc = start.allocation_id();
   auto me = caf::actor_cast<agent_process_actor>(self);
-  // The workers of a run on several agents share the trial's logs: each line says whose it is.
-  std::string label = start.world_size() > 1 ? "[worker " + std::to_string(start.rank()) + "] " : "";
   const bool is_task = !start.task_id().empty();
   std::filesystem::path scratch;
+  std::vector<std::shared_ptr<child_process>> started;
   try {
     const int port = start.service() == pb::SERVICE_KIND_NONE ? 0 : free_port();
     if (is_task)
       scratch = make_scratch_directory("det-task-" + start.task_id());
-    auto request = is_task ? task_request(st, start, scratch, port) : worker_request(st, start);
-    request.env = container_env(st, start);
-    if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
-    if (is_task) {  // det_core and `determined` import in any command
-      const char* path = std::getenv("PYTHONPATH");
-      request.env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
-    }
+    // A task's one process, or the trial's workers here, each with its own slots and rank.
+    const auto pieces = is_task ? std::vector<pb::StartContainer>{start} : split_into_workers(start);
     const bool cuda = cuda_slots(st.info, start);
     const auto& image = cuda ? start.environment().cuda_image() : start.environment().cpu_image();
     const auto& environment = start.environment();
     // A trial's worker holds its own container to the limits; a task's process (in its image or
-    // not) is held here.
+    // not) is held here. A container's workers share its limits.
     std::shared_ptr<cgroup_limits> limits;
     if ((is_task || image.empty()) && (environment.memory_limit_bytes() > 0 || environment.cpu_limit() > 0)) {
       std::string why;
@@ -384,51 +408,48 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
         std::cerr << "agent " << st.info.id() << ": cannot hold run " << alloc << " to its limits here (" << why
                   << ")" << (image.empty() ? "; it runs without them" : "; podman enforces them") << std::endl;
     }
-    if (is_task && !image.empty()) {
-      std::vector<std::string> gpus;
-      if (auto visible = request.env.find("CUDA_VISIBLE_DEVICES"); visible != request.env.end() && !visible->second.empty())
-        gpus.push_back(visible->second);
-      auto env = request.env;
-      env.erase("CUDA_VISIBLE_DEVICES");  // the container sees only its own GPUs
-      request = task_in_image(start, image, std::move(request), std::move(env), gpus,
-                              limits ? limits->parent_path() : "");
-    }
-    if (limits && image.empty()) request.argv = limits->entering(request.argv);
-    child_process::line_handler on_line = [me, alloc, label](const std::string& stream, std::string line) {
-      caf::anon_send(me, line_atom::value, alloc, stream, label + line);
-    };
-    child_process::exit_handler on_exit = [me, alloc](process::process_exit e) {
-      caf::anon_send(me, ended_atom::value, alloc, int32_t{e.exit_code}, int32_t{e.signal});
-    };
-    std::shared_ptr<child_process> proc;
     // A trial's worker can be one started ahead, handed its arguments after --master and the
     // variables a cold start gets, unless it must enter limits before it starts or its config sets
     // variables of its own: some take effect only as a process starts (LD_PRELOAD,
     // OMP_NUM_THREADS as LibTorch loads), and the run must start as they say.
     const auto& own_variables = cuda ? environment.cuda_env() : environment.cpu_env();
-    if (!is_task && !limits && own_variables.empty()) {
-      const auto wants =
-          start.runtime() == pb::WORKER_RUNTIME_LIBTORCH ? warm_preload::libtorch : warm_preload::nothing;
-      proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, wants, on_line,
-                                on_exit);
-      self->delayed_send(self, warm_refill_delay(wants), warm_atom::value);  // a successor, or ones that died waiting
+    const bool may_be_warm = !is_task && !limits && own_variables.empty();
+    for (const auto& piece : pieces) {
+      auto request = is_task ? task_request(st, piece, scratch, port) : worker_request(st, piece);
+      request.env = container_env(st, piece);
+      if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
+      if (is_task) {  // det_core and `determined` import in any command
+        const char* path = std::getenv("PYTHONPATH");
+        request.env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
+      }
+      if (is_task && !image.empty()) {
+        std::vector<std::string> gpus;
+        if (auto visible = request.env.find("CUDA_VISIBLE_DEVICES"); visible != request.env.end() && !visible->second.empty())
+          gpus.push_back(visible->second);
+        auto env = request.env;
+        env.erase("CUDA_VISIBLE_DEVICES");  // the container sees only its own GPUs
+        request = task_in_image(piece, image, std::move(request), std::move(env), gpus,
+                                limits ? limits->parent_path() : "");
+      }
+      if (limits && image.empty()) request.argv = limits->entering(request.argv);
+      started.push_back(start_process(self, piece, std::move(request), may_be_warm, static_cast<int32_t>(started.size())));
     }
-    if (!proc) proc = child_process::start(std::move(request), std::move(on_line), std::move(on_exit));
-    auto& c = st.containers[alloc] = {proc, start.trial_id(), start.task_id(),
+    auto& c = st.containers[alloc] = {started, container_exits{started.size()}, start.trial_id(), start.task_id(),
                                       {start.slot_ids().begin(), start.slot_ids().end()}, scratch,
                                       std::make_shared<std::atomic<bool>>(false), limits,
                                       image.empty() ? "" : container_name(alloc, start.rank()),
                                       environment.memory_limit_bytes()};
     if (port != 0)
       probe_service(me, alloc, port, start, c.ended);
-    pb::ContainerStarted started;
-    started.set_allocation_id(alloc);
-    started.set_pid(proc->pid());
+    pb::ContainerStarted reported;
+    reported.set_allocation_id(alloc);
+    reported.set_pid(started.front()->pid());
     if (st.endpoint)
-      self->send(st.endpoint, std::move(started), st.session_token);
+      self->send(st.endpoint, std::move(reported), st.session_token);
     else
-      st.unsent_starts.push_back(std::move(started));
+      st.unsent_starts.push_back(std::move(reported));
   } catch (const std::exception& e) {
+    for (const auto& proc : started) proc->signal(SIGKILL);  // the others' ends find no container
     if (!scratch.empty())
       remove_scratch_directory(scratch);
     pb::ContainerExited exited;
@@ -481,7 +502,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         if (it == self->state.containers.end())
           return;
         int sig = kill.signal() == 0 ? SIGKILL : kill.signal();
-        it->second.process->signal(sig);
+        it->second.signal(sig);
         if (sig != SIGKILL)
           self->delayed_send(self, kill.grace_s() > 0 ? std::chrono::seconds(kill.grace_s()) : kill_grace,
                              force_atom::value, kill.allocation_id());
@@ -498,7 +519,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
       [=](force_atom, const std::string& alloc) {
         auto it = self->state.containers.find(alloc);
         if (it != self->state.containers.end())
-          it->second.process->signal(SIGKILL);
+          it->second.signal(SIGKILL);
       },
       [=](line_atom, const std::string& alloc, const std::string& stream, std::string& line) {
         auto& st = self->state;
@@ -531,7 +552,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         if (it == st.containers.end()) return;  // ended meanwhile
         pb::ContainerStarted ready;
         ready.set_allocation_id(alloc);
-        ready.set_pid(it->second.process->pid());
+        ready.set_pid(it->second.processes.front()->pid());
         ready.set_service_address(st.address + ":" + std::to_string(port));
         ready.set_service_user(st.user);
         if (st.endpoint)
@@ -539,28 +560,32 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         else
           st.unsent_starts.push_back(std::move(ready));
       },
-      [=](ended_atom, const std::string& alloc, int32_t code, int32_t sig) {
+      [=](ended_atom, const std::string& alloc, int32_t index, int32_t code, int32_t sig) {
         auto& st = self->state;
+        auto it = st.containers.find(alloc);
+        if (it == st.containers.end()) return;  // a worker of a container that could not start all of them
+        auto& c = it->second;
+        if (c.exits.ended(static_cast<std::size_t>(index), {code, sig}))
+          c.signal(SIGKILL);  // the others cannot train without it
+        if (!c.exits.all_ended()) return;
         flush_logs(self);
+        const auto end = c.exits.outcome();
+        *c.ended = true;
+        const std::string what = c.task_id.empty() ? "trial" : "task";
         std::string why;  // a limit it ran into, said as a sentence
-        if (auto it = st.containers.find(alloc); it != st.containers.end()) {
-          auto& c = it->second;
-          *c.ended = true;
-          const std::string what = c.task_id.empty() ? "trial" : "task";
-          if (ran_out_of_memory(c.limits.get(), code, sig)) why = memory_limit_sentence(what, c.memory_limit);
-          // A worker killed before it removed its container leaves it running; its cgroup goes after it.
-          if (!c.container.empty())
-            std::thread([name = c.container, limits = std::move(c.limits)] { remove_container(name); }).detach();
-          if (!c.scratch.empty())
-            remove_scratch_directory(c.scratch);
-          st.containers.erase(it);
-        }
+        if (ran_out_of_memory(c.limits.get(), end.exit_code, end.signal)) why = memory_limit_sentence(what, c.memory_limit);
+        // A worker killed before it removed its container leaves it running; its cgroup goes after it.
+        if (!c.container.empty())
+          std::thread([name = c.container, limits = std::move(c.limits)] { remove_container(name); }).detach();
+        if (!c.scratch.empty())
+          remove_scratch_directory(c.scratch);
+        st.containers.erase(it);
         pb::ContainerExited exited;
         exited.set_message(why);
         exited.set_allocation_id(alloc);
         exited.set_cause(pb::EXIT_CAUSE_EXITED);
-        exited.set_exit_code(code);
-        exited.set_signal(sig);
+        exited.set_exit_code(end.exit_code);
+        exited.set_signal(end.signal);
         if (st.endpoint)
           self->send(st.endpoint, std::move(exited), st.session_token);
         else
@@ -575,8 +600,11 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
             .add("registered", st.endpoint ? "yes" : "no")
             .add("slots", st.info.slots_size())
             .add("containers", st.containers.size());
-        for (auto& [id, c] : st.containers)
-          text.add("container " + id, "pid " + std::to_string(c.process->pid()));
+        for (auto& [id, c] : st.containers) {
+          std::string pids;
+          for (const auto& p : c.processes) pids += (pids.empty() ? "" : ", ") + std::to_string(p->pid());
+          text.add("container " + id, (c.processes.size() > 1 ? "pids " : "pid ") + pids);
+        }
         return text.str();
       },
   };

@@ -21,17 +21,20 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace det {
 
 namespace detail {
-// The tensors as one contiguous float32 buffer in host memory: one collective call for a model.
-inline torch::Tensor flat_host_copy(const std::vector<torch::Tensor>& tensors) {
+// The tensors as one contiguous float32 buffer on the first one's device (host memory, or the
+// process's GPU, where NCCL averages it in place): one collective call for a model.
+inline torch::Tensor flat_copy(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> flat;
-  for (const auto& t : tensors) flat.push_back(t.detach().reshape({-1}));
-  return torch::cat(flat).to(torch::kCPU, torch::kFloat).contiguous();
+  for (const auto& t : tensors) flat.push_back(t.detach().reshape({-1}).to(tensors.front().device(), torch::kFloat));
+  return torch::cat(flat).contiguous();
 }
 inline void copy_back(const torch::Tensor& buffer, std::vector<torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
@@ -48,7 +51,7 @@ inline void copy_back(const torch::Tensor& buffer, std::vector<torch::Tensor>& t
 /// DistributedDataParallel does when it is built; nothing to do alone.
 inline void broadcast_parameters(trial_context& context, std::vector<torch::Tensor> parameters) {
   if (context.world_size() < 2 || parameters.empty()) return;
-  auto buffer = detail::flat_host_copy(parameters);
+  auto buffer = detail::flat_copy(parameters);
   context.broadcast(buffer.data_ptr<float>(), static_cast<std::size_t>(buffer.numel()));
   detail::copy_back(buffer, parameters);
 }
@@ -61,7 +64,7 @@ inline void average_gradients(trial_context& context, const std::vector<torch::T
   for (const auto& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad());
   if (grads.empty()) return;
-  auto buffer = detail::flat_host_copy(grads);
+  auto buffer = detail::flat_copy(grads);
   context.average(buffer.data_ptr<float>(), static_cast<std::size_t>(buffer.numel()));
   detail::copy_back(buffer, grads);
 }
@@ -73,7 +76,8 @@ inline void average_gradients(trial_context& context, const std::vector<torch::T
 /// bucket once it is accumulated; a full bucket is averaged by a thread of the averager's own,
 /// in bucket order (the same order in every process), while autograd goes on. synchronize(),
 /// before the optimizer step, waits for the last bucket and writes the averages into the
-/// gradients. Alone (world_size() 1) it does nothing.
+/// gradients. Buckets live on the parameters' device: on a GPU, NCCL averages them there, and
+/// gradients never travel through host memory. Alone (world_size() 1) it does nothing.
 ///
 /// Gradient accumulation over k batches: prepare(false) before the first k - 1 backward passes
 /// and prepare() before the k-th, whose synchronize() averages the accumulated gradients.
@@ -94,12 +98,18 @@ class gradient_averager {
         st.buckets.emplace_back();
       }
       auto& bucket = st.buckets.back();
+      if (bucket.parameters == 0) bucket.device = p->device();
+      if (p->device() != bucket.device)
+        throw std::invalid_argument("det::gradient_averager: the parameters are on " + bucket.device.str() + " and " +
+                                    p->device().str() + "; average a model spread over devices with "
+                                    "det::average_gradients");
       st.slots.push_back({*p, st.buckets.size() - 1, bucket.numel});
       bucket.numel += p->numel();
       bucket.bytes += static_cast<std::size_t>(p->numel()) * sizeof(float);
       ++bucket.parameters;
     }
-    for (auto& bucket : st.buckets) bucket.buffer = torch::zeros({bucket.numel}, torch::kFloat);
+    for (auto& bucket : st.buckets)
+      bucket.buffer = torch::zeros({bucket.numel}, torch::TensorOptions().dtype(torch::kFloat).device(bucket.device));
     for (std::size_t i = 0; i < st.slots.size(); ++i) {
       auto accumulator = torch::autograd::impl::grad_accumulator(st.slots[i].parameter);
       auto key = accumulator->add_post_hook(std::make_unique<ready_hook>(state_, i));
@@ -156,7 +166,8 @@ class gradient_averager {
 
  private:
   struct bucket_state {
-    torch::Tensor buffer;  // float32, host memory: what the collective averages
+    torch::Device device = torch::kCPU;  // its parameters'
+    torch::Tensor buffer;  // float32, on `device`: what the collective averages
     int64_t numel = 0;
     std::size_t bytes = 0;
     std::size_t parameters = 0;

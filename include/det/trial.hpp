@@ -46,8 +46,9 @@ class trial_context {
   /// trial that cannot should say so with log()), and the norm to clip gradients to (0: none).
   virtual const std::string& mixed_precision() const = 0;
   virtual double gradient_clip_norm() const = 0;
-  /// This process's place among the trial's processes. A trial whose slots span several agents
-  /// trains as one process per agent (world_size() of them, rank() 0 the chief): every process
+  /// This process's place among the trial's processes. A trial on GPU slots trains as one process
+  /// per slot, and one whose CPU slots span several agents as one process per agent (world_size()
+  /// of them, rank() 0 the chief): every process
   /// gets the same batches from the harness and trains on its share of each (share rank() of
   /// world_size() equal parts). The processes start from the chief's weights (broadcast()) and
   /// average their gradients (average()) between the backward pass and the optimizer step, so
@@ -63,10 +64,13 @@ class trial_context {
   /// experiment enables profiling.
   virtual void record_timing(const std::string& name, double seconds) = 0;
   /// Replaces `values` with their element-wise mean over the trial's processes (nothing changes in
-  /// a process alone). Every process must call it at the same point with the same count.
+  /// a process alone). Every process must call it at the same point with the same count. On GPU
+  /// slots (NCCL) `values` may be host memory or the process's CUDA device memory, averaged in
+  /// place there; on CPU slots they are host memory.
   virtual void average(float* values, std::size_t count) = 0;
   /// Replaces `values` with the chief's (e.g. the initial weights, so that every process starts
-  /// from the same model). Every process must call it at the same point with the same count.
+  /// from the same model). Every process must call it at the same point with the same count;
+  /// on GPU slots, too, in host or device memory.
   virtual void broadcast(float* values, std::size_t count) = 0;
 };
 

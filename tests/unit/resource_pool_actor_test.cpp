@@ -46,7 +46,7 @@ struct pool_fixture : testing::deterministic_system {
     spec.name = "default";
     pool = spawn_resource_pool(*sys, spec, 0);  // no reconnect wait: oversized requests are refused at once
     auto proxy = caf::actor_cast<agent_proxy_actor>(sys->spawn(fake_agent_proxy));
-    caf::anon_send(pool, add_atom::value, std::string{"agent-1"}, std::vector<int32_t>{0, 1}, proxy,
+    caf::anon_send(pool, add_atom::value, std::string{"agent-1"}, std::vector<int32_t>{0, 1}, slot_kind::cpu, proxy,
                    std::vector<pb::RunningContainer>{});
     run();
   }
