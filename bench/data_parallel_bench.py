@@ -4,6 +4,10 @@ baseline) and by two workers on two agents (slots_per_trial = 2: each its half o
 gradients averaged over Gloo on 127.0.0.1), same model, data and global batch, alternated in
 one cluster. Prints samples/s of each and their ratio; 2.0 would be perfect scaling.
 
+The machine's own ceiling comes from the same run: two independent one-worker trials at once, one
+per agent (no exchange at all), against one alone. No data-parallel run can scale better than
+that; on a machine whose two cores share one physical core it is well under 2.
+
 Every worker gets one LibTorch thread (OMP_NUM_THREADS=1 reaches the workers through the
 agents), so that one worker uses one core and two use two, as one slot per core would.
 
@@ -56,13 +60,17 @@ experiment_seed = 1
 """
 
 
-def samples_per_second(c, slots, batches, batch_size):
-    exp_id = c.submit(mlp_config(slots, batches, batch_size), f"dp{slots}.toml")
-    # Polled slowly: the poller's requests would otherwise compete with training for the cores.
-    exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=900, interval=2)
-    assert exp["experiment"]["state"] == "STATE_COMPLETED", exp
-    # From the end of the first report period (start-up and rendezvous excluded) to the last batch.
-    return c.training_samples_per_second(exp["trials"][0]["id"])
+def samples_per_second(c, slots, batches, batch_size, experiments=1):
+    """Samples/s of `experiments` experiments of `slots` slots run at once, added up."""
+    ids = [c.submit(mlp_config(slots, batches, batch_size), f"dp{slots}.toml") for _ in range(experiments)]
+    total = 0.0
+    for exp_id in ids:
+        # Polled slowly: the poller's requests would otherwise compete with training for the cores.
+        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=900, interval=2)
+        assert exp["experiment"]["state"] == "STATE_COMPLETED", exp
+        # From the end of the first report period (start-up and rendezvous excluded) to the last batch.
+        total += c.training_samples_per_second(exp["trials"][0]["id"])
+    return total
 
 
 def main():
@@ -75,15 +83,20 @@ def main():
     try:
         for batch_size in (int(b) for b in args.batch_sizes.split(",")):
             print(f"global batch {batch_size}:", flush=True)
-            ratios = []
+            ratios, ceilings = [], []
             for r in range(args.rounds):
                 alone = samples_per_second(c, 1, args.batches, batch_size)
                 together = samples_per_second(c, 2, args.batches, batch_size)
+                independent = samples_per_second(c, 1, args.batches, batch_size, experiments=2)
                 ratios.append(together / alone)
+                ceilings.append(independent / alone)
                 print(f"  round {r + 1}: one worker {alone:.0f} samples/s, two workers on two agents "
-                      f"{together:.0f} samples/s, ratio {together / alone:.2f}", flush=True)
+                      f"{together:.0f} samples/s, ratio {together / alone:.2f}; two independent "
+                      f"one-worker trials {independent:.0f} samples/s, ceiling {independent / alone:.2f}",
+                      flush=True)
             print(f"data_parallel_ratio_batch_{batch_size}={statistics.median(ratios):.2f} "
-                  f"(median of {args.rounds}; 2.0 is perfect)", flush=True)
+                  f"machine_ceiling={statistics.median(ceilings):.2f} "
+                  f"(medians of {args.rounds}; 2.0 is perfect)", flush=True)
     finally:
         c.stop()
 

@@ -95,7 +95,9 @@ class image_trial final : public det::trial {
   int64_t records_per_epoch() const override { return data_->train.size(); }
 
   std::unique_ptr<det::data_loader> build_training_data_loader() override {
-    return std::make_unique<training_loader>(shuffled_batches(data_->train, hparams_.global_batch_size, context_.seed()));
+    // Each process gathers only its share of every batch.
+    return std::make_unique<training_loader>(shuffled_batches(data_->train, hparams_.global_batch_size, context_.seed(),
+                                                              {context_.rank(), context_.world_size()}));
   }
   std::unique_ptr<det::data_loader> build_validation_data_loader() override {
     return std::make_unique<validation_loader>(
@@ -112,9 +114,7 @@ class image_trial final : public det::trial {
       context_.record_timing(phase, std::chrono::duration<double>(now - last).count());
       last = now;
     };
-    auto [inputs, labels] = on_device(b);
-    inputs = det::share_of_batch(context_, inputs);
-    labels = det::share_of_batch(context_, labels);
+    auto [inputs, labels] = on_device(b);  // this process's share of the batch (the loader's)
     lap("to_device");
     return {{"loss", train_step(model_, *optimizer_, inputs, labels, step_, lap).template item<double>()}};
   }

@@ -127,8 +127,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, co
   return std::make_unique<torch::optim::Adam>(parameters, torch::optim::AdamOptions(h.learning_rate));
 }
 
-shuffled_batches::shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed)
-    : data_(std::move(data)), batch_size_(batch_size), seed_(seed) {
+shuffled_batches::shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed, batch_share share)
+    : data_(std::move(data)), batch_size_(batch_size), seed_(seed), share_(share) {
   if (batch_size_ > data_.size())
     throw std::runtime_error("The hyperparameter 'global_batch_size' (" + std::to_string(batch_size_) +
                              ") exceeds the " + std::to_string(data_.size()) + " training samples.");
@@ -145,6 +145,7 @@ std::pair<torch::Tensor, torch::Tensor> shuffled_batches::get(int64_t epoch, int
     epoch_ = epoch;
   }
   auto indices = order_.slice(0, index * batch_size_, (index + 1) * batch_size_);
+  if (share_.processes > 1) indices = indices.tensor_split(share_.processes)[share_.rank];
   return {data_.inputs.index_select(0, indices), data_.labels.index_select(0, indices)};
 }
 

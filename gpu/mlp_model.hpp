@@ -105,19 +105,28 @@ evaluation evaluate_batch(Model& model, const torch::Tensor& inputs, const torch
           logits.argmax(1).eq(labels).to(torch::kFloat64).mean().template item<double>()};
 }
 
+/// Which part of every batch a process of a distributed run trains on: part `rank` of `processes`
+/// nearly equal parts, as det::share_of_batch splits a batch.
+struct batch_share {
+  int rank = 0;
+  int processes = 1;
+};
+
 /// Training batches as slices of a permutation drawn from (seed, epoch), so that a position in the
-/// data always gives the same batch; an epoch drops its last partial batch.
+/// data always gives the same batch; an epoch drops its last partial batch. With a share, only
+/// that part of each batch is gathered: the others' rows are not copied for nothing.
 class shuffled_batches {
  public:
-  shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed);
+  shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed, batch_share share = {});
   int64_t batches_per_epoch() const { return data_.size() / batch_size_; }
-  /// Inputs and labels of batch `index` in epoch `epoch`.
+  /// Inputs and labels of batch `index` in epoch `epoch` (this process's share of them).
   std::pair<torch::Tensor, torch::Tensor> get(int64_t epoch, int64_t index);
 
  private:
   labelled_set data_;
   int64_t batch_size_;
   uint64_t seed_;
+  batch_share share_;
   int64_t epoch_ = -1;  // whose permutation `order_` is
   torch::Tensor order_;
 };
