@@ -66,14 +66,14 @@ class nccl_collective final : public collective {
     check_cuda(cudaSetDevice(device_), "selecting CUDA device " + std::to_string(device_));
     const std::size_t bytes = count * sizeof(T);
     void* buffer = values;
+    // Pinned host memory, too, may still be being written by the legacy stream.
+    check_cuda(cudaEventRecord(inputs_ready_, cudaStreamLegacy), "marking the exchange's inputs");
+    check_cuda(cudaStreamWaitEvent(stream_, inputs_ready_, 0), "ordering the exchange after its inputs");
     const bool on_host = !on_device(values);
     if (on_host) {
       reserve(bytes);
       check_cuda(cudaMemcpyAsync(staging_, values, bytes, cudaMemcpyHostToDevice, stream_), "copying to the GPU");
       buffer = staging_;
-    } else {
-      check_cuda(cudaEventRecord(inputs_ready_, cudaStreamLegacy), "marking the exchange's inputs");
-      check_cuda(cudaStreamWaitEvent(stream_, inputs_ready_, 0), "ordering the exchange after its inputs");
     }
     const auto deadline = clock_type::now() + timeout_;
     settle(kind == exchange_kind::broadcast

@@ -292,11 +292,11 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
     batches_unaveraged = peers && peers->exchanges() == exchanges ? batches_unaveraged + 1 : 0;
     if (batches_unaveraged > max_unaveraged_batches)
       throw std::runtime_error(
-          "The trial trains on several agents but its train_batch averaged nothing with the other "
-          "processes for " + std::to_string(batches_unaveraged) + " batches in a row: use a det::gradient_averager "
-          "or det::average_gradients (det/torch_data_parallel.hpp) or "
+          "The trial trains as several processes (on several agents, or one per GPU slot) but its train_batch "
+          "averaged nothing with the other processes for " + std::to_string(batches_unaveraged) + " batches in a "
+          "row: use a det::gradient_averager or det::average_gradients (det/torch_data_parallel.hpp) or "
           "trial_context::average between the backward pass and the optimizer step, or give it "
-          "slots_per_trial that fit one agent.");
+          "slots_per_trial = 1 on GPUs, or CPU slots that fit one agent.");
     if (sampler)
       for (auto& sample : sampler->take()) out.profile_metrics("system", at, sample);
     ++at.batches;

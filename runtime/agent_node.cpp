@@ -103,8 +103,10 @@ struct container {
   std::string container;  // its podman container's name, when it runs in an image (a task, or a Core API trial's process)
   int64_t memory_limit = 0;  // resources.memory_limit, for the sentence when it is exceeded
 
+  // Only to processes still running: an ended one's process group id may be another's by now.
   void signal(int sig) const {
-    for (const auto& p : processes) p->signal(sig);
+    for (std::size_t i = 0; i < processes.size(); ++i)
+      if (!exits.has_ended(i)) processes[i]->signal(sig);
   }
 };
 
@@ -434,13 +436,13 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
       if (limits && image.empty()) request.argv = limits->entering(request.argv);
       started.push_back(start_process(self, piece, std::move(request), may_be_warm, static_cast<int32_t>(started.size())));
     }
-    auto& c = st.containers[alloc] = {started, container_exits{started.size()}, start.trial_id(), start.task_id(),
-                                      {start.slot_ids().begin(), start.slot_ids().end()}, scratch,
-                                      std::make_shared<std::atomic<bool>>(false), limits,
-                                      image.empty() ? "" : container_name(alloc, start.rank()),
-                                      environment.memory_limit_bytes()};
+    auto ended = std::make_shared<std::atomic<bool>>(false);
     if (port != 0)
-      probe_service(me, alloc, port, start, c.ended);
+      probe_service(me, alloc, port, start, ended);
+    // Last: a container in the map is one whose end is reported when its processes end.
+    st.containers[alloc] = {started, container_exits{started.size()}, start.trial_id(), start.task_id(),
+                            {start.slot_ids().begin(), start.slot_ids().end()}, scratch, ended, limits,
+                            image.empty() ? "" : container_name(alloc, start.rank()), environment.memory_limit_bytes()};
     pb::ContainerStarted reported;
     reported.set_allocation_id(alloc);
     reported.set_pid(started.front()->pid());
@@ -459,6 +461,8 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     exited.set_message(std::string("the agent could not start ") + (is_task ? "the task: " : "the worker: ") + e.what());
     if (st.endpoint)
       self->send(st.endpoint, std::move(exited), st.session_token);
+    else
+      st.unsent_exits.push_back(std::move(exited));
   }
 }
 

@@ -1,17 +1,17 @@
 #include "runtime/container_workers.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace det::runtime {
 
 std::vector<pb::StartContainer> split_into_workers(const pb::StartContainer& start) {
   const int workers = std::max(start.workers(), 1);
-  // A count other than the slots' is the master's mistake, and safest as one worker with them all.
-  if (workers == 1 || workers != start.slot_ids_size()) {
-    auto alone = start;
-    alone.set_workers(1);
-    return {alone};
-  }
+  if (workers == 1) return {start};
+  if (workers != start.slot_ids_size())
+    throw std::runtime_error("the master asked for " + std::to_string(workers) + " workers on " +
+                             std::to_string(start.slot_ids_size()) + " slots; a container has one worker or one per slot");
   std::vector<pb::StartContainer> split;
   for (int i = 0; i < workers; ++i) {
     auto& worker = split.emplace_back(start);

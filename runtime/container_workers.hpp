@@ -13,7 +13,8 @@ namespace det::runtime {
 
 /// The container's workers, each as the StartContainer of a container of one worker: ranks
 /// start.rank() onwards, one slot each when there are several (and so one GPU each), all the
-/// slots when there is one.
+/// slots when there is one. Throws std::runtime_error when start.workers() is neither 1 nor the
+/// number of slots: the run's other workers would wait for ranks that never come.
 std::vector<pb::StartContainer> split_into_workers(const pb::StartContainer& start);
 
 /// How a container's processes end together: it has ended once all of them have, as the first of
@@ -26,6 +27,8 @@ class container_exits {
   /// which the caller then kills. A second report of the same process changes nothing.
   bool ended(std::size_t index, process::process_exit end);
   bool all_ended() const;
+  /// Whether process `index` has ended: its pid, and so its process group, may be another's now.
+  bool has_ended(std::size_t index) const { return index < ended_.size() && ended_[index]; }
   /// How the container ended, once all_ended().
   process::process_exit outcome() const { return failure_ ? *failure_ : last_; }
 

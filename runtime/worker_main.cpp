@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   app.add_option("--master", w.master, "the master's HOST:PORT (actor port)")->required();
   app.add_option("--allocation", w.allocation_id, "allocation id");
   app.add_option("--trial", w.trial_id, "trial id")->check(CLI::PositiveNumber);
-  app.add_option("--rank", w.rank, "this worker's place in a run on several agents (0: the chief)")
+  app.add_option("--rank", w.rank, "this worker's place in a run of several workers (0: the chief)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--world-size", w.world_size, "how many workers train the run together")
       ->check(CLI::PositiveNumber);

@@ -129,8 +129,8 @@ int run_worker(const worker_options& opts, std::unique_ptr<worker_connection> ea
       worker_rendezvous rendezvous{link, spec.allocation_id()};
       const auto connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout);
       const auto exchange_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_exchange_timeout);
-      // The agent gives a run on GPU slots its devices (and a run on CPU slots none): NCCL on the
-      // first of them there, Gloo over TCP otherwise.
+      // The agent gives each worker of a run on GPU slots its slot's device (and a run on CPU slots
+      // none): NCCL on it there, Gloo over TCP otherwise.
       const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
       const bool on_gpus = gpus && *gpus;
       peers = on_gpus ? harness::connect_nccl(opts.rank, opts.world_size, 0, rendezvous, connect_timeout, exchange_timeout)

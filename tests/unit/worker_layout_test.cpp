@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 using namespace det;
 
 TEST_CASE("worker layout: a LibTorch run on GPUs has a worker per slot, ranked agent by agent") {
@@ -57,12 +59,19 @@ TEST_CASE("container workers: a container of several workers gives each one slot
   REQUIRE(workers.size() == 1);
   CHECK(workers[0].slot_ids_size() == 2);
   CHECK(workers[0].rank() == 4);
+  // Any other count would leave the run's other workers waiting for ranks that never come.
+  start.set_workers(3);
+  CHECK_THROWS_WITH_AS(runtime::split_into_workers(start),
+                       "the master asked for 3 workers on 2 slots; a container has one worker or one per slot",
+                       std::runtime_error);
 }
 
 TEST_CASE("container workers: the container ends when every worker has, as the first failure did") {
   runtime::container_exits exits{3};
   CHECK_FALSE(exits.ended(1, {0, 0}));  // a worker that finished waits for the others
   CHECK_FALSE(exits.all_ended());
+  CHECK(exits.has_ended(1));             // and is signalled no more
+  CHECK_FALSE(exits.has_ended(0));
   CHECK(exits.ended(0, {1, 0}));        // the first failure: the others are to be killed
   CHECK_FALSE(exits.ended(0, {1, 0}));  // told twice, nothing more
   CHECK_FALSE(exits.ended(2, {0, 9}));  // killed as asked: not a second first failure
