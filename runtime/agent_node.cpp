@@ -282,6 +282,7 @@ std::map<std::string, std::string> container_env(const agent_process_state& st, 
 // A trial's worker: det-worker, which asks the master for its run.
 process::spawn_request worker_request(const agent_process_state& st, const pb::StartContainer& start) {
   process::spawn_request request;
+  request.env = container_env(st, start);
   request.argv = {st.worker_binary, "--master=" + st.master_host + ":" + std::to_string(st.master_port),
                   "--allocation=" + start.allocation_id(), "--trial=" + std::to_string(start.trial_id())};
   if (start.world_size() > 1) {
@@ -336,6 +337,26 @@ process::spawn_request task_in_image(const pb::StartContainer& start, const std:
   request.argv = podman_run_argv(inside);
   request.env = podman_environment();
   return request;
+}
+
+// A task's process as it starts: its program with the variables every process gets, the service's
+// port and det's Python clients, in its image when its config names one.
+process::spawn_request task_process(const agent_process_state& st, const pb::StartContainer& start,
+                                    const std::filesystem::path& scratch, int port, const std::string& image,
+                                    const std::shared_ptr<cgroup_limits>& limits) {
+  auto request = task_request(st, start, scratch, port);
+  request.env = container_env(st, start);
+  if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
+  // det_core and `determined` import in any command.
+  const char* path = std::getenv("PYTHONPATH");
+  request.env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
+  if (image.empty()) return request;
+  std::vector<std::string> gpus;
+  if (auto visible = request.env.find("CUDA_VISIBLE_DEVICES"); visible != request.env.end() && !visible->second.empty())
+    gpus.push_back(visible->second);
+  auto env = request.env;
+  env.erase("CUDA_VISIBLE_DEVICES");  // the container sees only its own GPUs
+  return task_in_image(start, image, std::move(request), std::move(env), gpus, limits ? limits->parent_path() : "");
 }
 
 // Polls a task's service until it answers (then tells the agent) or its process ends; then, for
@@ -417,22 +438,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     const auto& own_variables = cuda ? environment.cuda_env() : environment.cpu_env();
     const bool may_be_warm = !is_task && !limits && own_variables.empty();
     for (const auto& piece : pieces) {
-      auto request = is_task ? task_request(st, piece, scratch, port) : worker_request(st, piece);
-      request.env = container_env(st, piece);
-      if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
-      if (is_task) {  // det_core and `determined` import in any command
-        const char* path = std::getenv("PYTHONPATH");
-        request.env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
-      }
-      if (is_task && !image.empty()) {
-        std::vector<std::string> gpus;
-        if (auto visible = request.env.find("CUDA_VISIBLE_DEVICES"); visible != request.env.end() && !visible->second.empty())
-          gpus.push_back(visible->second);
-        auto env = request.env;
-        env.erase("CUDA_VISIBLE_DEVICES");  // the container sees only its own GPUs
-        request = task_in_image(piece, image, std::move(request), std::move(env), gpus,
-                                limits ? limits->parent_path() : "");
-      }
+      auto request = is_task ? task_process(st, piece, scratch, port, image, limits) : worker_request(st, piece);
       if (limits && image.empty()) request.argv = limits->entering(request.argv);
       started.push_back(start_process(self, piece, std::move(request), may_be_warm, static_cast<int32_t>(started.size())));
     }
