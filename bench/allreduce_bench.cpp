@@ -2,7 +2,8 @@
 // trial's gradients go through) against bare Gloo (gloo::allreduce on a context connected the same
 // way) on the same float buffers: 2 processes (threads here) on 127.0.0.1, buffers of 1 MB (the
 // first gradient bucket) and 25 MB (the others), interleaved rounds, median MB/s of each and their
-// ratio.
+// ratio. Beside them, det's shared-memory exchange (det::harness::join_shared_memory, what the
+// workers of a run on one host use instead) on the same buffers, against the same bare Gloo.
 //
 // Usage: bench_allreduce [--rounds 9] [--repeats 20]
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "gpu/collective.hpp"
+#include "gpu/shared_memory_collective.hpp"
 
 namespace {
 
@@ -60,6 +62,16 @@ int main(int argc, char** argv) {
     det_peers[static_cast<size_t>(rank)] = det::harness::connect_gloo(
         rank, 2, det_store, "127.0.0.1", std::chrono::seconds(30), std::chrono::seconds(30));
   });
+  det::harness::memory_rendezvous_store shm_store;
+  std::vector<std::unique_ptr<det::harness::collective>> shm_peers(2);
+  on_two_ranks([&](int rank) {
+    shm_peers[static_cast<size_t>(rank)] =
+        det::harness::join_shared_memory(rank, 2, shm_store, std::chrono::seconds(30), std::chrono::seconds(30));
+  });
+  if (!shm_peers[0] || !shm_peers[1]) {
+    std::fprintf(stderr, "this host gave no shared-memory segment for the exchange\n");
+    return 1;
+  }
   // Bare Gloo: its own contexts over its own in-memory store.
   gloo::rendezvous::HashStore bare_store;
   std::vector<std::shared_ptr<gloo::rendezvous::Context>> bare(2);
@@ -74,12 +86,15 @@ int main(int argc, char** argv) {
   for (std::size_t bytes : {std::size_t{1} << 20, std::size_t{25} << 20}) {
     const std::size_t count = bytes / sizeof(float);
     std::vector<std::vector<float>> buffers(2, std::vector<float>(count, 1.0f));
-    std::vector<double> det_rates, bare_rates;
+    std::vector<double> det_rates, shm_rates, bare_rates;
     uint32_t tag = 1;
     for (int round = 0; round < rounds; ++round) {
       const double megabytes = static_cast<double>(bytes) * repeats / 1e6;
       det_rates.push_back(megabytes / on_two_ranks([&](int rank) {
         for (int r = 0; r < repeats; ++r) det_peers[static_cast<size_t>(rank)]->sum(buffers[static_cast<size_t>(rank)].data(), count);
+      }));
+      shm_rates.push_back(megabytes / on_two_ranks([&](int rank) {
+        for (int r = 0; r < repeats; ++r) shm_peers[static_cast<size_t>(rank)]->sum(buffers[static_cast<size_t>(rank)].data(), count);
       }));
       const uint32_t first_tag = tag;
       tag += static_cast<uint32_t>(repeats);
@@ -93,9 +108,10 @@ int main(int argc, char** argv) {
         }
       }));
     }
-    const double det_rate = median(det_rates), bare_rate = median(bare_rates);
-    std::printf("all-reduce of %zu MB on 2 ranks, median of %d rounds of %d: det %.0f MB/s, bare Gloo %.0f MB/s, ratio %.2f\n",
-                bytes >> 20, rounds, repeats, det_rate, bare_rate, det_rate / bare_rate);
+    const double det_rate = median(det_rates), shm_rate = median(shm_rates), bare_rate = median(bare_rates);
+    std::printf("all-reduce of %zu MB on 2 ranks, median of %d rounds of %d: det %.0f MB/s, bare Gloo %.0f MB/s, ratio %.2f; "
+                "det shared memory %.0f MB/s, ratio to bare Gloo %.2f\n",
+                bytes >> 20, rounds, repeats, det_rate, bare_rate, det_rate / bare_rate, shm_rate, shm_rate / bare_rate);
   }
   return 0;
 }

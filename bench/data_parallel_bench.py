@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Data-parallel scaling across agents: builtin:mlp trained by one worker on one agent (the
 baseline) and by two workers on two agents (slots_per_trial = 2: each its half of every batch,
-gradients averaged over Gloo on 127.0.0.1), same model, data and global batch, alternated in
-one cluster. Prints samples/s of each and their ratio; 2.0 would be perfect scaling.
+gradients averaged through shared memory, the agents being on one host), same model, data and
+global batch, alternated in one cluster. Prints samples/s of each and their ratio; 2.0 would be
+perfect scaling.
 
-The machine's own ceiling comes from the same run: two independent one-worker trials at once, one
-per agent (no exchange at all), against one alone. No data-parallel run can scale better than
-that; on a machine whose two cores share one physical core it is well under 2.
+The ceiling comes from the same run: two independent one-worker trials at once, one per agent, each
+on half the global batch (what each worker of the data-parallel run computes, without the
+exchange), against one alone on the whole batch. No data-parallel run can scale better than that:
+on a machine whose cores are shared it is under 2, and where half a batch trains at fewer samples/s
+than a whole one (small batches) it is under 2 too.
 
 Every worker gets one LibTorch thread (OMP_NUM_THREADS=1 reaches the workers through the
 agents), so that one worker uses one core and two use two, as one slot per core would.
 
-The gradients (2.1 MB for this model: a 1 MB bucket and the rest) are averaged while the backward
-pass runs (det::gradient_averager); small batches still pay most of the exchange (about 3 ms here)
-on a shorter step: the bench runs a small and a large global batch.
+The gradients (2.1 MB for this model) form one bucket, averaged once the backward pass is done
+(det::gradient_averager); small batches pay the exchange on a shorter step: the bench runs a small
+and a large global batch.
 
 Usage: bench/data_parallel_bench.py [--batches 600] [--rounds 3] [--batch-sizes 512,2048]
 (DET_BIN_DIR defaults to build/bin.)
@@ -87,12 +90,13 @@ def main():
             for r in range(args.rounds):
                 alone = samples_per_second(c, 1, args.batches, batch_size)
                 together = samples_per_second(c, 2, args.batches, batch_size)
-                independent = samples_per_second(c, 1, args.batches, batch_size, experiments=2)
+                independent = samples_per_second(c, 1, args.batches, batch_size // 2, experiments=2)
                 ratios.append(together / alone)
                 ceilings.append(independent / alone)
                 print(f"  round {r + 1}: one worker {alone:.0f} samples/s, two workers on two agents "
                       f"{together:.0f} samples/s, ratio {together / alone:.2f}; two independent "
-                      f"one-worker trials {independent:.0f} samples/s, ceiling {independent / alone:.2f}",
+                      f"one-worker trials on half the batch {independent:.0f} samples/s, ceiling "
+                      f"{independent / alone:.2f}",
                       flush=True)
             print(f"data_parallel_ratio_batch_{batch_size}={statistics.median(ratios):.2f} "
                   f"machine_ceiling={statistics.median(ceilings):.2f} "

@@ -2,6 +2,7 @@
 // builtin:mlp, in a bare LibTorch loop with no reporting and no progress bookkeeping.
 //   bench_mlp_bare --batches N [--dataset synthetic|fashion-mnist] [--batch-size 64] [--threads T]
 //                  [--warmup K]   (the first K batches are trained but not timed)
+//                  [--hparams JSON]  (builtin:mlp's hyperparameters, e.g. {"hidden_sizes":[512,256]})
 
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
@@ -22,6 +23,7 @@ struct options {
   int64_t batch_size = 64;
   int threads = 0;
   int64_t warmup = 0;
+  std::string hparams = "{}";
 };
 
 int64_t to_integer(const std::string& flag, const std::string& value) {
@@ -51,11 +53,13 @@ options parse(int argc, char** argv) {
       o.batch_size = to_integer(flag, value);
     } else if (flag == "--warmup") {
       o.warmup = to_integer(flag, value);
+    } else if (flag == "--hparams") {
+      o.hparams = value;
     } else if (flag == "--threads") {
       o.threads = static_cast<int>(to_integer(flag, value));
     } else {
       throw std::runtime_error("Unknown option " + flag +
-                               "; use --batches N --dataset synthetic|fashion-mnist --batch-size B --threads T --warmup K.");
+                               "; use --batches N --dataset synthetic|fashion-mnist --batch-size B --threads T --warmup K --hparams JSON.");
     }
   }
   return o;
@@ -68,7 +72,9 @@ int main(int argc, char** argv) {
   try {
     options opts = parse(argc, argv);
     // The harness's defaults for everything but the batch size, so both run the same network.
-    mlp_hparams hparams = parse_mlp_hparams(R"({"global_batch_size":)" + std::to_string(opts.batch_size) + "}");
+    auto chosen = nlohmann::json::parse(opts.hparams);
+    chosen["global_batch_size"] = opts.batch_size;
+    mlp_hparams hparams = parse_mlp_hparams(chosen.dump());
     data_settings data_spec = parse_data_settings(nlohmann::json{{"dataset", opts.dataset}}.dump());
     if (opts.threads > 0) at::set_num_threads(opts.threads);
 

@@ -19,6 +19,7 @@
 #include "config/experiment_config.hpp"
 #include "gpu/collective.hpp"
 #include "gpu/nccl_collective.hpp"
+#include "gpu/shared_memory_collective.hpp"
 #include "gpu/harness.hpp"
 #include "messages/length_unit.hpp"
 #include "messages/trial.pb.h"
@@ -130,14 +131,24 @@ int run_worker(const worker_options& opts, std::unique_ptr<worker_connection> ea
       const auto connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout);
       const auto exchange_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_exchange_timeout);
       // The agent gives each worker of a run on GPU slots its slot's device (and a run on CPU slots
-      // none): NCCL on it there, Gloo over TCP otherwise.
+      // none): NCCL on it there; otherwise shared memory when every worker is on this host (unless
+      // DET_SHM_DISABLE=1, as NCCL_SHM_DISABLE for NCCL), Gloo over TCP when not.
       const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
-      const bool on_gpus = gpus && *gpus;
-      peers = on_gpus ? harness::connect_nccl(opts.rank, opts.world_size, 0, rendezvous, connect_timeout, exchange_timeout)
-                      : harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port),
-                                              connect_timeout, exchange_timeout);
+      const char* shm_disable = std::getenv("DET_SHM_DISABLE");
+      const char* transport = "NCCL";
+      if (gpus && *gpus) {
+        peers = harness::connect_nccl(opts.rank, opts.world_size, 0, rendezvous, connect_timeout, exchange_timeout);
+      } else if (!(shm_disable && std::string(shm_disable) == "1") &&
+                 (peers = harness::join_shared_memory(opts.rank, opts.world_size, rendezvous, connect_timeout,
+                                                      exchange_timeout))) {
+        transport = "shared memory";
+      } else {
+        peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port), connect_timeout,
+                                      exchange_timeout);
+        transport = "Gloo";
+      }
       std::cout << "trial " << spec.trial_id() << ": worker " << opts.rank << " of " << opts.world_size
-                << " connected to the others over " << (on_gpus ? "NCCL" : "Gloo") << std::endl;
+                << " connected to the others over " << transport << std::endl;
       plan.peers = peers.get();
     }
     bool stopped = harness::run_trial(plan, *reporter);

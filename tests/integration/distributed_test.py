@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Trials whose slots span agents, on a real cluster of 2 agents x cpu:2: a 4-slot builtin:mlp
-trial trains data-parallel as one worker per agent (Gloo over 127.0.0.1, rendezvous through the
-master), and a worker of such a run killed mid-run takes its run down with it; the trial resumes
-from its latest checkpoint on both agents again."""
+trial trains data-parallel as one worker per agent (the agents share this host, so the workers
+exchange through shared memory; rendezvous through the master), and a worker of such a run killed
+mid-run takes its run down with it; the trial resumes from its latest checkpoint on both agents
+again. A run told DET_SHM_DISABLE=1 exchanges over Gloo's TCP instead, as workers on different
+hosts do."""
 
 import os
 import signal
@@ -13,6 +15,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from cluster import Cluster, pids_with_args, simulated_config, synthetic_config, wait_for  # noqa: E402
 
 DONE = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
+# What workers on different hosts use, for a run whose workers share one.
+OVER_TCP = '\n[environment]\nenvironment_variables = ["DET_SHM_DISABLE=1"]\n'
 
 
 def across_agents(config, slots=4, checkpoint_period=None):
@@ -45,7 +49,7 @@ class DistributedTrialTest(unittest.TestCase):
         self.assertEqual(trial["state"], "STATE_COMPLETED", logs[-15:])
         self.assertEqual(int(trial["total_batches"]), 300)
         for rank in (0, 1):
-            self.assertTrue(any(f"worker {rank} of 2 connected to the others" in l for l in logs), logs)
+            self.assertTrue(any(f"worker {rank} of 2 connected to the others over shared memory" in l for l in logs), logs)
             self.assertTrue(any(f"Process {rank} of 2: training on its share of each batch" in l for l in logs), logs)
         # The chief alone reports: one validation per period, one checkpoint per period.
         validations = c.get(f"/api/v1/trials/{trial['id']}/metrics?group=validation")["metrics"]
@@ -78,8 +82,9 @@ class DistributedTrialTest(unittest.TestCase):
 
     def test_c_a_master_killed_mid_run_takes_back_both_workers(self):
         c = self.cluster
+        # Over Gloo: the TCP path of workers on different hosts, through a master restart.
         exp_id = c.submit(simulated_config("master-killed", 800, seconds_per_batch=0.01, validation_period=100,
-                                           slots_per_trial=4), "restart.toml")
+                                           slots_per_trial=4) + OVER_TCP, "restart.toml")
         trial_id = c.first_trial(exp_id)
         wait_for(lambda: int(c.experiment(exp_id)["trials"][0]["total_batches"]) >= 100, 60, "training")
         workers = [worker_pid(f"{trial_id}.1", rank) for rank in (0, 1)]
@@ -99,6 +104,8 @@ class DistributedTrialTest(unittest.TestCase):
         self.assertEqual(int(trial["total_batches"]), 800)
         logs = c.trial_logs(trial_id)
         self.assertTrue(any("the master restarted: waiting up to" in l for l in logs), logs)
+        for rank in (0, 1):
+            self.assertTrue(any(f"worker {rank} of 2 connected to the others over Gloo" in l for l in logs), logs)
         steps = [int(m["total_batches"]) for m in c.get(f"/api/v1/trials/{trial_id}/metrics?group=validation")["metrics"]]
         self.assertEqual(steps, [100, 200, 300, 400, 500, 600, 700, 800])
 

@@ -3,6 +3,7 @@
 #include "gpu/harness.hpp"
 #include "gpu/mlp_model.hpp"
 #include "gpu/nccl_collective.hpp"
+#include "gpu/shared_memory_collective.hpp"
 #include "gpu/idx_file.hpp"
 #include "gpu/trial_loop.hpp"
 #include "gpu/trial_settings.hpp"
@@ -457,8 +458,20 @@ struct process_run {
   std::atomic<bool> failed{false};  // read by the other threads
 };
 
-// Trains `plan` as `runs.size()` processes (threads) connected over Gloo on 127.0.0.1.
-void train_together(const det::harness::training_plan& plan, std::vector<process_run>& runs) {
+// How processes (threads here) exchange: Gloo over TCP on 127.0.0.1, or a shared-memory segment.
+enum class transport { gloo, shared_memory };
+
+std::unique_ptr<det::harness::collective> connect(transport how, int rank, int size, memory_store& store) {
+  if (how == transport::gloo)
+    return det::harness::connect_gloo(rank, size, store, "127.0.0.1", std::chrono::seconds(60), std::chrono::seconds(60));
+  auto peers = det::harness::join_shared_memory(rank, size, store, std::chrono::seconds(60), std::chrono::seconds(60));
+  if (!peers) throw std::runtime_error("this host gave no shared-memory segment");
+  return peers;
+}
+
+// Trains `plan` as `runs.size()` processes (threads) connected `how`.
+void train_together(const det::harness::training_plan& plan, std::vector<process_run>& runs,
+                    transport how = transport::gloo) {
   memory_store store;
   std::vector<std::thread> threads;
   const int size = static_cast<int>(runs.size());
@@ -466,8 +479,7 @@ void train_together(const det::harness::training_plan& plan, std::vector<process
     threads.emplace_back([&, rank] {
       auto& run = runs[static_cast<size_t>(rank)];
       try {
-        auto peers = det::harness::connect_gloo(rank, size, store, "127.0.0.1", std::chrono::seconds(60),
-                                                std::chrono::seconds(60));
+        auto peers = connect(how, rank, size, store);
         // Threads share LibTorch's global generator, which builds the models: the chief's model
         // must be built (its first log line) before the others draw, to be the one a process
         // alone would build.
@@ -492,45 +504,49 @@ bool logged(const recording_reporter& r, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("two processes training together on halves of each batch match one process on whole batches") {
+TEST_CASE("two processes training together on halves of each batch match one process on whole batches, over Gloo and shared memory") {
   auto plan = synthetic_plan(60);
   // SGD without dropout: the halves' mean gradient is the whole batch's, up to rounding.
   plan.hparams_json =
       R"({"global_batch_size":64,"learning_rate":0.05,"hidden_sizes":[128],"dropout":0,"optimizer":"sgd"})";
   plan.report_every_batches = 20;
   plan.min_validation_period_batches = 30;
-  scratch_dir alone_storage, together_storage;
+  scratch_dir alone_storage;
   plan.checkpoint_dir = alone_storage.path.string();
   recording_reporter alone;
   det::harness::run_trial(plan, alone);
 
-  plan.checkpoint_dir = together_storage.path.string();
-  std::vector<process_run> together(2);
-  train_together(plan, together);
-  const auto& chief = together[0].out;
-  const auto& other = together[1].out;
-  // Only the chief reports and checkpoints.
-  CHECK(other.training.empty());
-  CHECK(other.validation.empty());
-  CHECK(other.checkpoints.empty());
-  CHECK(logged(other, "Process 1 of 2: training on its share of each batch"));
-  REQUIRE(chief.validation.size() == alone.validation.size());
-  for (size_t i = 0; i < alone.validation.size(); ++i) {
-    CHECK(chief.validation[i].at.batches == alone.validation[i].at.batches);
-    CHECK(chief.validation[i].metrics.at("validation_loss") ==
-          doctest::Approx(alone.validation[i].metrics.at("validation_loss")).epsilon(1e-4));
-    CHECK(chief.validation[i].metrics.at("validation_accuracy") ==
-          doctest::Approx(alone.validation[i].metrics.at("validation_accuracy")).epsilon(1e-3));
+  for (auto how : {transport::gloo, transport::shared_memory}) {
+    CAPTURE(static_cast<int>(how));
+    scratch_dir together_storage;
+    plan.checkpoint_dir = together_storage.path.string();
+    std::vector<process_run> together(2);
+    train_together(plan, together, how);
+    const auto& chief = together[0].out;
+    const auto& other = together[1].out;
+    // Only the chief reports and checkpoints.
+    CHECK(other.training.empty());
+    CHECK(other.validation.empty());
+    CHECK(other.checkpoints.empty());
+    CHECK(logged(other, "Process 1 of 2: training on its share of each batch"));
+    REQUIRE(chief.validation.size() == alone.validation.size());
+    for (size_t i = 0; i < alone.validation.size(); ++i) {
+      CHECK(chief.validation[i].at.batches == alone.validation[i].at.batches);
+      CHECK(chief.validation[i].metrics.at("validation_loss") ==
+            doctest::Approx(alone.validation[i].metrics.at("validation_loss")).epsilon(1e-4));
+      CHECK(chief.validation[i].metrics.at("validation_accuracy") ==
+            doctest::Approx(alone.validation[i].metrics.at("validation_accuracy")).epsilon(1e-3));
+    }
+    // The reported training loss is the processes' mean, which is the whole batch's loss.
+    REQUIRE(chief.training.size() == alone.training.size());
+    for (size_t i = 0; i < alone.training.size(); ++i)
+      CHECK(chief.training[i].metrics.at("loss") == doctest::Approx(alone.training[i].metrics.at("loss")).epsilon(1e-4));
+    REQUIRE(chief.checkpoints.size() == 1);
+    REQUIRE(alone.checkpoints.size() == 1);
+    auto expected = saved_weights(alone_storage.path / alone.checkpoints.back().uuid, 0);
+    auto trained = saved_weights(together_storage.path / chief.checkpoints.back().uuid, 0);
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(torch::allclose(expected[i], trained[i], 1e-4, 1e-5));
   }
-  // The reported training loss is the processes' mean, which is the whole batch's loss.
-  REQUIRE(chief.training.size() == alone.training.size());
-  for (size_t i = 0; i < alone.training.size(); ++i)
-    CHECK(chief.training[i].metrics.at("loss") == doctest::Approx(alone.training[i].metrics.at("loss")).epsilon(1e-4));
-  REQUIRE(chief.checkpoints.size() == 1);
-  REQUIRE(alone.checkpoints.size() == 1);
-  auto expected = saved_weights(alone_storage.path / alone.checkpoints.back().uuid, 0);
-  auto trained = saved_weights(together_storage.path / chief.checkpoints.back().uuid, 0);
-  for (size_t i = 0; i < expected.size(); ++i) CHECK(torch::allclose(expected[i], trained[i], 1e-4, 1e-5));
 }
 
 TEST_CASE("a stop asked of one process stops them all after the same batch, and a missing one is an error") {
@@ -619,47 +635,49 @@ torch::nn::Sequential small_model() {
 
 }  // namespace
 
-TEST_CASE("overlapped bucketed averaging matches one process, with and without gradient accumulation") {
+TEST_CASE("overlapped bucketed averaging matches one process, with and without gradient accumulation, over Gloo and shared memory") {
   torch::manual_seed(11);
   const auto inputs = torch::randn({16, 6});
   const auto labels = torch::randint(0, 4, {16});
   auto alone = small_model();
   accumulate_gradients(alone, inputs, labels, 16);
-  for (int micro_batches : {1, 2}) {
-    memory_store store;
-    std::vector<std::vector<torch::Tensor>> grads(2);
-    std::vector<std::string> errors(2);
-    // Built here: the threads would share LibTorch's global generator.
-    std::vector<torch::nn::Sequential> models{small_model(), small_model()};
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < 2; ++rank)
-      threads.emplace_back([&, rank] {
-        try {
-          auto peers = det::harness::connect_gloo(rank, 2, store, "127.0.0.1", std::chrono::seconds(30),
-                                                  std::chrono::seconds(30));
-          collective_context context(*peers);
-          auto& model = models[static_cast<size_t>(rank)];
-          // Tiny buckets: several of them, averaged while backward runs.
-          det::gradient_averager averager(context, model->parameters(), 64, 256);
-          auto share = inputs.tensor_split(2)[rank];
-          auto share_labels = labels.tensor_split(2)[rank];
-          for (int m = 0; m < micro_batches; ++m) {
-            averager.prepare(m == micro_batches - 1);  // only the last backward averages
-            accumulate_gradients(model, share.tensor_split(micro_batches)[m], share_labels.tensor_split(micro_batches)[m], 8);
-            averager.synchronize();
+  for (auto how : {transport::gloo, transport::shared_memory}) {
+    for (int micro_batches : {1, 2}) {
+      CAPTURE(static_cast<int>(how));
+      memory_store store;
+      std::vector<std::vector<torch::Tensor>> grads(2);
+      std::vector<std::string> errors(2);
+      // Built here: the threads would share LibTorch's global generator.
+      std::vector<torch::nn::Sequential> models{small_model(), small_model()};
+      std::vector<std::thread> threads;
+      for (int rank = 0; rank < 2; ++rank)
+        threads.emplace_back([&, rank] {
+          try {
+            auto peers = connect(how, rank, 2, store);
+            collective_context context(*peers);
+            auto& model = models[static_cast<size_t>(rank)];
+            // Tiny buckets: several of them, averaged while backward runs.
+            det::gradient_averager averager(context, model->parameters(), 64, 256);
+            auto share = inputs.tensor_split(2)[rank];
+            auto share_labels = labels.tensor_split(2)[rank];
+            for (int m = 0; m < micro_batches; ++m) {
+              averager.prepare(m == micro_batches - 1);  // only the last backward averages
+              accumulate_gradients(model, share.tensor_split(micro_batches)[m], share_labels.tensor_split(micro_batches)[m], 8);
+              averager.synchronize();
+            }
+            for (const auto& p : model->parameters()) grads[static_cast<size_t>(rank)].push_back(p.grad().clone());
+          } catch (const std::exception& e) {
+            errors[static_cast<size_t>(rank)] = e.what();
           }
-          for (const auto& p : model->parameters()) grads[static_cast<size_t>(rank)].push_back(p.grad().clone());
-        } catch (const std::exception& e) {
-          errors[static_cast<size_t>(rank)] = e.what();
-        }
-      });
-    for (auto& t : threads) t.join();
-    REQUIRE(errors[0] == "");
-    REQUIRE(errors[1] == "");
-    const auto expected = alone->parameters();
-    for (int rank = 0; rank < 2; ++rank)
-      for (size_t i = 0; i < expected.size(); ++i)
-        CHECK(torch::allclose(grads[static_cast<size_t>(rank)][i], expected[i].grad(), 1e-4, 1e-6));
+        });
+      for (auto& t : threads) t.join();
+      REQUIRE(errors[0] == "");
+      REQUIRE(errors[1] == "");
+      const auto expected = alone->parameters();
+      for (int rank = 0; rank < 2; ++rank)
+        for (size_t i = 0; i < expected.size(); ++i)
+          CHECK(torch::allclose(grads[static_cast<size_t>(rank)][i], expected[i].grad(), 1e-4, 1e-6));
+    }
   }
 }
 
