@@ -157,6 +157,11 @@ def main():
     between = wall * width / args.trials * 1000 - mean(lifetimes)
     print(f"ms_per_trial created_to_first_report={mean(to_first):.1f} first_report_to_end={mean(after_first):.1f} "
           f"slot_idle_between_trials={between:.1f}")
+    # A mean hides whether every trial pays a little or a few pay a lot (a stalled message).
+    for name, xs in (("created_to_first_report", to_first), ("first_report_to_end", after_first)):
+        xs = sorted(xs)
+        print(f"{name}_ms p50={xs[len(xs) // 2] * 1000:.1f} p90={xs[len(xs) * 9 // 10] * 1000:.1f} "
+              f"p99={xs[len(xs) * 99 // 100] * 1000:.1f} max={xs[-1] * 1000:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "gpu/shared_memory_collective.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,8 +28,11 @@ namespace {
 constexpr std::size_t cache_line = 64;
 constexpr std::size_t page = 4096;
 // How long a process waiting for another polls before it sleeps in the kernel: the others usually
-// arrive within microseconds of each other, and a futex round trip costs tens of them.
-constexpr auto spin_time = std::chrono::microseconds(30);
+// arrive within a millisecond, and waking a sleeping thread costs up to a few hundred microseconds
+// on a virtual machine, twice per exchange. After the first microseconds the poll yields the core
+// to any other thread that wants it.
+constexpr auto spin_time = std::chrono::microseconds(2000);
+constexpr auto busy_spin_time = std::chrono::microseconds(50);
 // How often a sleeping process wakes to see whether the one it waits for still exists.
 constexpr auto liveness_period = std::chrono::milliseconds(50);
 
@@ -255,8 +259,12 @@ class shared_memory_collective final : public collective {
   void await(progress& other, int process) {
     if (reached(other)) return;
     const auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < spin_time) {
-      for (int i = 0; i < 32; ++i) cpu_relax();
+    for (auto waited = std::chrono::steady_clock::duration{}; waited < spin_time;
+         waited = std::chrono::steady_clock::now() - start) {
+      if (waited < busy_spin_time)
+        for (int i = 0; i < 32; ++i) cpu_relax();
+      else
+        sched_yield();
       if (reached(other)) return;
     }
     const timespec nap{0, std::chrono::nanoseconds(liveness_period).count()};

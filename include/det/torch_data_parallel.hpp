@@ -75,8 +75,8 @@ inline void average_gradients(trial_context& context, const std::vector<torch::T
 /// DDP's sizes. A hook on each parameter's gradient accumulator copies its gradient into its
 /// bucket once it is accumulated; a full bucket is averaged by a thread of the averager's own,
 /// in bucket order (the same order in every process), while autograd goes on. synchronize(),
-/// before the optimizer step, waits for the last bucket and writes the averages into the
-/// gradients. Buckets live on the parameters' device: on a GPU, NCCL averages them there, and
+/// before the optimizer step, averages the last bucket itself (backward is over: nothing is left
+/// to overlap it with), waits for the others and writes the averages into the gradients. Buckets live on the parameters' device: on a GPU, NCCL averages them there, and
 /// gradients never travel through host memory. Alone (world_size() 1) it does nothing.
 ///
 /// Gradient accumulation over k batches: prepare(false) before the first k - 1 backward passes
@@ -148,8 +148,15 @@ class gradient_averager {
     if (!st.averaging) return;
     for (std::size_t i = 0; i < st.slots.size(); ++i)
       if (!st.slots[i].copied) st.copy_in(i);
-    st.changed.notify_all();
-    st.changed.wait(lock, [&] { return st.averaged == st.buckets.size() || st.failure; });
+    // This thread averages what is ready itself rather than wake the averager's thread and sleep
+    // until it is done: two thread wake-ups per batch, each up to a few hundred microseconds on a
+    // virtual machine. The averager's thread keeps the buckets that fill while backward runs.
+    while (st.averaged < st.buckets.size() && !st.failure) {
+      if (st.next_ready())
+        st.average_next(lock);
+      else
+        st.changed.wait(lock);
+    }
     if (st.failure) {
       auto failure = std::exchange(st.failure, nullptr);
       st.reset();
@@ -189,6 +196,7 @@ class gradient_averager {
     bool averaging = true;
     bool closing = false;
     std::size_t averaged = 0;  // buckets done this pass, in order
+    bool busy = false;         // a thread is averaging bucket `averaged`
     std::exception_ptr failure;
     std::thread worker;
 
@@ -205,6 +213,31 @@ class gradient_averager {
       slot.copied = true;
       ++bucket.copied;
     }
+    // Whether bucket `averaged` is full and nobody averages it. With `mutex` held.
+    bool next_ready() const {
+      return !failure && !busy && averaged < buckets.size() &&
+             buckets[averaged].copied == buckets[averaged].parameters;
+    }
+    // Averages bucket `averaged`, `lock` released meanwhile: one bucket at a time, in order, whichever
+    // thread does it, so that every process makes the same calls in the same order.
+    void average_next(std::unique_lock<std::mutex>& lock) {
+      auto& bucket = buckets[averaged];
+      busy = true;
+      lock.unlock();
+      std::exception_ptr failed;
+      try {
+        context.average(bucket.buffer.data_ptr<float>(), static_cast<std::size_t>(bucket.numel));
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      busy = false;
+      if (failed)
+        failure = failed;
+      else
+        ++averaged;
+      changed.notify_all();
+    }
     void reset() {
       for (auto& b : buckets) b.copied = 0;
       for (auto& s : slots) s.copied = false;
@@ -214,24 +247,9 @@ class gradient_averager {
     void average_buckets() {
       std::unique_lock<std::mutex> lock(mutex);
       for (;;) {
-        changed.wait(lock, [&] {
-          return closing || (!failure && averaged < buckets.size() &&
-                             buckets[averaged].copied == buckets[averaged].parameters);
-        });
+        changed.wait(lock, [&] { return closing || next_ready(); });
         if (closing) return;
-        auto& bucket = buckets[averaged];
-        lock.unlock();
-        try {
-          context.average(bucket.buffer.data_ptr<float>(), static_cast<std::size_t>(bucket.numel));
-        } catch (...) {
-          lock.lock();
-          failure = std::current_exception();
-          changed.notify_all();
-          continue;
-        }
-        lock.lock();
-        ++averaged;
-        changed.notify_all();
+        average_next(lock);
       }
     }
   };
@@ -244,7 +262,11 @@ class gradient_averager {
       std::lock_guard<std::mutex> lock(st->mutex);
       if (st->averaging && !st->slots[index].copied) {
         st->copy_in(index);
-        st->changed.notify_all();
+        // The averager's thread is woken for a full bucket that backward may still overlap, not for
+        // the last one: synchronize() averages that.
+        const auto filled = st->slots[index].bucket;
+        if (filled + 1 < st->buckets.size() && st->buckets[filled].copied == st->buckets[filled].parameters)
+          st->changed.notify_all();
       }
       return outputs;
     }
