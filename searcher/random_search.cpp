@@ -29,13 +29,19 @@ std::vector<action> random_search::trial_created(int64_t request_id) {
 std::vector<action> random_search::validation_completed(int64_t request_id, double, int64_t length_trained) {
   auto it = trial_progress_.find(request_id);
   if (it != trial_progress_.end() && max_length_.value > 0)
-    it->second = std::max(it->second, std::clamp(static_cast<double>(length_trained) /
-                                                     static_cast<double>(max_length_.value), 0.0, 1.0));
+    set_progress(request_id, std::max(it->second, std::clamp(static_cast<double>(length_trained) /
+                                                                 static_cast<double>(max_length_.value), 0.0, 1.0)));
   return {};
 }
 
+void random_search::set_progress(int64_t request_id, double share) {
+  auto& held = trial_progress_[request_id];
+  progress_sum_ += share - held;
+  held = share;
+}
+
 std::vector<action> random_search::trial_exited(int64_t request_id) {
-  if (!invalid_.count(request_id)) trial_progress_[request_id] = 1.0;
+  if (!invalid_.count(request_id)) set_progress(request_id, 1.0);
   if (counted_ >= max_trials_) return {};
   ++counted_;
   return {trials_.next()};
@@ -45,6 +51,7 @@ std::vector<action> random_search::trial_exited_early(int64_t request_id, exit_r
   if (reason == exit_reason::invalid_hp && invalid_.insert(request_id).second) {
     // Its replacement is created when the trial exits, as any trial's successor is.
     --counted_;
+    set_progress(request_id, 0.0);
     trial_progress_.erase(request_id);
   }
   return {};
@@ -52,9 +59,7 @@ std::vector<action> random_search::trial_exited_early(int64_t request_id, exit_r
 
 double random_search::progress() const {
   if (max_trials_ <= 0) return 0.0;
-  double sum = 0;
-  for (const auto& [id, share] : trial_progress_) sum += share;
-  return std::clamp(sum / static_cast<double>(max_trials_), 0.0, 1.0);
+  return std::clamp(progress_sum_ / static_cast<double>(max_trials_), 0.0, 1.0);
 }
 
 void random_search::snapshot(pb::SearcherSnapshot& snapshot) const {
@@ -72,6 +77,8 @@ void random_search::restore(const pb::SearcherSnapshot& snapshot) {
   trials_.restore(state.trials());
   counted_ = state.counted();
   trial_progress_ = read_progress(state.trial_progress());
+  progress_sum_ = 0;
+  for (const auto& [id, share] : trial_progress_) progress_sum_ += share;
   invalid_ = {state.invalid_hp().begin(), state.invalid_hp().end()};
 }
 

@@ -36,7 +36,11 @@ class random_search final : public search_method {
   /// Trials handed out, less those with invalid hyperparameters.
   int64_t counted_ = 0;
   std::unordered_map<int64_t, double> trial_progress_;
+  /// The sum of trial_progress_, kept as it changes: progress() is asked at every step of a search.
+  double progress_sum_ = 0;
   std::unordered_set<int64_t> invalid_;
+
+  void set_progress(int64_t request_id, double share);
 };
 
 } // namespace det::searcher

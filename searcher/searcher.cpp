@@ -25,7 +25,7 @@ std::vector<action> searcher::record(std::vector<action> actions) {
 }
 
 bool searcher::is_open(int64_t request_id) const {
-  return requested_.count(request_id) && !closed_.count(request_id);
+  return requested_.contains(request_id) && !closed_.contains(request_id);
 }
 
 std::vector<action> searcher::initial_trials() {
@@ -33,7 +33,7 @@ std::vector<action> searcher::initial_trials() {
 }
 
 std::vector<action> searcher::trial_created(int64_t request_id) {
-  if (!is_open(request_id) || !created_.insert(request_id).second) return {};
+  if (!is_open(request_id) || !created_.insert(request_id)) return {};
   return record(method_->trial_created(request_id));
 }
 
@@ -43,7 +43,7 @@ std::vector<action> searcher::validation_completed(int64_t request_id, double me
 }
 
 std::vector<action> searcher::trial_exited_early(int64_t request_id, exit_reason reason) {
-  if (!is_open(request_id) || !exited_early_.insert(request_id).second) return {};
+  if (!is_open(request_id) || !exited_early_.insert(request_id)) return {};
   if (reason == exit_reason::user_canceled) canceled_.insert(request_id);
   if (reason == exit_reason::errored) failed_.insert(request_id);
   if (reason == exit_reason::invalid_hp) invalid_.insert(request_id);
@@ -85,12 +85,11 @@ double searcher::progress() const {
 
 namespace {
 
-void write_ids(const std::unordered_set<int64_t>& ids, google::protobuf::RepeatedField<int64_t>& into) {
+void write_ids(const id_set& ids, google::protobuf::RepeatedField<int64_t>& into) {
   into.Add(ids.begin(), ids.end());
-  std::sort(into.begin(), into.end());  // the same search gives the same bytes
 }
 
-std::unordered_set<int64_t> read_ids(const google::protobuf::RepeatedField<int64_t>& ids) {
+id_set read_ids(const google::protobuf::RepeatedField<int64_t>& ids) {
   return {ids.begin(), ids.end()};
 }
 
