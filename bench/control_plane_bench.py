@@ -15,9 +15,14 @@ processes (which the agents reap, so their time is the agents' children's), and
 where a slot's time goes: from a trial's creation to its first training report
 (scheduling, launch, process start, first batch), from there to its end, and the
 rest of the wall time a slot spends between one trial's end and the next one's
-creation.
+creation, with percentiles (a mean hides whether every trial pays a little or a few pay a lot).
 
-Usage: bench/control_plane_bench.py [--trials 2000] [--seconds 1] [--agents 4] [--slots 4]
+The search runs on a settled cluster: a warm-up search of four trials per slot runs first, so that
+the agents' start-up is not counted (each agent starts its warm workers preloading LibTorch, about
+0.5 s of CPU each: 16 of them at once on a 2-core machine delay the first waves of trials by
+seconds). --cold submits the search as soon as the agents are connected instead.
+
+Usage: bench/control_plane_bench.py [--trials 2000] [--seconds 1] [--agents 4] [--slots 4] [--cold]
 """
 
 import argparse
@@ -105,6 +110,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--agents", type=int, default=4)
     ap.add_argument("--slots", type=int, default=4)
+    ap.add_argument("--cold", action="store_true", help="submit as soon as the agents are connected")
     args = ap.parse_args()
     width = args.agents * args.slots
     ideal = args.trials * args.seconds / width
@@ -115,6 +121,12 @@ def main():
 
     c = Cluster(agents=args.agents, slots=f"cpu:{args.slots}").start()
     try:
+        if not args.cold:
+            warm_up = time.monotonic()
+            warm_up_id = c.submit(search_config(4 * width, args.seconds, width))
+            c.wait_experiment(warm_up_id, {"STATE_COMPLETED"}, timeout=300, interval=1)
+            print(f"warm-up search of {4 * width} trials: {time.monotonic() - warm_up:.1f} s "
+                  f"(ideal {4 * args.seconds:.1f} s)", flush=True)
         cpu_before = cpu_by_part(c)
         start, submitted_at = time.monotonic(), time.time()
         exp_id = c.submit(search_config(args.trials, args.seconds, width))
@@ -147,7 +159,7 @@ def main():
                 after_first.append(ended - first)
     finally:
         c.stop()
-    print(f"trials={args.trials} slots={width} ideal_s={ideal:.1f} det_wall_s={wall:.1f} "
+    print(f"trials={args.trials} slots={width} {'cold' if args.cold else 'settled'} ideal_s={ideal:.1f} det_wall_s={wall:.1f} "
           f"overhead_vs_ideal={(wall / ideal - 1) * 100:+.1f}% "
           f"baseline_s={baseline:.1f} overhead_vs_baseline={(wall / baseline - 1) * 100:+.1f}% "
           f"poll_detected_wall_s={polled_wall:.1f} ({(polled_wall / ideal - 1) * 100:+.1f}%)")

@@ -75,4 +75,10 @@ void enable_quiet_scheduling(caf::actor_system_config& cfg) {
   cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{100ms});
 }
 
+void enable_prompt_scheduling(caf::actor_system_config& cfg) {
+  // One process waking its idle threads 100 times a second: the master alone, not every worker.
+  using namespace std::chrono_literals;
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{10ms});
+}
+
 } // namespace det

@@ -30,6 +30,13 @@ void enable_heartbeats(caf::actor_system_config& cfg);
 /// every cycle another process polls away.
 void enable_quiet_scheduling(caf::actor_system_config& cfg);
 
+/// For the master, after configure_node(): idle scheduler threads look for work to steal every
+/// 10 ms instead of every 100 ms. A message one actor sends another waits in its scheduler
+/// thread's own queue, which CAF wakes no other thread for, until that thread is free; on the
+/// master, which every trial's messages cross, 1 % of a 2,000-trial search's trials lost 0.3 to
+/// 0.8 s that way between their last report and their end.
+void enable_prompt_scheduling(caf::actor_system_config& cfg);
+
 /// The sentence an actor put into an error it answered with, or CAF's
 /// rendering of the error when it carries none.
 std::string error_sentence(caf::actor_system& sys, const caf::error& e);

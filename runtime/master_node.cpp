@@ -196,6 +196,7 @@ int run_master(const master_options& opts) {
 
   caf::actor_system_config cfg;
   configure_node(cfg);
+  enable_prompt_scheduling(cfg);
   if (mc.tls)
     use_tls_links(cfg, *mc.tls);
   caf::actor_system sys{cfg};
