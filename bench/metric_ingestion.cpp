@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
     };
 
     caf::actor_system_config cfg;
-    det::enable_quiet_scheduling(cfg);  // as the master's
+    det::enable_quiet_scheduling(cfg);  // as every node's (the master's threads also wake every 10 ms)
     caf::actor_system sys{cfg};
     // Interleaved, each going first in turn, so that both see the same server state and table size.
     double raw_best = 0, actor_best = 0;

@@ -12,6 +12,9 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
@@ -25,6 +28,7 @@ namespace det::harness {
 
 namespace {
 
+constexpr const char* segment_prefix = "/det-collective-";  // then the chief's pid
 constexpr std::size_t cache_line = 64;
 constexpr std::size_t page = 4096;
 // How long a process waiting for another polls before it sleeps in the kernel: the others usually
@@ -110,7 +114,8 @@ class shared_memory_collective final : public collective {
  public:
   // Creates the segment (the chief); nothing if this host cannot give it.
   static std::unique_ptr<shared_memory_collective> create(int size, std::chrono::milliseconds timeout) {
-    const std::string name = "/det-collective-" + hex(random_word());
+    remove_abandoned_segments();
+    const std::string name = segment_prefix + std::to_string(getpid()) + "-" + hex(random_word());
     const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) return nullptr;
     std::unique_ptr<shared_memory_collective> made(new shared_memory_collective(0, size, fd, name, timeout));
@@ -143,6 +148,18 @@ class shared_memory_collective final : public collective {
         header->chunk_bytes != joined->layout_.chunk_bytes || !joined->hold_lock())
       return nullptr;
     return joined;
+  }
+
+  // The names a killed chief left (its segment keeps its name until every process has mapped it):
+  // each holds its creator's pid, and one whose creator is gone is removed, memory and all.
+  static void remove_abandoned_segments() {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+      const auto file = entry.path().filename().string();
+      if (file.rfind(segment_prefix + 1, 0) != 0) continue;
+      const auto pid = std::strtol(file.c_str() + std::strlen(segment_prefix + 1), nullptr, 10);
+      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) shm_unlink(("/" + file).c_str());
+    }
   }
 
   ~shared_memory_collective() override {
@@ -282,7 +299,7 @@ class shared_memory_collective final : public collective {
       if (std::chrono::steady_clock::now() - start > timeout_)
         throw std::runtime_error("an exchange with the trial's other processes failed: process " +
                                  std::to_string(process) + " of " + std::to_string(size_) + " did not take part within " +
-                                 std::to_string(timeout_.count() / 1000) + " s");
+                                 std::to_string((timeout_.count() + 999) / 1000) + " s");
     }
   }
 
@@ -303,6 +320,12 @@ class shared_memory_collective final : public collective {
   std::uint64_t exchanges_ = 0;
 };
 
+// Whether this process's environment declines shared memory: then every process uses Gloo.
+bool declined() {
+  const char* disable = std::getenv("DET_SHM_DISABLE");
+  return disable && std::string(disable) == "1";
+}
+
 }  // namespace
 
 std::unique_ptr<collective> join_shared_memory(int rank, int size, rendezvous_store& store,
@@ -311,13 +334,13 @@ std::unique_ptr<collective> join_shared_memory(int rank, int size, rendezvous_st
   const std::string segment_key = "shared-memory/segment";
   std::unique_ptr<shared_memory_collective> mine;
   if (rank == 0) {
-    mine = shared_memory_collective::create(size, exchange_timeout);
+    if (!declined()) mine = shared_memory_collective::create(size, exchange_timeout);
     store.set(segment_key, mine ? mine->where() : "none");
     if (!mine) return nullptr;
   } else {
     const auto where = store.await(segment_key, connect_timeout);
     if (where == "none") return nullptr;
-    mine = shared_memory_collective::open(rank, size, where, exchange_timeout);
+    if (!declined()) mine = shared_memory_collective::open(rank, size, where, exchange_timeout);
     store.set("shared-memory/" + std::to_string(rank), mine ? "mapped" : "not mapped");
   }
   // Every process reads every answer, so that all of them choose alike.

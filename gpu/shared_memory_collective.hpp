@@ -13,8 +13,9 @@ namespace det::harness {
 
 /// Connects process `rank` of `size` to the others through a POSIX shared-memory segment that the
 /// chief creates and every other process maps. Returns nothing, in every process alike, when any
-/// of them cannot map it (another machine, a container with its own /dev/shm, no room there): the
-/// caller then connects over Gloo. Throws std::runtime_error with a sentence if the others do not
+/// of them cannot map it (another machine, a container with its own /dev/shm, no room there) or
+/// declines it (DET_SHM_DISABLE=1 in its environment, as NCCL_SHM_DISABLE for NCCL): the caller
+/// then connects over Gloo. Throws std::runtime_error with a sentence if the others do not
 /// answer within `connect_timeout`. An exchange waits at most `exchange_timeout` for the others,
 /// and fails within a fraction of a second once another process has ended.
 std::unique_ptr<collective> join_shared_memory(int rank, int size, rendezvous_store& store,

@@ -131,21 +131,20 @@ int run_worker(const worker_options& opts, std::unique_ptr<worker_connection> ea
       const auto connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_connect_timeout);
       const auto exchange_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(peer_exchange_timeout);
       // The agent gives each worker of a run on GPU slots its slot's device (and a run on CPU slots
-      // none): NCCL on it there; otherwise shared memory when every worker is on this host (unless
-      // DET_SHM_DISABLE=1, as NCCL_SHM_DISABLE for NCCL), Gloo over TCP when not.
+      // none): NCCL on it there; otherwise shared memory when every worker is on this host and
+      // none declines it, Gloo over TCP when not.
       const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
-      const char* shm_disable = std::getenv("DET_SHM_DISABLE");
       const char* transport = "NCCL";
       if (gpus && *gpus) {
         peers = harness::connect_nccl(opts.rank, opts.world_size, 0, rendezvous, connect_timeout, exchange_timeout);
-      } else if (!(shm_disable && std::string(shm_disable) == "1") &&
-                 (peers = harness::join_shared_memory(opts.rank, opts.world_size, rendezvous, connect_timeout,
-                                                      exchange_timeout))) {
-        transport = "shared memory";
       } else {
-        peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port), connect_timeout,
-                                      exchange_timeout);
-        transport = "Gloo";
+        peers = harness::join_shared_memory(opts.rank, opts.world_size, rendezvous, connect_timeout, exchange_timeout);
+        transport = "shared memory";
+        if (!peers) {
+          peers = harness::connect_gloo(opts.rank, opts.world_size, rendezvous, peer_address(host, port),
+                                        connect_timeout, exchange_timeout);
+          transport = "Gloo";
+        }
       }
       std::cout << "trial " << spec.trial_id() << ": worker " << opts.rank << " of " << opts.world_size
                 << " connected to the others over " << transport << std::endl;

@@ -83,8 +83,7 @@ class searcher {
   bool is_open(int64_t request_id) const;
 
   std::unique_ptr<search_method> method_;
-  // Hash sets: every event looks its trial up (a search of 100,000 trials spent a fifth of its
-  // time in ordered sets); snapshots sort the ids they write.
+  // Every event looks its trial up; every snapshot writes them in order (searcher/id_set.hpp).
   id_set requested_;
   id_set created_;
   id_set closed_;

@@ -73,10 +73,10 @@ inline void average_gradients(trial_context& context, const std::vector<torch::T
 /// The parameters are grouped in buckets in reverse order (the order their gradients are ready
 /// in): the first about 1 MB so that averaging starts early, the others about 25 MB, PyTorch
 /// DDP's sizes. A hook on each parameter's gradient accumulator copies its gradient into its
-/// bucket once it is accumulated; a full bucket is averaged by a thread of the averager's own,
-/// in bucket order (the same order in every process), while autograd goes on. synchronize(),
-/// before the optimizer step, averages the last bucket itself (backward is over: nothing is left
-/// to overlap it with), waits for the others and writes the averages into the gradients. Buckets live on the parameters' device: on a GPU, NCCL averages them there, and
+/// bucket once it is accumulated. A full bucket is averaged while autograd goes on, by a thread
+/// of the averager's own, in bucket order (the same order in every process). synchronize(),
+/// before the optimizer step, averages the last bucket itself (backward is over: nothing is
+/// left to overlap it with), waits for the others and writes the averages into the gradients. Buckets live on the parameters' device: on a GPU, NCCL averages them there, and
 /// gradients never travel through host memory. Alone (world_size() 1) it does nothing.
 ///
 /// Gradient accumulation over k batches: prepare(false) before the first k - 1 backward passes
@@ -128,7 +128,7 @@ class gradient_averager {
         std::lock_guard<std::mutex> lock(state_->mutex);
         state_->closing = true;
       }
-      state_->changed.notify_all();
+      state_->bucket_full.notify_all();
       state_->worker.join();
     }
   }
@@ -155,7 +155,7 @@ class gradient_averager {
       if (st.next_ready())
         st.average_next(lock);
       else
-        st.changed.wait(lock);
+        st.bucket_done.wait(lock);
     }
     if (st.failure) {
       auto failure = std::exchange(st.failure, nullptr);
@@ -192,7 +192,8 @@ class gradient_averager {
     std::vector<bucket_state> buckets;
     std::vector<slot_state> slots;
     std::mutex mutex;
-    std::condition_variable changed;
+    std::condition_variable bucket_full;  // what the averager's thread waits for
+    std::condition_variable bucket_done;  // what synchronize() waits for
     bool averaging = true;
     bool closing = false;
     std::size_t averaged = 0;  // buckets done this pass, in order
@@ -236,7 +237,9 @@ class gradient_averager {
         failure = failed;
       else
         ++averaged;
-      changed.notify_all();
+      // synchronize() may wait for it; the averager's thread never waits for synchronize(), which
+      // goes on to the next bucket itself.
+      bucket_done.notify_all();
     }
     void reset() {
       for (auto& b : buckets) b.copied = 0;
@@ -247,7 +250,7 @@ class gradient_averager {
     void average_buckets() {
       std::unique_lock<std::mutex> lock(mutex);
       for (;;) {
-        changed.wait(lock, [&] { return closing || next_ready(); });
+        bucket_full.wait(lock, [&] { return closing || next_ready(); });
         if (closing) return;
         average_next(lock);
       }
@@ -266,7 +269,7 @@ class gradient_averager {
         // the last one: synchronize() averages that.
         const auto filled = st->slots[index].bucket;
         if (filled + 1 < st->buckets.size() && st->buckets[filled].copied == st->buckets[filled].parameters)
-          st->changed.notify_all();
+          st->bucket_full.notify_all();
       }
       return outputs;
     }

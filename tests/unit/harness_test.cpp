@@ -647,6 +647,7 @@ TEST_CASE("overlapped bucketed averaging matches one process, with and without g
       memory_store store;
       std::vector<std::vector<torch::Tensor>> grads(2);
       std::vector<std::string> errors(2);
+      std::vector<std::uint64_t> exchanges(2);
       // Built here: the threads would share LibTorch's global generator.
       std::vector<torch::nn::Sequential> models{small_model(), small_model()};
       std::vector<std::thread> threads;
@@ -666,6 +667,7 @@ TEST_CASE("overlapped bucketed averaging matches one process, with and without g
               averager.synchronize();
             }
             for (const auto& p : model->parameters()) grads[static_cast<size_t>(rank)].push_back(p.grad().clone());
+          exchanges[static_cast<size_t>(rank)] = peers->exchanges();
           } catch (const std::exception& e) {
             errors[static_cast<size_t>(rank)] = e.what();
           }
@@ -673,6 +675,9 @@ TEST_CASE("overlapped bucketed averaging matches one process, with and without g
       for (auto& t : threads) t.join();
       REQUIRE(errors[0] == "");
       REQUIRE(errors[1] == "");
+      // Two buckets (b2 and W2, then b1 and W1), each averaged once, by one thread or the other.
+      CHECK(exchanges[0] == 2);
+      CHECK(exchanges[1] == 2);
       const auto expected = alone->parameters();
       for (int rank = 0; rank < 2; ++rank)
         for (size_t i = 0; i < expected.size(); ++i)

@@ -414,20 +414,3 @@ TEST_CASE("a snapshot that does not fit the searcher's config is refused") {
   CHECK(restore_error(snapshot_config(halving_lines), halving) ==
         "the searcher snapshot holds no valid random number generator state");
 }
-
-TEST_CASE("the id sets of a snapshot stay sorted and unique whatever order ids come in") {
-  searcher::id_set ids;
-  CHECK(ids.insert(5));
-  CHECK(ids.insert(9));
-  CHECK(ids.insert(7));  // not at the end: inserted in its place
-  CHECK_FALSE(ids.insert(9));
-  CHECK_FALSE(ids.insert(7));
-  CHECK(ids.insert(1));
-  CHECK(std::vector<int64_t>(ids.begin(), ids.end()) == std::vector<int64_t>{1, 5, 7, 9});
-  CHECK(ids.contains(7));
-  CHECK_FALSE(ids.contains(6));
-  CHECK(ids.size() == 4);
-  const std::vector<int64_t> read{8, 2, 8, 4};
-  searcher::id_set restored(read.begin(), read.end());
-  CHECK(std::vector<int64_t>(restored.begin(), restored.end()) == std::vector<int64_t>{2, 4, 8});
-}

@@ -8,11 +8,16 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gpu/shared_memory_collective.hpp"
 
@@ -146,4 +151,37 @@ TEST_CASE("processes that never come are an error naming the wait") {
   CHECK_THROWS_WITH_AS(det::harness::join_shared_memory(0, 2, store, 1s, 1s), doctest::Contains("did not arrive within 1 s"),
                        std::runtime_error);
   CHECK_FALSE(segment_left(store));
+}
+
+TEST_CASE("a segment whose chief was killed before every process mapped it is removed by the next chief") {
+  // A pid that no process has: a child's, once it has been waited for.
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  REQUIRE(gone > 0);
+  waitpid(gone, nullptr, 0);
+  const auto abandoned = "/dev/shm/det-collective-" + std::to_string(gone) + "-0123456789abcdef";
+  const auto mine = "/dev/shm/det-collective-" + std::to_string(getpid()) + "-not-abandoned";
+  std::ofstream(abandoned) << "left behind";
+  std::ofstream(mine) << "in use";
+  det::harness::memory_rendezvous_store store;
+  auto errors = run_joined(store, 2, [](int, collective&) {});
+  CHECK(errors == std::vector<std::string>{"", ""});
+  CHECK_FALSE(std::filesystem::exists(abandoned));
+  CHECK(std::filesystem::exists(mine));  // its creator lives
+  std::filesystem::remove(mine);
+}
+
+TEST_CASE("a process told DET_SHM_DISABLE=1 declines, and every process falls back") {
+  setenv("DET_SHM_DISABLE", "1", 1);
+  det::harness::memory_rendezvous_store store;
+  std::vector<bool> joined(2, true);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      joined[static_cast<size_t>(rank)] = det::harness::join_shared_memory(rank, 2, store, 30s, 30s) != nullptr;
+    });
+  for (auto& t : threads) t.join();
+  unsetenv("DET_SHM_DISABLE");
+  CHECK(joined == std::vector<bool>{false, false});
+  CHECK(store.get("shared-memory/segment") == std::optional<std::string>("none"));
 }
