@@ -12,16 +12,19 @@ namespace det::searcher {
 searcher::searcher(std::unique_ptr<search_method> method) : method_(std::move(method)) {}
 
 std::vector<action> searcher::record(std::vector<action> actions) {
-  std::vector<action> kept;
+  // Filtered in place: the method's vector is handed on, not copied, at every event.
+  std::size_t kept = 0;
   for (auto& a : actions) {
     if (const auto* create = std::get_if<create_action>(&a)) {
       if (giving_up_) continue;  // too many invalid trials: only open ones may finish
       requested_.insert(create->request_id);
     }
     if (std::holds_alternative<shutdown_action>(a)) shut_down_ = true;
-    kept.push_back(std::move(a));
+    if (&actions[kept] != &a) actions[kept] = std::move(a);
+    ++kept;
   }
-  return kept;
+  actions.erase(actions.begin() + static_cast<std::ptrdiff_t>(kept), actions.end());
+  return actions;
 }
 
 bool searcher::is_open(int64_t request_id) const {
