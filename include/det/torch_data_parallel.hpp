@@ -76,8 +76,9 @@ inline void average_gradients(trial_context& context, const std::vector<torch::T
 /// bucket once it is accumulated. A full bucket is averaged while autograd goes on, by a thread
 /// of the averager's own, in bucket order (the same order in every process). synchronize(),
 /// before the optimizer step, averages the last bucket itself (backward is over: nothing is
-/// left to overlap it with), waits for the others and writes the averages into the gradients. Buckets live on the parameters' device: on a GPU, NCCL averages them there, and
-/// gradients never travel through host memory. Alone (world_size() 1) it does nothing.
+/// left to overlap it with), waits for the others and writes the averages into the gradients.
+/// Buckets live on the parameters' device: on a GPU, NCCL averages them there, and gradients
+/// never travel through host memory. Alone (world_size() 1) it does nothing.
 ///
 /// Gradient accumulation over k batches: prepare(false) before the first k - 1 backward passes
 /// and prepare() before the k-th, whose synchronize() averages the accumulated gradients.
