@@ -87,9 +87,9 @@ std::vector<action> adaptive_asha_search::claim(size_t bracket, std::vector<acti
 }
 
 std::optional<size_t> adaptive_asha_search::bracket_of(int64_t request_id) const {
-  auto it = bracket_of_.find(request_id);
-  if (it == bracket_of_.end()) return std::nullopt;
-  return it->second;
+  const auto* bracket = bracket_of_.find(request_id);
+  if (!bracket) return std::nullopt;
+  return *bracket;
 }
 
 std::vector<action> adaptive_asha_search::initial_trials() {
@@ -139,7 +139,8 @@ void adaptive_asha_search::snapshot(pb::SearcherSnapshot& snapshot) const {
   auto& state = *snapshot.mutable_adaptive_asha();
   trials_->snapshot(*state.mutable_trials());
   for (const auto& bracket : brackets_) bracket.snapshot_state(*state.add_brackets());
-  for (const auto& [id, bracket] : bracket_of_) (*state.mutable_bracket_of())[id] = static_cast<int64_t>(bracket);
+  auto& bracket_of = *state.mutable_bracket_of();
+  bracket_of_.for_each([&bracket_of](int64_t id, size_t bracket) { bracket_of[id] = static_cast<int64_t>(bracket); });
 }
 
 void adaptive_asha_search::restore(const pb::SearcherSnapshot& snapshot) {
@@ -153,13 +154,13 @@ void adaptive_asha_search::restore(const pb::SearcherSnapshot& snapshot) {
   // Restored aside first, so that a throw changes nothing; the copies share trials_.
   auto brackets = brackets_;
   for (size_t i = 0; i < brackets.size(); ++i) brackets[i].restore_state(state.brackets(static_cast<int>(i)));
-  std::unordered_map<int64_t, size_t> bracket_of;
+  trial_table<size_t> bracket_of;
   for (const auto& [id, bracket] : state.bracket_of()) {
     if (bracket < 0 || bracket >= count)
       throw std::runtime_error("cannot restore the adaptive_asha search: the snapshot puts trial " +
                                std::to_string(id) + " in bracket " + std::to_string(bracket) + " of " +
                                std::to_string(count));
-    bracket_of.emplace(id, static_cast<size_t>(bracket));
+    bracket_of[id] = static_cast<size_t>(bracket);
   }
   trials_->restore(state.trials());
   brackets_ = std::move(brackets);

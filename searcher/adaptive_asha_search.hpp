@@ -55,7 +55,7 @@ class adaptive_asha_search final : public search_method {
 
   std::shared_ptr<trial_factory> trials_;
   std::vector<asha_stopping_search> brackets_;
-  std::unordered_map<int64_t, size_t> bracket_of_;
+  trial_table<size_t> bracket_of_;
 };
 
 } // namespace det::searcher

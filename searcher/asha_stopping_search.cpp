@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -40,20 +39,19 @@ std::vector<action> asha_stopping_search::initial_trials() {
 }
 
 std::vector<action> asha_stopping_search::trial_created(int64_t request_id) {
-  trial_states_.emplace(request_id, trial_state{});
+  trial_states_[request_id];
   return {validate_after_action{request_id, settings_.max_length}};
 }
 
 std::vector<action> asha_stopping_search::validation_completed(int64_t request_id, double metric,
                                                                int64_t length_trained) {
-  auto it = trial_states_.find(request_id);
-  if (it == trial_states_.end() || it->second.done) return {};
-  auto& trial = it->second;
+  auto* trial = trial_states_.find(request_id);
+  if (!trial || trial->done) return {};
   double ranked = ranked_metric(metric, settings_.smaller_is_better);
 
   // Validations are not scheduled by the search, so one report may pass several rungs.
-  for (size_t r = trial.rung; r < rungs_.size(); ++r) {
-    trial.rung = r;
+  for (size_t r = trial->rung; r < rungs_.size(); ++r) {
+    trial->rung = r;
     auto& current = rungs_[r];
     if (length_trained < current.units_needed) return {};
     auto index = current.insert(request_id, ranked);
@@ -61,7 +59,7 @@ std::vector<action> asha_stopping_search::validation_completed(int64_t request_i
     auto keep = std::max<int64_t>(
         static_cast<int64_t>(static_cast<double>(current.size()) / settings_.divisor), 1);
     if (top || static_cast<int64_t>(index) >= keep) {
-      trial.done = true;
+      trial->done = true;
       std::vector<action> actions{stop_action{request_id, !top}};
       if (trials_remain()) actions.push_back(next_trial());
       return actions;
@@ -98,8 +96,8 @@ double asha_stopping_search::progress() const {
 }
 
 int64_t asha_stopping_search::rung_of(int64_t request_id) const {
-  auto it = trial_states_.find(request_id);
-  return it == trial_states_.end() ? 0 : static_cast<int64_t>(it->second.rung);
+  const auto* trial = trial_states_.find(request_id);
+  return trial ? static_cast<int64_t>(trial->rung) : 0;
 }
 
 void asha_stopping_search::snapshot(pb::SearcherSnapshot& snapshot) const {
@@ -127,13 +125,13 @@ void asha_stopping_search::snapshot_state(pb::AshaState& state) const {
       entry.set_metric(metric);
     });
   }
-  std::map<int64_t, trial_state> trials(trial_states_.begin(), trial_states_.end());
-  for (const auto& [id, trial] : trials) {
+  state.mutable_trials()->Reserve(static_cast<int>(trial_states_.size()));
+  trial_states_.for_each([&state](int64_t id, const trial_state& trial) {
     auto& entry = *state.add_trials();
     entry.set_request_id(id);
     entry.set_rung(static_cast<int64_t>(trial.rung));
     entry.set_done(trial.done);
-  }
+  });
   state.set_requested(requested_);
   state.set_invalid_hp(invalid_);
   state.set_completed(completed_);
@@ -145,7 +143,7 @@ void asha_stopping_search::restore_state(const pb::AshaState& state) {
     throw std::runtime_error("cannot restore the successive-halving search: the snapshot holds " +
                              std::to_string(state.rungs_size()) + " rungs where its config gives " +
                              std::to_string(rung_count));
-  std::unordered_map<int64_t, trial_state> trials;
+  trial_table<trial_state> trials;
   for (const auto& entry : state.trials()) {
     if (entry.rung() < 0 || entry.rung() >= rung_count)
       throw std::runtime_error("cannot restore the successive-halving search: the snapshot puts trial " +

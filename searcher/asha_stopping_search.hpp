@@ -3,10 +3,10 @@
 #include "searcher/asha_rungs.hpp"
 #include "searcher/search_method.hpp"
 #include "searcher/trial_factory.hpp"
+#include "searcher/trial_table.hpp"
 
 #include <cstddef>
 #include <memory>
-#include <unordered_map>
 
 namespace det::pb {
 class AshaState;
@@ -80,7 +80,7 @@ class asha_stopping_search final : public search_method {
   asha_settings settings_;
   std::shared_ptr<trial_factory> trials_;
   std::vector<rung> rungs_;
-  std::unordered_map<int64_t, trial_state> trial_states_;
+  trial_table<trial_state> trial_states_;
   /// Creates handed out. Counted at request, not at creation, so that replacements asked for
   /// while earlier ones are still being created cannot overshoot max_trials.
   int64_t requested_ = 0;

@@ -11,13 +11,21 @@ namespace det::searcher {
 
 searcher::searcher(std::unique_ptr<search_method> method) : method_(std::move(method)) {}
 
+bool searcher::set(int64_t request_id, mark m) {
+  auto& marks = marks_[request_id];
+  if (marks & m) return false;
+  marks = static_cast<uint8_t>(marks | m);
+  ++counts_[index_of(m)];
+  return true;
+}
+
 std::vector<action> searcher::record(std::vector<action> actions) {
   // Filtered in place: the method's vector is handed on, not copied, at every event.
   std::size_t kept = 0;
   for (auto& a : actions) {
     if (const auto* create = std::get_if<create_action>(&a)) {
       if (giving_up_) continue;  // too many invalid trials: only open ones may finish
-      requested_.insert(create->request_id);
+      set(create->request_id, requested);
     }
     if (std::holds_alternative<shutdown_action>(a)) shut_down_ = true;
     if (&actions[kept] != &a) actions[kept] = std::move(a);
@@ -28,7 +36,16 @@ std::vector<action> searcher::record(std::vector<action> actions) {
 }
 
 bool searcher::is_open(int64_t request_id) const {
-  return requested_.contains(request_id) && !closed_.contains(request_id);
+  const auto* marks = marks_.find(request_id);
+  return marks && (*marks & (requested | closed)) == requested;
+}
+
+std::vector<int64_t> searcher::open_requests() const {
+  std::vector<int64_t> open;
+  marks_.for_each([&open](int64_t id, uint8_t marks) {
+    if ((marks & (requested | closed)) == requested) open.push_back(id);
+  });
+  return open;
 }
 
 std::vector<action> searcher::initial_trials() {
@@ -36,7 +53,7 @@ std::vector<action> searcher::initial_trials() {
 }
 
 std::vector<action> searcher::trial_created(int64_t request_id) {
-  if (!is_open(request_id) || !created_.insert(request_id)) return {};
+  if (!is_open(request_id) || !set(request_id, created)) return {};
   return record(method_->trial_created(request_id));
 }
 
@@ -46,26 +63,25 @@ std::vector<action> searcher::validation_completed(int64_t request_id, double me
 }
 
 std::vector<action> searcher::trial_exited_early(int64_t request_id, exit_reason reason) {
-  if (!is_open(request_id) || !exited_early_.insert(request_id)) return {};
-  if (reason == exit_reason::user_canceled) canceled_.insert(request_id);
-  if (reason == exit_reason::errored) failed_.insert(request_id);
-  if (reason == exit_reason::invalid_hp) invalid_.insert(request_id);
+  if (!is_open(request_id) || !set(request_id, exited_early)) return {};
+  if (reason == exit_reason::user_canceled) set(request_id, canceled);
+  if (reason == exit_reason::errored) set(request_id, failed);
+  if (reason == exit_reason::invalid_hp) set(request_id, invalid);
   // Searches replace trials with invalid hyperparameters; when the space
   // yields nothing else, give up instead of sampling forever.
   // (A custom search's process decides that itself.)
-  giving_up_ = invalid_.size() >= max_invalid_trials && !method_->ends_search_itself();
+  giving_up_ = count(invalid) >= static_cast<int64_t>(max_invalid_trials) && !method_->ends_search_itself();
   return record(method_->trial_exited_early(request_id, reason));
 }
 
 std::vector<action> searcher::trial_exited(int64_t request_id) {
   if (!is_open(request_id)) return {};
-  closed_.insert(request_id);
+  set(request_id, closed);
   auto actions = record(method_->trial_exited(request_id));
-  if (!shut_down_ && closed_.size() == requested_.size() && !method_->ends_search_itself()) {
+  if (!shut_down_ && count(closed) == count(requested) && !method_->ends_search_itself()) {
     // Determined's rule, plus: a search that gave up on invalid hyperparameters failed.
-    auto trials = requested_.size();
-    actions.push_back(shutdown_action{canceled_.size() >= trials,
-                                      giving_up_ || failed_.size() >= trials});
+    auto trials = count(requested);
+    actions.push_back(shutdown_action{count(canceled) >= trials, giving_up_ || count(failed) >= trials});
     shut_down_ = true;
   }
   return actions;
@@ -86,29 +102,20 @@ double searcher::progress() const {
   return method_->progress();
 }
 
-namespace {
-
-void write_ids(const id_set& ids, google::protobuf::RepeatedField<int64_t>& into) {
-  into.Add(ids.begin(), ids.end());
-}
-
-id_set read_ids(const google::protobuf::RepeatedField<int64_t>& ids) {
-  return {ids.begin(), ids.end()};
-}
-
-} // namespace
-
 pb::SearcherSnapshot searcher::snapshot() const {
   pb::SearcherSnapshot snapshot;
   snapshot.set_version(searcher_snapshot_version);
   auto& state = *snapshot.mutable_searcher();
-  write_ids(requested_, *state.mutable_trials_requested());
-  write_ids(created_, *state.mutable_trials_created());
-  write_ids(closed_, *state.mutable_trials_closed());
-  write_ids(exited_early_, *state.mutable_exited_early());
-  write_ids(canceled_, *state.mutable_canceled());
-  write_ids(failed_, *state.mutable_failed());
-  write_ids(invalid_, *state.mutable_invalid());
+  google::protobuf::RepeatedField<int64_t>* lists[mark_count] = {
+      state.mutable_trials_requested(), state.mutable_trials_created(), state.mutable_trials_closed(),
+      state.mutable_exited_early(),     state.mutable_canceled(),       state.mutable_failed(),
+      state.mutable_invalid()};
+  for (int i = 0; i < mark_count; ++i) lists[i]->Reserve(static_cast<int>(counts_[i]));
+  // In increasing id order, as restore and every earlier snapshot have them.
+  marks_.for_each([&lists](int64_t id, uint8_t marks) {
+    for (int i = 0; i < mark_count; ++i)
+      if (marks & (1 << i)) lists[i]->AddAlreadyReserved(id);
+  });
   state.set_shut_down(shut_down_);
   method_->snapshot(snapshot);
   return snapshot;
@@ -121,14 +128,21 @@ void searcher::restore(const pb::SearcherSnapshot& snapshot) {
                              std::to_string(searcher_snapshot_version));
   method_->restore(snapshot);
   const auto& state = snapshot.searcher();
-  requested_ = read_ids(state.trials_requested());
-  created_ = read_ids(state.trials_created());
-  closed_ = read_ids(state.trials_closed());
-  exited_early_ = read_ids(state.exited_early());
-  canceled_ = read_ids(state.canceled());
-  failed_ = read_ids(state.failed());
-  invalid_ = read_ids(state.invalid());
-  giving_up_ = invalid_.size() >= max_invalid_trials && !method_->ends_search_itself();
+  const google::protobuf::RepeatedField<int64_t>* lists[mark_count] = {
+      &state.trials_requested(), &state.trials_created(), &state.trials_closed(), &state.exited_early(),
+      &state.canceled(),         &state.failed(),         &state.invalid()};
+  trial_table<uint8_t> marks;
+  int64_t counts[mark_count] = {};
+  for (int i = 0; i < mark_count; ++i)
+    for (auto id : *lists[i]) {
+      auto& trial = marks[id];
+      if (trial & (1 << i)) continue;  // listed twice
+      trial = static_cast<uint8_t>(trial | (1 << i));
+      ++counts[i];
+    }
+  marks_ = std::move(marks);
+  std::copy(std::begin(counts), std::end(counts), std::begin(counts_));
+  giving_up_ = count(invalid) >= static_cast<int64_t>(max_invalid_trials) && !method_->ends_search_itself();
   shut_down_ = state.shut_down();
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "searcher/id_set.hpp"
 #include "searcher/search_method.hpp"
+#include "searcher/trial_table.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -53,20 +53,15 @@ class searcher {
     return method_->training_target(request_id);
   }
 
-  int64_t trials_requested() const { return static_cast<int64_t>(requested_.size()); }
+  int64_t trials_requested() const { return count(requested); }
   /// Whether the search asked for, saw created, or closed this trial (restore uses these to
   /// replay what happened after its last snapshot).
-  bool was_requested(int64_t request_id) const { return requested_.contains(request_id); }
-  bool was_created(int64_t request_id) const { return created_.contains(request_id); }
-  bool was_closed(int64_t request_id) const { return closed_.contains(request_id); }
-  int64_t trials_closed() const { return static_cast<int64_t>(closed_.size()); }
+  bool was_requested(int64_t request_id) const { return has(request_id, requested); }
+  bool was_created(int64_t request_id) const { return has(request_id, created); }
+  bool was_closed(int64_t request_id) const { return has(request_id, closed); }
+  int64_t trials_closed() const { return count(closed); }
   /// Requested and not yet closed, in request order.
-  std::vector<int64_t> open_requests() const {
-    std::vector<int64_t> open;
-    for (auto id : requested_)
-      if (!closed_.contains(id)) open.push_back(id);
-    return open;
-  }
+  std::vector<int64_t> open_requests() const;
   /// Whether a shutdown_action has been handed out.
   bool shut_down() const { return shut_down_; }
 
@@ -79,18 +74,34 @@ class searcher {
   void restore(const pb::SearcherSnapshot& snapshot);
 
  private:
+  /// What the searcher knows of one trial: a bit each.
+  enum mark : uint8_t {
+    requested = 1 << 0,
+    created = 1 << 1,
+    closed = 1 << 2,
+    exited_early = 1 << 3,
+    canceled = 1 << 4,
+    failed = 1 << 5,
+    invalid = 1 << 6,
+  };
+  static constexpr int mark_count = 7;
+
   std::vector<action> record(std::vector<action> actions);
+  /// Requested and not closed: an event about any other trial is stale.
   bool is_open(int64_t request_id) const;
+  bool has(int64_t request_id, mark m) const {
+    const auto* marks = marks_.find(request_id);
+    return marks && (*marks & m);
+  }
+  /// Sets the mark; false when the trial had it already.
+  bool set(int64_t request_id, mark m);
+  int64_t count(mark m) const { return counts_[index_of(m)]; }
+  static int index_of(mark m) { return __builtin_ctz(m); }
 
   std::unique_ptr<search_method> method_;
-  // Every event looks its trial up; every snapshot writes them in order (searcher/id_set.hpp).
-  id_set requested_;
-  id_set created_;
-  id_set closed_;
-  id_set exited_early_;
-  id_set canceled_;
-  id_set failed_;
-  id_set invalid_;
+  // Every event looks its trial up, once (searcher/trial_table.hpp).
+  trial_table<uint8_t> marks_;
+  int64_t counts_[mark_count] = {};
   bool shut_down_ = false;
   bool giving_up_ = false;  // too many invalid trials: create no more
 };

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <random>
 
 using namespace det;
 using searcher::action;
@@ -173,6 +174,43 @@ TEST_CASE("a metric goes before every equal one already in the rung (TestInsertC
   CHECK(ids_in(tie) == std::vector<int64_t>{100, 7, 101, 102});
   tie.remove(101);
   CHECK(ids_in(tie) == std::vector<int64_t>{100, 7, 102});
+}
+
+TEST_CASE("a rung of many blocks ranks, removes and restores as one sorted list would") {
+  // Few distinct metrics, so that ties fall across block boundaries; enough entries for dozens
+  // of blocks. The reference: (metric, id) pairs, each new one before its equals.
+  std::mt19937_64 rng(7);
+  searcher::rung r;
+  std::vector<std::pair<double, int64_t>> reference;
+  for (int64_t id = 1; id <= 20 * static_cast<int64_t>(searcher::rung::block_capacity); ++id) {
+    auto metric = static_cast<double>(rng() % 50);
+    auto at = std::lower_bound(reference.begin(), reference.end(), metric,
+                               [](const auto& entry, double m) { return entry.first < m; });
+    auto expected = static_cast<size_t>(at - reference.begin());
+    reference.insert(at, {metric, id});
+    REQUIRE(r.insert(id, metric) == expected);
+    if (id % 97 == 0) {  // take out an earlier entry now and then
+      auto gone = reference.begin() + static_cast<std::ptrdiff_t>(rng() % reference.size());
+      r.remove(gone->second);
+      reference.erase(gone);
+    }
+  }
+  std::vector<int64_t> ids;
+  std::vector<std::pair<int64_t, double>> entries;
+  for (const auto& [metric, id] : reference) {
+    ids.push_back(id);
+    entries.emplace_back(id, metric);
+  }
+  CHECK(r.size() == reference.size());
+  CHECK(ids_in(r) == ids);
+  searcher::rung restored;
+  restored.assign(entries);
+  CHECK(ids_in(restored) == ids);
+  // After a restore, a new entry still goes before its equals.
+  auto rank = std::lower_bound(reference.begin(), reference.end(), 25.0,
+                               [](const auto& entry, double m) { return entry.first < m; }) -
+              reference.begin();
+  CHECK(restored.insert(0, 25.0) == static_cast<size_t>(rank));
 }
 
 TEST_CASE("the ranked metric is negated when larger is better (TestGetMetric)") {
