@@ -3,8 +3,8 @@
 // increasing id order, into the snapshot it takes at every step. Request ids are handed out in
 // order from 1 (trial_factory), so they index a vector: a lookup is one load where a hash set
 // cost a hash, a probe and a cache miss, and the ids read out in order without a sort. An id far
-// beyond every id seen (an event about a trial no search made, a corrupt snapshot) goes to an
-// ordered map instead, so that a stray id cannot make the vector huge.
+// beyond the number of ids held (an event about a trial no search made, a corrupt snapshot) goes
+// to an ordered map instead, so that stray ids cannot make the vector huge.
 
 #include <cstddef>
 #include <cstdint>
@@ -64,8 +64,9 @@ class trial_table {
   };
 
   bool in_dense(int64_t id) const { return id >= 0 && static_cast<std::size_t>(id) < dense_.size(); }
-  // Ids up to twice those held, plus room for a search's first trials, go in the vector.
-  std::size_t dense_limit() const { return 2 * dense_.size() + 1024; }
+  // Ids below twice the number held, plus room for a search's first trials, go in the vector: it
+  // stays within a constant of the values it holds, whatever ids a snapshot lists.
+  std::size_t dense_limit() const { return 2 * size_ + 1024; }
 
   void grow_to(int64_t id) {
     dense_.resize(static_cast<std::size_t>(id) + 1);

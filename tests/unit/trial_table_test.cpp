@@ -54,3 +54,14 @@ TEST_CASE("ids no search hands out (negative, or far beyond every id seen) keep 
   CHECK(*table.find(int64_t{1} << 62) == 62);
   CHECK(*table.find(-4) == -4);
 }
+
+TEST_CASE("ids spread ever further apart stay out of the vector, which holds at most twice the values") {
+  det::searcher::trial_table<int> table;
+  int64_t id = 1;
+  for (int i = 0; i < 50; ++i, id = 2 * id + 1000) table[id] = i;  // each just inside twice the last;
+  // a vector that followed them would need 2^50 slots
+  CHECK(table.size() == 50);
+  int read = 0;
+  table.for_each([&read](int64_t, int value) { CHECK(value == read++); });
+  CHECK(read == 50);
+}
