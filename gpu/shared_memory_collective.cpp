@@ -213,9 +213,11 @@ class shared_memory_collective final : public collective {
     return reinterpret_cast<T*>(static_cast<char*>(base_) + layout_.result_offset);
   }
 
-  // Each chunk of `values` in two steps: every process copies its values into its slot; once all
-  // have, each combines one part of the slots into the result, and once all have, each copies the
-  // result out. Every value is combined once, in process order, so all processes get the same bits.
+  // Each chunk of `values` in two steps: every process copies into its slot the values the others
+  // combine; once all have, each combines its own part of the values, its own taken from where
+  // they are and the others' from their slots, into the result and into its values; once all
+  // have, each copies the others' parts of the result out. Every value is combined once, in
+  // process order, so all processes get the same bits; no process copies the part it combines.
   template <class T>
   void exchange(T* values, std::size_t count, combine how) {
     if (count == 0) return;
@@ -225,37 +227,55 @@ class shared_memory_collective final : public collective {
       const std::size_t n = std::min(per_chunk, count - first);
       T* mine = values + first;
       ++step_;
-      if (how != combine::broadcast || rank_ == 0) std::memcpy(slot<T>(rank_), mine, n * sizeof(T));
+      if (how == combine::broadcast) {
+        if (rank_ == 0) std::memcpy(slot<T>(0), mine, n * sizeof(T));
+        announce(flags(rank_).written);
+        await_others(&process_flags::written);
+        if (rank_ != 0) std::memcpy(mine, slot<T>(0), n * sizeof(T));
+        announce(flags(rank_).reduced);
+        await_others(&process_flags::reduced);
+        continue;
+      }
+      const std::size_t begin = part_bound<T>(n, rank_), end = part_bound<T>(n, rank_ + 1);
+      std::memcpy(slot<T>(rank_), mine, begin * sizeof(T));
+      std::memcpy(slot<T>(rank_) + end, mine + end, (n - end) * sizeof(T));
       announce(flags(rank_).written);
       await_others(&process_flags::written);
-      if (how == combine::broadcast) {
-        if (rank_ != 0) std::memcpy(mine, slot<T>(0), n * sizeof(T));
-      } else {
-        combine_part<T>(n, how);
-      }
+      combine_part<T>(mine, begin, end, how);
       announce(flags(rank_).reduced);
       await_others(&process_flags::reduced);
-      if (how != combine::broadcast) std::memcpy(mine, result<T>(), n * sizeof(T));
+      std::memcpy(mine, result<T>(), begin * sizeof(T));
+      std::memcpy(mine + end, result<T>() + end, (n - end) * sizeof(T));
     }
   }
 
-  // This process's part of the result: [bound(rank), bound(rank + 1)), on 64-byte boundaries.
+  // Where `process`'s part of n values begins (process == size_: n), on 64-byte boundaries.
   template <class T>
-  void combine_part(std::size_t n, combine how) {
-    const auto bound = [&](int process) {
-      constexpr std::size_t line = cache_line / sizeof(T);
-      return process == size_ ? n : n * static_cast<std::size_t>(process) / static_cast<std::size_t>(size_) / line * line;
-    };
-    const std::size_t begin = bound(rank_), end = bound(rank_ + 1);
+  std::size_t part_bound(std::size_t n, int process) const {
+    constexpr std::size_t line = cache_line / sizeof(T);
+    return process == size_ ? n : n * static_cast<std::size_t>(process) / static_cast<std::size_t>(size_) / line * line;
+  }
+
+  // Combines [begin, end) of every process's values, this one's in `mine`, into the result and
+  // into `mine`.
+  template <class T>
+  void combine_part(T* mine, std::size_t begin, std::size_t end, combine how) {
     T* out = result<T>();
-    std::memcpy(out + begin, slot<T>(0) + begin, (end - begin) * sizeof(T));
-    for (int p = 1; p < size_; ++p) {
-      const T* in = slot<T>(p);
-      for (std::size_t i = begin; i < end; ++i) out[i] += in[i];
-    }
-    if (how == combine::average) {
-      const T processes = static_cast<T>(size_);
-      for (std::size_t i = begin; i < end; ++i) out[i] /= processes;
+    const auto from = [&](int process) -> const T* { return process == rank_ ? mine : slot<T>(process); };
+    const T processes = static_cast<T>(size_);
+    // A block at a time, so that each pass over it after the first reads from the L1 cache.
+    constexpr std::size_t block = 4096 / sizeof(T);
+    for (std::size_t b = begin; b < end; b += block) {
+      const std::size_t e = std::min(end, b + block);
+      const T* first = from(0);
+      for (std::size_t i = b; i < e; ++i) out[i] = first[i];
+      for (int p = 1; p < size_; ++p) {
+        const T* in = from(p);
+        for (std::size_t i = b; i < e; ++i) out[i] += in[i];
+      }
+      if (how == combine::average)
+        for (std::size_t i = b; i < e; ++i) out[i] /= processes;
+      std::memcpy(mine + b, out + b, (e - b) * sizeof(T));
     }
   }
 
