@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <utility>
@@ -151,13 +152,46 @@ det::metrics mean_over(det::data_loader& data, det::trial& t, collective* peers)
   return sums;
 }
 
-// Whether any process of the run was asked to stop: they all stop after the same batch.
-bool any_process(collective* peers, bool mine) {
-  if (!peers) return mine;
-  double stops = mine ? 1 : 0;
-  peers->sum(&stops, 1);
-  return stops > 0;
-}
+// Whether any process of a distributed run was asked to stop, agreed in an exchange so that they
+// all stop after the same batch. The exchange is a barrier of every process, which at every batch
+// cost small batches a few per cent of their time, so the chief paces it: each check also carries
+// how many batches to train until the next, about stop_check_period of its training.
+class stop_agreement {
+ public:
+  explicit stop_agreement(collective* peers) : peers_(peers) {}
+
+  bool any(int64_t batch, bool mine) {
+    if (!peers_) return mine;
+    if (batch < next_check_) return false;
+    double values[2] = {mine ? 1.0 : 0.0, peers_->rank() == 0 ? batches_until_next(batch) : 0.0};
+    peers_->sum(values, 2);
+    next_check_ = batch + std::max<int64_t>(static_cast<int64_t>(values[1]), 1);
+    return values[0] > 0;
+  }
+
+ private:
+  static constexpr auto stop_check_period = std::chrono::milliseconds(50);
+  static constexpr int64_t most_batches_between_checks = 100;
+
+  double batches_until_next(int64_t batch) {
+    const auto now = clock_type::now();
+    const auto batches = batch - checked_batch_;
+    double until = 1;
+    if (batches > 0) {
+      const auto per_batch = (now - checked_at_) / batches;
+      if (per_batch.count() > 0)
+        until = std::clamp<double>(static_cast<double>(stop_check_period / per_batch), 1, most_batches_between_checks);
+    }
+    checked_at_ = now;
+    checked_batch_ = batch;
+    return until;
+  }
+
+  collective* peers_;
+  int64_t next_check_ = 0;
+  int64_t checked_batch_ = 0;
+  clock_type::time_point checked_at_ = clock_type::now();
+};
 
 } // namespace
 
@@ -267,9 +301,10 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   };
 
   bool stopped = false;
+  stop_agreement stops(peers);
   int64_t batches_unaveraged = 0;  // in a row: a trial accumulating gradients averages every k-th
   while (at.batches < goal) {
-    if (any_process(peers, out.should_stop())) {
+    if (stops.any(at.batches, out.should_stop())) {
       stopped = true;
       break;
     }
