@@ -37,8 +37,9 @@ class reporter {
   /// "validation_loss" and "validation_accuracy".
   virtual void validation_metrics(const progress&, const std::map<std::string, double>&) = 0;
   virtual void log(const std::string& line) = 0;
-  /// Checked after every batch: training stops gracefully once it returns true (in a distributed
-  /// run, once it does in any of the processes).
+  /// Checked after every batch: training stops gracefully once it returns true. In a distributed
+  /// run the processes stop once it does in any of them, after the same batch: the next at which
+  /// they check together, about every 50 ms of training.
   virtual bool should_stop() = 0;
   /// A checkpoint is complete on the checkpoint storage.
   virtual void checkpoint_saved(const saved_checkpoint&) = 0;

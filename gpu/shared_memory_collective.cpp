@@ -48,7 +48,7 @@ struct alignas(cache_line) progress {
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "progress lives in shared memory");
 
 struct process_flags {
-  progress written;  // its values are in its slot
+  progress written;  // the values the others combine are in its slot
   progress reduced;  // its part of the result is written, and it has read every slot
 };
 

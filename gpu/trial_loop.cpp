@@ -155,10 +155,12 @@ det::metrics mean_over(det::data_loader& data, det::trial& t, collective* peers)
 // Whether any process of a distributed run was asked to stop, agreed in an exchange so that they
 // all stop after the same batch. The exchange is a barrier of every process, which at every batch
 // cost small batches a few per cent of their time, so the chief paces it: each check also carries
-// how many batches to train until the next, about stop_check_period of its training.
+// how many batches to train until the next, about stop_check_period of its training at the pace
+// of the batches since the last check (a stop waits longer only when batches slow down at once).
 class stop_agreement {
  public:
-  explicit stop_agreement(collective* peers) : peers_(peers) {}
+  /// `batch`: where training starts (a resume's batch), the first check's baseline.
+  stop_agreement(collective* peers, int64_t batch) : peers_(peers), checked_batch_(batch) {}
 
   bool any(int64_t batch, bool mine) {
     if (!peers_) return mine;
@@ -189,7 +191,7 @@ class stop_agreement {
 
   collective* peers_;
   int64_t next_check_ = 0;
-  int64_t checked_batch_ = 0;
+  int64_t checked_batch_;
   clock_type::time_point checked_at_ = clock_type::now();
 };
 
@@ -301,7 +303,7 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   };
 
   bool stopped = false;
-  stop_agreement stops(peers);
+  stop_agreement stops(peers, at.batches);
   int64_t batches_unaveraged = 0;  // in a row: a trial accumulating gradients averages every k-th
   while (at.batches < goal) {
     if (stops.any(at.batches, out.should_stop())) {

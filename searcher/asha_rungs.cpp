@@ -78,7 +78,12 @@ void rung::for_each(const std::function<void(int64_t, double)>& f) const {
     for (const auto& e : entries) f(e.request_id, e.metric);
 }
 
-void rung::assign(const std::vector<std::pair<int64_t, double>>& entries) {
+void rung::assign(std::vector<std::pair<int64_t, double>> entries) {
+  // A snapshot's entries are in rank order; any others (a damaged snapshot) are put in it, keeping
+  // their order among equal metrics, as the blocks' searches need.
+  for (auto& [id, metric] : entries)
+    if (std::isnan(metric)) metric = exited_trial_metric;
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   blocks_.clear();
   lasts_.clear();
   const auto n = static_cast<int64_t>(entries.size());

@@ -29,8 +29,8 @@ class rung {
   size_t size() const { return size_; }
   /// Calls `f(request_id, metric)` for each entry in rank order.
   void for_each(const std::function<void(int64_t, double)>& f) const;
-  /// Replaces the entries with `entries`, already in rank order (a snapshot's).
-  void assign(const std::vector<std::pair<int64_t, double>>& entries);
+  /// Replaces the entries with `entries` (a snapshot's, in rank order: equal metrics keep theirs).
+  void assign(std::vector<std::pair<int64_t, double>> entries);
 
   static constexpr size_t block_capacity = 256;
 

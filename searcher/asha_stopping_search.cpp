@@ -39,7 +39,8 @@ std::vector<action> asha_stopping_search::initial_trials() {
 }
 
 std::vector<action> asha_stopping_search::trial_created(int64_t request_id) {
-  trial_states_[request_id];
+  // Brackets of adaptive_asha share the ids out: this one's may be sparse, but all were handed out.
+  trial_states_.issued(request_id, trials_->next_request_id());
   return {validate_after_action{request_id, settings_.max_length}};
 }
 
@@ -155,7 +156,7 @@ void asha_stopping_search::restore_state(const pb::AshaState& state) {
     std::vector<std::pair<int64_t, double>> entries;
     for (const auto& entry : state.rungs(static_cast<int>(r)).metrics())
       entries.emplace_back(entry.request_id(), entry.metric());
-    rungs_[r].assign(entries);
+    rungs_[r].assign(std::move(entries));
   }
   trial_states_ = std::move(trials);
   requested_ = state.requested();

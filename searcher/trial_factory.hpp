@@ -26,6 +26,9 @@ class trial_factory {
   /// RNG (PBT's explored copies), so that one RNG state replays the whole search.
   create_action next_with(const std::function<std::string(std::mt19937_64&)>& make_hparams);
 
+  /// The request id the next trial gets: every id below it was handed out.
+  int64_t next_request_id() const { return next_request_id_; }
+
   void snapshot(pb::TrialSourceState& state) const;
   /// Throws std::runtime_error, changing nothing, when `state` holds no valid RNG state.
   void restore(const pb::TrialSourceState& state);

@@ -4,7 +4,8 @@
 // order from 1 (trial_factory), so they index a vector: a lookup is one load where a hash set
 // cost a hash, a probe and a cache miss, and the ids read out in order without a sort. An id far
 // beyond the number of ids held (an event about a trial no search made, a corrupt snapshot) goes
-// to an ordered map instead, so that stray ids cannot make the vector huge.
+// to an ordered map instead, so that stray ids cannot make the vector huge; an owner that holds
+// only some of the ids handed out says which ids were (issued).
 
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,15 @@ class trial_table {
     auto [it, inserted] = sparse_.try_emplace(id);
     if (inserted) ++size_;
     return it->second;
+  }
+
+  /// The id's value, as operator[], for an id the caller knows was handed out: one below
+  /// `issued_end` (a trial_factory's next id). It goes in the vector however few of the ids below
+  /// it this table holds (a bracket of adaptive_asha holds a share of its search's): the vector
+  /// stays within the ids handed out.
+  T& issued(int64_t id, int64_t issued_end) {
+    if (!in_dense(id) && id >= 0 && id < issued_end) grow_to(id);
+    return (*this)[id];
   }
 
   std::size_t size() const { return size_; }

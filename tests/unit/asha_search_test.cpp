@@ -213,6 +213,14 @@ TEST_CASE("a rung of many blocks ranks, removes and restores as one sorted list 
   CHECK(restored.insert(0, 25.0) == static_cast<size_t>(rank));
 }
 
+TEST_CASE("a rung restored from entries out of rank order puts them in it, NaN last, equal metrics in the order given") {
+  searcher::rung r;
+  r.assign({{1, 2.0}, {2, std::nan("")}, {3, 1.0}, {4, 2.0}});
+  CHECK(ids_in(r) == std::vector<int64_t>{3, 1, 4, 2});
+  CHECK(r.insert(5, 2.0) == 1);
+  CHECK(r.insert(6, 9.0) == 4);
+}
+
 TEST_CASE("the ranked metric is negated when larger is better (TestGetMetric)") {
   // The experiment reads the searcher metric and the length trained out of the validation report
   // (a missing metric is its error to report); the search only orients the metric.

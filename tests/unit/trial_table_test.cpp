@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -64,4 +65,19 @@ TEST_CASE("ids spread ever further apart stay out of the vector, which holds at 
   int read = 0;
   table.for_each([&read](int64_t, int value) { CHECK(value == read++); });
   CHECK(read == 50);
+}
+
+TEST_CASE("ids their owner handed out go in the vector however sparse, and keep their order with the rest") {
+  det::searcher::trial_table<int> table;
+  table[1 << 20] = 7;  // stray: far beyond the one value held
+  for (int64_t id = 1; id <= 50; ++id) table.issued(id * 1000, 100'000) = static_cast<int>(id);
+  table.issued(200'000, 100'000) = -1;  // not below the end given: kept aside like any stray id
+  CHECK(table.size() == 52);
+  std::vector<int64_t> ids;
+  table.for_each([&ids](int64_t id, int) { ids.push_back(id); });
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
+  CHECK(ids.front() == 1000);
+  CHECK(ids.back() == 1 << 20);
+  CHECK(*table.find(50'000) == 50);
+  CHECK(*table.find(200'000) == -1);
 }
