@@ -497,4 +497,8 @@ TEST_CASE("a custom search's process reads only events whose snapshot was commit
   auto after = read();
   REQUIRE(after.searcher_events_size() == 1);
   CHECK(after.searcher_events(0).has_initial_operations());
+  // Killed, so that the experiment and the trial its post created end with the test (they hold
+  // each other's handles).
+  self->send(experiment, kill_atom::value);
+  n.run();
 }
