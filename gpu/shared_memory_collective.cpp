@@ -13,11 +13,11 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
-#include <cstdlib>
-#include <filesystem>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <new>
 #include <random>
 #include <sstream>

@@ -131,17 +131,10 @@ void searcher::restore(const pb::SearcherSnapshot& snapshot) {
   const google::protobuf::RepeatedField<int64_t>* lists[mark_count] = {
       &state.trials_requested(), &state.trials_created(), &state.trials_closed(), &state.exited_early(),
       &state.canceled(),         &state.failed(),         &state.invalid()};
-  trial_table<uint8_t> marks;
-  int64_t counts[mark_count] = {};
+  marks_ = {};
+  std::fill(std::begin(counts_), std::end(counts_), 0);
   for (int i = 0; i < mark_count; ++i)
-    for (auto id : *lists[i]) {
-      auto& trial = marks[id];
-      if (trial & (1 << i)) continue;  // listed twice
-      trial = static_cast<uint8_t>(trial | (1 << i));
-      ++counts[i];
-    }
-  marks_ = std::move(marks);
-  std::copy(std::begin(counts), std::end(counts), std::begin(counts_));
+    for (auto id : *lists[i]) set(id, static_cast<mark>(1 << i));  // an id listed twice counts once
   giving_up_ = count(invalid) >= static_cast<int64_t>(max_invalid_trials) && !method_->ends_search_itself();
   shut_down_ = state.shut_down();
 }

@@ -28,7 +28,6 @@ class trial_table {
     return it == sparse_.end() ? nullptr : &it->second;
   }
   const T* find(int64_t id) const { return const_cast<trial_table*>(this)->find(id); }
-  bool contains(int64_t id) const { return find(id) != nullptr; }
 
   /// The id's value, default-constructed first if it had none.
   T& operator[](int64_t id) {
@@ -56,7 +55,6 @@ class trial_table {
   }
 
   std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
 
   /// Calls `f(id, value)` for every id with a value, in increasing id order.
   template <class F>
