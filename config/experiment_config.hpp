@@ -116,7 +116,7 @@ struct experiment_config {
   /// builtin:NAME or plugin:LIBRARY:CLASS: det's harness trains it (on several agents if its slots
   /// need them); anything else is a Core API command, which runs as one process on one agent.
   bool harness_entrypoint() const;
-  /// builtin:mlp, builtin:cnn or a plugin: the harness trains it with LibTorch.
+  /// builtin:mlp, builtin:cnn, builtin:gpt or a plugin: the harness trains it with LibTorch.
   bool trains_with_libtorch() const;
   hyperparameters hparams;
   searcher_config searcher;
@@ -135,9 +135,11 @@ struct experiment_config {
   /// times its steps; both are reported as the metric groups "system" and "timings".
   bool profiling_enabled = false;
   /// `[optimizations]`: Determined's mixed_precision ("O0" off, "O1".."O3" on) and det's
-  /// gradient_clip_norm (0: no clipping), which trials read from their context.
+  /// gradient_clip_norm (0: no clipping), which trials read from their context; det's
+  /// cuda_graph: a trial on a GPU captures its training step once and replays it.
   std::string mixed_precision = "O0";
   double gradient_clip_norm = 0;
+  bool cuda_graph = false;
   /// The `[data]` table as JSON object text, handed to training code unchanged.
   std::string data_json = "{}";
   /// `reproducibility.experiment_seed`; the parse time (Unix seconds) when not given.

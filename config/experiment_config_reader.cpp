@@ -185,6 +185,7 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
       else
         section.error("gradient_clip_norm", "must be 0 (no clipping) or positive");
     }
+    if (auto v = section.read_boolean("cuda_graph")) config.cuda_graph = *v;
     // Determined's distributed-training knobs: det does not act on them yet.
     section.ignore({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
                     "gradient_compression", "grad_updates_size_file", "tensor_fusion_threshold",

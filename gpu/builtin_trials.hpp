@@ -6,14 +6,18 @@
 
 namespace det::harness {
 
-/// builtin:mlp and builtin:cnn: loads libdet_torch_trials.so (once) from beside the running
-/// binary, or from ../lib/det/ for an installed det, and trains its det_make_trial_NAME. Throws
-/// std::runtime_error with a sentence if the library cannot be loaded.
+/// builtin:mlp, builtin:cnn and builtin:gpt: loads libdet_torch_trials.so (once) from beside the
+/// running binary, or from ../lib/det/ for an installed det, and trains its det_make_trial_NAME.
+/// Throws std::runtime_error with a sentence if the library cannot be loaded.
 bool run_torch_trial(const training_plan& plan, reporter& out);
 
 /// Loads libdet_torch_trials.so (and so LibTorch) now, ahead of a run: a warm worker's start.
 /// A library that cannot be loaded is left for the run, whose load names why.
 void preload_torch_trials();
+
+/// Loads libdet_torch_trials.so as a run would and checks that it was built against the LibTorch
+/// it loads; empty when it was, else a sentence saying what is wrong and what to do.
+std::string check_torch_trials();
 
 /// entrypoint = "plugin:LIBRARY:CLASS": loads the library and trains its DET_TRIAL(CLASS).
 bool run_plugin_trial(const training_plan& plan, reporter& out);

@@ -13,13 +13,12 @@ struct device {
   std::string uuid;
 };
 
-/// NVIDIA GPUs visible through the CUDA runtime; empty when built without CUDA, with no driver, or
-/// no GPU (never throws).
+/// NVIDIA GPUs visible through the node's CUDA driver (libcuda.so.1, loaded at run time, which
+/// honours CUDA_VISIBLE_DEVICES); empty with no driver or no GPU (never throws).
 std::vector<device> discover_cuda_devices();
 
-bool built_with_cuda();
-
-/// NCCL's version code (e.g. 22809 for 2.28.9); 0 when built without NCCL.
+/// The version code of the NCCL the dynamic loader finds (e.g. 22809 for 2.28.9); 0 when it finds
+/// none.
 int nccl_version();
 
 }  // namespace det::gpu

@@ -1,7 +1,10 @@
 // builtin:mlp and builtin:cnn as det::trial classes: the same Trial API as users' plugins,
 // driven by the same loop.
 
+#include "det/torch_metrics.hpp"
 #include "det/trial.hpp"
+#include "gpu/cuda_step_graph.hpp"
+#include "gpu/fused_adam.hpp"
 #include "gpu/mlp_model.hpp"
 #include "gpu/trial_settings.hpp"
 
@@ -20,7 +23,8 @@ struct cnn_impl : torch::nn::Module {
         conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, 2 * channels, 3)))),
         fc(register_module("fc", torch::nn::Linear(2 * channels * 5 * 5, mlp_classes))) {}
   torch::Tensor forward(const torch::Tensor& flat) {
-    auto x = flat.view({-1, 1, 28, 28});
+    // Channels-last where the weights are (on a GPU): cuDNN's fast bf16 and TF32 convolutions want it.
+    auto x = flat.view({-1, 1, 28, 28}).contiguous(conv1->weight.suggest_memory_format());
     x = torch::max_pool2d(torch::relu(conv1(x)), 2);  // 26 -> 13
     x = torch::max_pool2d(torch::relu(conv2(x)), 2);  // 11 -> 5
     return fc(x.flatten(1));
@@ -32,6 +36,15 @@ TORCH_MODULE_IMPL(cnn, cnn_impl);
 
 mlp make_model(const mlp_hparams& h, mlp*) { return mlp(h.hidden_sizes, h.dropout); }
 cnn make_model(const mlp_hparams& h, cnn*) { return cnn(h.channels); }
+
+// Convolution weights in channels-last layout, which cuDNN runs fastest on a GPU (in float32 and
+// bfloat16 alike); the MLP has none.
+void use_channels_last(mlp&) {}
+void use_channels_last(cnn& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+}
 
 std::string describe_model(const mlp_hparams& h, mlp*) { return "builtin:mlp " + describe_layers(h.hidden_sizes); }
 std::string describe_model(const mlp_hparams& h, cnn*) {
@@ -63,6 +76,7 @@ class image_trial final : public det::trial {
         optimizer_(make_optimizer(hparams_, model_->parameters())),
         step_{context.gradient_clip_norm(), context.mixed_precision() != "O0" && device_.is_cuda(), nullptr} {
     context.log("Loaded " + data_->description + ".");
+    place_data(context);
     std::ostringstream intro;
     intro << "Training " << describe_model(hparams_, static_cast<Model*>(nullptr)) << " with "
           << (hparams_.optimizer == optimizer_kind::adam ? "Adam" : "SGD") << " (learning rate "
@@ -89,6 +103,7 @@ class image_trial final : public det::trial {
     else if (context.mixed_precision() != "O0")
       context.log("optimizations.mixed_precision = " + context.mixed_precision() +
                   " is not applied: autocast needs a GPU, so it trains in float32 on " + device_.str() + ".");
+    if (context.cuda_graph()) graph_wanted_ = can_capture(context);
   }
 
   int64_t batch_size() const override { return hparams_.global_batch_size; }
@@ -96,12 +111,11 @@ class image_trial final : public det::trial {
 
   std::unique_ptr<det::data_loader> build_training_data_loader() override {
     // Each process gathers only its share of every batch.
-    return std::make_unique<training_loader>(shuffled_batches(data_->train, hparams_.global_batch_size, context_.seed(),
+    return std::make_unique<training_loader>(shuffled_batches(train_set_, hparams_.global_batch_size, context_.seed(),
                                                               {context_.rank(), context_.world_size()}));
   }
   std::unique_ptr<det::data_loader> build_validation_data_loader() override {
-    return std::make_unique<validation_loader>(
-        sequential_batches(data_->validation.first(data_spec_.validation_limit), validation_batch_size));
+    return std::make_unique<validation_loader>(sequential_batches(validation_set_, validation_batch_size));
   }
 
   // Each phase timed for profiling (record_timing is a no-op unless the experiment profiles; on a
@@ -116,8 +130,18 @@ class image_trial final : public det::trial {
     };
     auto [inputs, labels] = on_device(b);  // this process's share of the batch (the loader's)
     lap("to_device");
-    return {{"loss", train_step(model_, *optimizer_, inputs, labels, step_, lap).template item<double>()}};
+    if (graph_wanted_ && inputs.size(0) == hparams_.global_batch_size) {
+      replay_step(inputs, labels);
+      lap("train_step_graph");
+    } else {
+      // The loss stays on the device, summed there: no batch waits for the GPU to read it.
+      metrics_.add("loss", train_step(model_, *optimizer_, inputs, labels, step_, lap));
+    }
+    metrics_.end_batch();
+    return {};
   }
+
+  det::metrics take_training_metrics() override { return metrics_.take(); }
 
   det::metrics evaluate_batch(det::batch& b) override {
     auto [inputs, labels] = on_device(b);
@@ -152,6 +176,64 @@ class image_trial final : public det::trial {
     return {inputs.to(device_), labels.to(device_)};
   }
 
+  // The data sets on the training device when [data] device_resident allows and they fit: then a
+  // batch is gathered there (and the validation data sliced there), never copied from the host.
+  void place_data(det::trial_context& context) {
+    auto train = data_->train;
+    auto validation = data_->validation.first(data_spec_.validation_limit);
+    bool resident = false;
+    if (device_.is_cuda()) {
+      const int64_t bytes = train.bytes() + validation.bytes();
+      switch (data_spec_.device_resident) {
+        case residency::device: resident = true; break;
+        case residency::host: resident = false; break;
+        case residency::automatic: resident = bytes <= cuda_free_memory() / 4; break;
+      }
+      if (resident)
+        context.log("The data (" + std::to_string(bytes >> 20) + " MiB) is resident on " + device_.str() + ".");
+      at::globalContext().setBenchmarkCuDNN(true);  // fixed shapes: cuDNN picks its fastest kernels once
+      use_channels_last(model_);
+    }
+    train_set_ = resident ? train.to(device_) : train;
+    validation_set_ = resident ? validation.to(device_) : validation;
+  }
+
+  // Whether the step can be captured as a CUDA graph, or why not (logged).
+  bool can_capture(det::trial_context& context) {
+    std::string why_not;
+    if (!step_graphs_available(why_not)) {
+    } else if (context.world_size() > 1) {
+      why_not = "its gradients are averaged with other processes by host threads";
+    } else if (hparams_.optimizer == optimizer_kind::adam && !fused_adam_available(device_)) {
+      why_not = "LibTorch " TORCH_VERSION " has no fused Adam, whose step counts live on the device";
+    }
+    if (!why_not.empty()) {
+      context.log("optimizations.cuda_graph is not applied: " + why_not + ".");
+      return false;
+    }
+    context.log("optimizations.cuda_graph: the training step is captured as a CUDA graph after 3 batches and "
+                "replayed for every full batch.");
+    return true;
+  }
+
+  // One step through the captured graph: the batch is copied into the graph's inputs, and the
+  // graph's forward, backward and optimizer step (the loss added to metrics_) run as one launch.
+  void replay_step(const torch::Tensor& inputs, const torch::Tensor& labels) {
+    if (!graph_) {
+      graph_inputs_ = inputs.clone();
+      graph_labels_ = labels.clone();
+      graph_ = capture_step_graph(
+          [this] {
+            metrics_.add("loss", train_step(model_, *optimizer_, graph_inputs_, graph_labels_, step_));
+          },
+          /*warmup_calls=*/3);
+    } else {
+      graph_inputs_.copy_(inputs, /*non_blocking=*/true);
+      graph_labels_.copy_(labels, /*non_blocking=*/true);
+    }
+    graph_->run();
+  }
+
   // Seeded before it is built: the seed decides the initial weights.
   static Model seeded_model(const mlp_hparams& hparams, uint64_t seed, const torch::Device& device) {
     torch::manual_seed(seed);
@@ -169,6 +251,11 @@ class image_trial final : public det::trial {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<det::gradient_averager> averager_;  // a distributed run's; its hooks are on model_
   step_options step_;
+  labelled_set train_set_, validation_set_;  // on the device when resident
+  det::metric_sums metrics_;
+  bool graph_wanted_ = false;
+  std::unique_ptr<step_graph> graph_;
+  torch::Tensor graph_inputs_, graph_labels_;  // what the captured step reads
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "gpu/mlp_model.hpp"
 
+#include "gpu/fused_adam.hpp"
 #include "gpu/idx_file.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -124,7 +125,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams& h, co
   if (h.optimizer == optimizer_kind::sgd)
     return std::make_unique<torch::optim::SGD>(parameters,
                                                torch::optim::SGDOptions(h.learning_rate).momentum(h.momentum));
-  return std::make_unique<torch::optim::Adam>(parameters, torch::optim::AdamOptions(h.learning_rate));
+  return std::make_unique<fused_adam>(parameters, torch::optim::AdamOptions(h.learning_rate));
 }
 
 shuffled_batches::shuffled_batches(labelled_set data, int64_t batch_size, uint64_t seed, batch_share share)

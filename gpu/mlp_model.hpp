@@ -33,6 +33,7 @@ struct labelled_set {
   torch::Tensor inputs;  // float [n, 784], normalised
   torch::Tensor labels;  // int64 [n]
   int64_t size() const { return labels.size(0); }
+  int64_t bytes() const { return inputs.nbytes() + labels.nbytes(); }
   labelled_set first(int64_t n) const;
   labelled_set to(const torch::Device& device) const;
 };
@@ -46,7 +47,7 @@ struct trial_data {
 /// The data set the settings name, decoded once per process and shared by later trials.
 std::shared_ptr<const trial_data> load_trial_data(const data_settings&);
 
-/// Adam or SGD as the hyperparameters say, over `parameters`.
+/// Adam (fused where ATen can, gpu/fused_adam.hpp) or SGD as the hyperparameters say, over `parameters`.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const mlp_hparams&, const std::vector<torch::Tensor>& parameters);
 
 /// No timing: what train_step does unless a caller wants its phases timed.
@@ -60,6 +61,20 @@ struct step_options {
   bool mixed_precision = false;  // forward pass under CUDA autocast
   det::gradient_averager* averager = nullptr;  // a distributed trial's: gradients averaged over its processes
 };
+
+/// Scales the gradients of `parameters` so that their total norm is at most `max_norm`, as
+/// torch::nn::utils::clip_grad_norm_ does, but without reading the norm on the host: on a GPU the
+/// step then never waits for the device (and can be captured as a CUDA graph).
+inline void clip_gradients_on_device(const std::vector<torch::Tensor>& parameters, double max_norm) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> norms;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) norms.push_back(p.grad().norm(2).to(torch::kFloat));
+  if (norms.empty()) return;
+  auto scale = torch::clamp_max(max_norm / (torch::stack(norms).norm(2) + 1e-6), 1.0);
+  for (const auto& p : parameters)
+    if (p.grad().defined()) p.grad().mul_(scale);
+}
 
 /// One optimisation step; returns the batch's mean cross-entropy, detached. `lap(phase)` is called
 /// after "forward", "backward" (and clipping) and "optimizer_step", for a caller that times them.
@@ -76,7 +91,12 @@ torch::Tensor train_step(Model& model, torch::optim::Optimizer& optimizer, const
   if (options.averager) options.averager->prepare();
   loss.backward();  // with an averager, buckets of gradients are averaged while it runs
   if (options.averager) options.averager->synchronize();
-  if (options.clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), options.clip_norm);
+  if (options.clip_norm > 0) {
+    if (inputs.is_cuda())
+      clip_gradients_on_device(model->parameters(), options.clip_norm);
+    else
+      torch::nn::utils::clip_grad_norm_(model->parameters(), options.clip_norm);
+  }
   lap("backward");
   optimizer.step();
   lap("optimizer_step");

@@ -9,6 +9,7 @@
 #include "det/trial.hpp"
 #include "gpu/builtin_trials.hpp"
 #include "gpu/nccl_collective.hpp"
+#include "gpu/torch_trials_info.hpp"
 #include "gpu/trial_loop.hpp"
 
 namespace det::harness {
@@ -72,6 +73,9 @@ std::pair<void*, std::string> det_library(const std::string& name, const std::st
       return {lib, path};
     tried += "\n  " + error;
   }
+  if (tried.find("undefined symbol") != std::string::npos)
+    tried += "\n(an undefined symbol: it was built against another LibTorch than the one this node loads; rebuild "
+             "it here with scripts/build-torch-trials.sh)";
   throw std::runtime_error(needed_for + ", but " + name + " could not be loaded:" + tried);
 }
 
@@ -81,6 +85,26 @@ bool run_torch_trial(const training_plan& plan, reporter& out) {
   const std::string trial = plan.trial_name;
   auto [lib, path] = det_library("libdet_torch_trials.so", "builtin:" + trial + " needs LibTorch");
   return train(find_factory(lib, path, trial), "det." + trial + "/2", plan, out);
+}
+
+std::string check_torch_trials() {
+  try {
+    auto [lib, path] = det_library("libdet_torch_trials.so", "LibTorch trials");
+    using text_function = const char* (*)();
+    auto built = reinterpret_cast<text_function>(::dlsym(lib, "det_torch_trials_built_torch"));
+    auto loaded = reinterpret_cast<text_function>(::dlsym(lib, "det_torch_trials_loaded_torch"));
+    auto built_for = reinterpret_cast<text_function>(::dlsym(lib, "det_torch_trials_built_for"));
+    if (!built || !loaded || !built_for)
+      return path + " says nothing of the LibTorch it was built for: it is from an older det; rebuild it with "
+                    "scripts/build-torch-trials.sh.";
+    // The same file, or two copies of it: only the build's own libtorch_cpu.so is known to fit.
+    if (std::string(built()) != loaded())
+      return path + " was built for " + built_for() + ", but this node loads " + loaded() +
+             ": rebuild it here with scripts/build-torch-trials.sh.";
+    return {};
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
 }
 
 void preload_torch_trials() {

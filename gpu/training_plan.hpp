@@ -9,6 +9,16 @@ namespace det::harness {
 
 enum class unit { batches, records, epochs };
 
+/// What the training loop counts of how a trial hands its training metrics over: each batch whose
+/// train_batch returned metrics (on a GPU, a read that waits for the device) and each
+/// take_training_metrics call (once per reporting period).
+struct loop_statistics {
+  int64_t batches = 0;
+  int64_t batches_with_metrics = 0;
+  int64_t metric_takes = 0;
+  int64_t reports = 0;
+};
+
 /// One trial's work for the harness: what to train, on which data, and for how long.
 struct training_plan {
   std::string trial_name = "mlp";  // builtin:NAME (mlp, simulate), or "plugin"
@@ -36,9 +46,12 @@ struct training_plan {
   bool profiling = false;       // report "system" samples every second and "timings" per period
   std::string mixed_precision = "O0";  // [optimizations], for the trial to apply where it can
   double gradient_clip_norm = 0;
+  bool cuda_graph = false;             // [optimizations] cuda_graph
   /// The processes this one trains with, when the trial's slots span several agents; the worker
   /// owns them. nullptr: it trains alone.
   collective* peers = nullptr;
+  /// Where the loop counts its metric reads (tests and det-trial-bench); nullptr: nowhere.
+  loop_statistics* statistics = nullptr;
 };
 
 }  // namespace det::harness

@@ -31,6 +31,7 @@ class plan_context final : public det::trial_context {
         seed_(plan.seed),
         mixed_precision_(plan.mixed_precision),
         gradient_clip_norm_(plan.gradient_clip_norm),
+        cuda_graph_(plan.cuda_graph),
         peers_(plan.peers),
         out_(out) {
     if (hparams_.is_discarded()) throw det::invalid_hyperparameters("The hyperparameters are not valid JSON.");
@@ -54,6 +55,7 @@ class plan_context final : public det::trial_context {
   uint64_t seed() const override { return seed_; }
   const std::string& mixed_precision() const override { return mixed_precision_; }
   double gradient_clip_norm() const override { return gradient_clip_norm_; }
+  bool cuda_graph() const override { return cuda_graph_; }
   int rank() const override { return peers_ ? peers_->rank() : 0; }
   int world_size() const override { return peers_ ? peers_->size() : 1; }
   void average(float* values, std::size_t count) override {
@@ -73,6 +75,7 @@ class plan_context final : public det::trial_context {
   uint64_t seed_;
   std::string mixed_precision_;
   double gradient_clip_norm_;
+  bool cuda_graph_;
   collective* peers_;
   reporter& out_;
 };
@@ -293,8 +296,16 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
     auto means = timings.close();
     if (!means.empty() && chief) out.profile_metrics("timings", at, means);
   };
+  loop_statistics unused;
+  loop_statistics& counted = plan.statistics ? *plan.statistics : unused;
   auto report_training = [&] {
+    // Taken before the period's clock stops: on a GPU the take waits for the period's batches,
+    // whose time samples_per_second must include.
+    auto taken = t.take_training_metrics();
     auto metrics = period.close();
+    for (auto& [name, mean] : taken) metrics[name] = mean;
+    ++counted.metric_takes;
+    ++counted.reports;
     if (peers) {
       sum_over_processes(*peers, metrics, "training");
       for (auto& [name, sum] : metrics) sum /= peers->size();
@@ -319,9 +330,10 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
       next = timed("dataloader_next", [&] { return training_data->get(epoch, at.batches % batches_per_epoch); });
     }
     const auto exchanges = peers ? peers->exchanges() : 0;
-    period.add(timed("train_batch",
-                     [&] { return t.train_batch(next, epoch, at.batches); }),
-               batch_size);
+    auto batch_metrics = timed("train_batch", [&] { return t.train_batch(next, epoch, at.batches); });
+    ++counted.batches;
+    if (!batch_metrics.empty()) ++counted.batches_with_metrics;
+    period.add(batch_metrics, batch_size);
     // A trial that does not average its gradients would train one model per process, each
     // on its share, under metrics that mix them. One that accumulates gradients averages only
     // every k-th batch: the check allows up to max_unaveraged_batches in a row, at any point of

@@ -128,6 +128,14 @@ data_settings parse_data_settings(const std::string& text) {
   require(d.synthetic_train_size > 0 && d.synthetic_val_size > 0,
           "The data settings 'synthetic_train_size' and 'synthetic_val_size' must be positive.");
   require(d.validation_limit >= 0, "The data setting 'validation_limit' must not be negative.");
+  if (auto it = obj.find("device_resident"); it != obj.end() && !it->is_null()) {
+    if (it->is_boolean())
+      d.device_resident = it->get<bool>() ? residency::device : residency::host;
+    else if (it->is_string() && it->get<std::string>() == "auto")
+      d.device_resident = residency::automatic;
+    else
+      wrong_type(what, "device_resident", "\"auto\", true or false", *it);
+  }
   return d;
 }
 

@@ -22,12 +22,18 @@ struct mlp_hparams {
 
 enum class dataset_kind { fashion_mnist, synthetic };
 
+/// [data] device_resident: whether the whole data set is copied to the training device once, so
+/// that a batch is gathered there and never crosses from the host ("auto": on a GPU, when the
+/// data takes at most a quarter of its free memory).
+enum class residency { automatic, device, host };
+
 struct data_settings {
   dataset_kind dataset = dataset_kind::fashion_mnist;
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   int64_t synthetic_train_size = 4096;
   int64_t synthetic_val_size = 1024;
   int64_t validation_limit = 0;  // 0 = the whole validation set
+  residency device_resident = residency::automatic;
 };
 
 /// Both throw std::runtime_error with a sentence naming the offending key; "" means all defaults.

@@ -38,6 +38,7 @@
 #include "runtime/child_process.hpp"
 #include "runtime/container_workers.hpp"
 #include "runtime/warm_worker_pool.hpp"
+#include "runtime/torch_trials_check.hpp"
 #include "runtime/podman.hpp"
 #include "runtime/notebook_activity.hpp"
 #include "runtime/service_probe.hpp"
@@ -681,6 +682,7 @@ int run_agent(const agent_options& opts) {
   if (tls)
     use_tls_links(cfg, *tls);
   caf::actor_system sys{cfg};
+  check_torch_trials_in_background(info.id(), worker_executable());
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls,
                                         opts.programs, opts.warm_workers);
   auto sig = wait_for_stop_signal();

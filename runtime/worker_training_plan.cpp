@@ -57,6 +57,7 @@ harness::training_plan make_training_plan(const pb::TrialSpec& spec, const confi
   plan.profiling = cfg.profiling_enabled;
   plan.mixed_precision = cfg.mixed_precision;
   plan.gradient_clip_norm = cfg.gradient_clip_norm;
+  plan.cuda_graph = cfg.cuda_graph;
   plan.resume_from = spec.resume_checkpoint_dir();
   plan.warm_start_from = spec.warm_start_checkpoint_dir();
   return plan;

@@ -8,8 +8,10 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
   nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev libyaml-cpp-dev
-  libboost1.81-dev dataset-fashion-mnist
+  libboost1.81-dev dataset-fashion-mnist fortunes
   jupyter-notebook openssh-server openssh-client podman runc catatonit"
+# fortunes (with fortunes-min, which it depends on): builtin:gpt's corpus, about 2.6 MB of English
+# text in /usr/share/games/fortunes, read as byte-level tokens (gpu/token_data.cpp).
 # libboost1.81-dev: Beast and Asio, the master's HTTP and WebSocket server. jupyter-notebook and
 # openssh-server are what agents run for notebooks and shells; openssh-client is det shell open's ssh.
 # podman runs trials and tasks whose config names an image, with runc (its default crun fails on
@@ -24,8 +26,10 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
 # Debian's PyTorch (python3-torch); bench/tpe_vs_optuna.py runs Optuna (python3-optuna).
 # The fuzz targets (fuzz/, scripts/fuzz.sh) build with clang-14; libclang-rt-14-dev has the
 # libFuzzer and sanitizer runtimes that -fsanitize=fuzzer,address,undefined links.
+# scripts/package.sh (the release archive, which the package test unpacks into a bare rootfs)
+# points the archive's binaries and libraries at its own lib/ with patchelf.
 TEST_PACKAGES="openssl python3-protobuf prometheus chromium chromium-driver python3-selenium mmdebstrap slurm-wlm munge
-  python3-torch python3-optuna clang-14 libclang-rt-14-dev"
+  python3-torch python3-optuna clang-14 libclang-rt-14-dev patchelf"
 [ "${1:-}" = "--with-tests" ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 
 SUDO=""

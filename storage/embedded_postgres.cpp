@@ -29,9 +29,16 @@ constexpr int port = 5432;
 // pg_ctl status exit code for "no server running"; 0 means one is.
 constexpr int pg_ctl_not_running = 3;
 
+// $PGBIN, else the PostgreSQL a release archive carries beside det-node (scripts/package.sh puts it in
+// pgsql/bin next to bin/), else the system's.
 std::string pg_bin() {
   const char* from_env = std::getenv("PGBIN");
-  return from_env && *from_env ? from_env : "/usr/lib/postgresql/15/bin";
+  if (from_env && *from_env) return from_env;
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  const fs::path bundled = (self.parent_path().parent_path() / "pgsql" / "bin").lexically_normal();
+  if (!error && fs::exists(bundled / "initdb", error)) return bundled.string();
+  return "/usr/lib/postgresql/15/bin";
 }
 
 std::string log_tail(const std::string& path, std::size_t lines = 20) {

@@ -1,5 +1,6 @@
 #include "tools/cli_cluster.hpp"
 
+#include <cstdio>
 #include <iostream>
 
 #include "messages/api.pb.h"
@@ -53,11 +54,19 @@ int list_slots(rest_client& master, bool json) {
     std::cout << det::to_json(slots, true) << '\n';
     return 0;
   }
-  table out({"Agent", "Slot", "Type", "Device", "Enabled", "Allocation"});
+  // A GPU's memory and UUID (nvidia-smi's), so that an operator can tell the slot's device.
+  auto memory = [](int64_t bytes) {
+    if (bytes <= 0) return std::string();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+    return std::string(text);
+  };
+  table out({"Agent", "Slot", "Type", "Device", "Memory", "UUID", "Enabled", "Allocation"});
   for (const auto& view : slots.slots()) {
     const auto& slot = view.slot();
-    out.add_row({view.agent_id(), std::to_string(slot.id()), slot_type_name(slot.type()),
-                 slot.device(), yes_no(slot.enabled()),
+    const bool gpu = slot.type() == pb::SLOT_TYPE_CUDA;
+    out.add_row({view.agent_id(), std::to_string(slot.id()), slot_type_name(slot.type()), slot.device(),
+                 gpu ? memory(slot.memory_bytes()) : "", gpu ? slot.uuid() : "", yes_no(slot.enabled()),
                  slot.allocation_id().empty() ? "free" : slot.allocation_id()});
   }
   out.print(std::cout);

@@ -6,6 +6,7 @@
 // [data]: data_dir (the gzipped IDX files of Fashion-MNIST), train_limit, validation_limit.
 
 #include <det/torch_data_parallel.hpp>
+#include <det/torch_metrics.hpp>
 #include <det/trial.hpp>
 
 #include <nlohmann/json.hpp>
@@ -146,8 +147,14 @@ class CnnTrial : public det::trial {
     loss.backward();
     averager_->synchronize();
     optimizer_->step();
-    return {{"loss", loss.item<double>()}};
+    // Summed where the loss is (on a GPU, the device) and read once per report period by
+    // take_training_metrics: returning loss.item() here would make every batch wait for the GPU.
+    losses_.add("loss", loss);
+    losses_.end_batch();
+    return {};
   }
+
+  det::metrics take_training_metrics() override { return losses_.take(); }
 
   det::metrics evaluate_batch(det::batch& b) override {
     auto& [images, labels] = std::any_cast<Batch&>(b);
@@ -186,6 +193,7 @@ class CnnTrial : public det::trial {
   Net net_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::unique_ptr<det::gradient_averager> averager_;
+  det::metric_sums losses_;
 };
 
 } // namespace

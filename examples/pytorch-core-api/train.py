@@ -1,11 +1,13 @@
 """A CNN on Fashion-MNIST in PyTorch, written against Determined's Core API (`determined`) and
-trained data-parallel with torch.distributed (gloo) under det's launcher:
+trained data-parallel with torch.distributed under det's launcher:
 
     entrypoint = "/usr/bin/python3 -m determined.launch.torch_distributed /usr/bin/python3 train.py"
 
 One process per slot on every agent of the trial; each trains on its shard of every batch, DDP
 averages the gradients, the chief reports and checkpoints; a paused or preempted trial
-checkpoints and continues from there. Debian's python3-torch (CPU) and dataset-fashion-mnist.
+checkpoints and continues from there. On CPU slots: gloo (Debian's python3-torch and
+dataset-fashion-mnist); on GPU slots: the process's GPU (LOCAL_RANK) and NCCL. The
+hyperparameter `dataset = "synthetic"` trains on random images where Fashion-MNIST is not installed.
 """
 
 import datetime
@@ -32,10 +34,22 @@ def read_idx(name, limit):
     return data[:limit]
 
 
-def split(kind, limit):
+def split(kind, limit, dataset):
+    if dataset == "synthetic":
+        generator = torch.Generator().manual_seed(0 if kind == "train" else 1)
+        labels = torch.randint(10, (limit,), generator=generator)
+        images = torch.rand(limit, 1, 28, 28, generator=generator) * 0.5 + labels.view(-1, 1, 1, 1) / 20
+        return images, labels
     images = read_idx(f"{kind}-images-idx3-ubyte.gz", limit).float().div(255).unsqueeze(1)
     labels = read_idx(f"{kind}-labels-idx1-ubyte.gz", limit).long()
     return images, labels
+
+
+def training_device():
+    """The process's GPU on GPU slots (the launcher's LOCAL_RANK among the slots it was given), else the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
+    return torch.device("cpu")
 
 
 class Net(nn.Module):
@@ -54,18 +68,21 @@ class Net(nn.Module):
 def main(core_context, hparams, latest_checkpoint):
     rank, size = core_context.distributed.rank, core_context.distributed.size
     torch.manual_seed(hparams.get("seed", 1))
-    model = Net(int(hparams["channels"]))
+    device = training_device()
+    print(f"process {rank} of {size} trains on {device}", flush=True)
+    model = Net(int(hparams["channels"])).to(device)
     if size > 1:
-        model = nn.parallel.DistributedDataParallel(model)
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=hparams["learning_rate"])
     batch_size = int(hparams["global_batch_size"])
-    train_x, train_y = split("train", int(hparams.get("train_limit", 60000)))
-    val_x, val_y = split("t10k", int(hparams.get("validation_limit", 2000)))
+    dataset = hparams.get("dataset", "fashion-mnist")
+    train_x, train_y = (t.to(device) for t in split("train", int(hparams.get("train_limit", 60000)), dataset))
+    val_x, val_y = (t.to(device) for t in split("t10k", int(hparams.get("validation_limit", 2000)), dataset))
 
     steps = 0
     if latest_checkpoint:
         with core_context.checkpoint.restore_path(latest_checkpoint) as path:
-            state = torch.load(os.path.join(path, "state.pt"))
+            state = torch.load(os.path.join(path, "state.pt"), map_location=device)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         steps = state["steps"]
@@ -105,7 +122,9 @@ def main(core_context, hparams, latest_checkpoint):
 if __name__ == "__main__":
     info = det.get_cluster_info()
     # A peer that died or hangs fails a collective within two minutes (gloo's default is 30),
-    # and det restarts the run from its latest checkpoint.
-    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=2))
+    # and det restarts the run from its latest checkpoint. NCCL between GPUs, gloo between CPUs.
+    if torch.cuda.is_available():
+        torch.cuda.set_device(training_device())
+    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo", timeout=datetime.timedelta(minutes=2))
     with core.init(distributed=core.DistributedContext.from_torch_distributed()) as core_context:
         main(core_context, info.trial.hparams, info.latest_checkpoint)

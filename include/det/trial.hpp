@@ -46,6 +46,9 @@ class trial_context {
   /// trial that cannot should say so with log()), and the norm to clip gradients to (0: none).
   virtual const std::string& mixed_precision() const = 0;
   virtual double gradient_clip_norm() const = 0;
+  /// [optimizations] cuda_graph: capture a training step of fixed-shape batches as one CUDA graph
+  /// and replay it, where the trial and the device can (a trial that cannot says so with log()).
+  virtual bool cuda_graph() const = 0;
   /// This process's place among the trial's processes. A trial on GPU slots trains as one process
   /// per slot, and one whose CPU slots span several agents as one process per agent (world_size()
   /// of them, rank() 0 the chief): every process
@@ -108,8 +111,15 @@ class trial {
   virtual std::unique_ptr<data_loader> build_validation_data_loader() { return nullptr; }
   /// One optimisation step on `b`, the training loader's next batch. `epoch_idx` is the pass over
   /// the training data and `batch_idx` counts batches from 0 across the trial's whole training.
-  /// The metrics (e.g. "loss") are averaged over each reporting period.
+  /// The metrics (e.g. "loss") are averaged over each reporting period. A trial on a GPU should
+  /// return none and keep its metrics on the device instead (take_training_metrics): a value
+  /// returned here is read from the device at every batch, which makes the host wait for the GPU.
   virtual metrics train_batch(batch& b, int64_t epoch_idx, int64_t batch_idx) = 0;
+  /// Optional: training metrics the trial reduces itself, each one's mean over the batches since
+  /// the last call (det/torch_metrics.hpp's metric_sums keeps them on the device and reads them
+  /// in one copy). The harness calls it once per reporting period and reports these beside the
+  /// means of what train_batch returned; a name in both is taken from here.
+  virtual metrics take_training_metrics() { return {}; }
   /// The metrics of one validation batch; a validation reports each metric's mean over the
   /// validation loader's batches, and the searcher reads its metric from those.
   virtual metrics evaluate_batch(batch& b) {
@@ -147,8 +157,9 @@ using trial_api_version_function = int (*)();
 /// plugin built against another version: det and the plugin would disagree on the classes they
 /// share, and calls across them would land in the wrong functions. Bump it with any change to the
 /// layout or the virtual functions of trial_context, data_loader or trial, or to the types they
-/// pass (metrics, batch, invalid_hyperparameters, trial_factory).
-#define DET_TRIAL_API_VERSION 1
+/// pass (metrics, batch, invalid_hyperparameters, trial_factory). Version 2 added
+/// trial::take_training_metrics and trial_context::cuda_graph.
+#define DET_TRIAL_API_VERSION 2
 
 /// Exports ClassName, which must be constructible from det::trial_context&, to the harness, with
 /// the Trial API version it was built against. Both functions are named after the class, so that

@@ -124,12 +124,12 @@ void write_idx_pair(const std::filesystem::path& dir, const std::string& prefix,
 
 TEST_CASE("device discovery answers without a driver or GPU") {
   auto devices = det::gpu::discover_cuda_devices();
-  if (!det::gpu::built_with_cuda()) CHECK(devices.empty());
   for (const auto& d : devices) {
     CHECK(d.memory_bytes > 0);
     CHECK(d.uuid.rfind("GPU-", 0) == 0);
   }
-  CHECK((det::gpu::nccl_version() == 0) == !det::gpu::built_with_cuda());
+  const int nccl = det::gpu::nccl_version();
+  CHECK((nccl == 0 || nccl >= 20000));  // NCCL 2.x codes its version as major*10000 + minor*100 + patch
 }
 
 TEST_CASE("the MLP learns the synthetic data and the loss falls") {
@@ -610,6 +610,7 @@ struct collective_context final : det::trial_context {
   uint64_t seed() const override { return 0; }
   const std::string& mixed_precision() const override { return precision; }
   double gradient_clip_norm() const override { return 0; }
+  bool cuda_graph() const override { return false; }
   int rank() const override { return peers.rank(); }
   int world_size() const override { return peers.size(); }
   void log(const std::string&) override {}
