@@ -113,12 +113,7 @@ class gpt_trial final : public det::trial {
     if (context.cuda_graph())
       context.log("optimizations.cuda_graph is not applied by builtin:gpt: its learning rate changes at every "
                   "batch, which a captured step would not see.");
-    if (device_.is_cuda()) {
-      // float32 matrix products in TF32 on tensor cores (what O0 runs in; autocast's are bf16), as
-      // torch.set_float32_matmul_precision("high"): the one switch LibTorch 1.13 to 2.x all take.
-      at::globalContext().setFloat32MatmulPrecision("high");
-      describe_peak();
-    }
+    if (device_.is_cuda()) describe_peak();
   }
 
   int64_t batch_size() const override { return hparams_.global_batch_size; }
