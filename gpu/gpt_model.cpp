@@ -17,6 +17,12 @@ torch::nn::LayerNorm layer_norm(int64_t n_embd) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({n_embd}));
 }
 
+// Dropout of probability 0 still runs a kernel that copies its input and writes a mask (twice
+// per layer, forward and backward): skipped, as the model it is then is the same.
+torch::Tensor dropped(torch::nn::Dropout& dropout, const torch::Tensor& x) {
+  return dropout->options.p() > 0 ? dropout(x) : x;
+}
+
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -49,7 +55,7 @@ torch::Tensor causal_self_attention_impl::forward(const torch::Tensor& x) {
   y = torch::matmul(weights, v);
 #endif
   y = y.transpose(1, 2).contiguous().view({batch, time, channels});
-  return resid_dropout(c_proj(y));
+  return dropped(resid_dropout, c_proj(y));
 }
 
 gpt_mlp_impl::gpt_mlp_impl(const gpt_hparams& h)
@@ -57,7 +63,7 @@ gpt_mlp_impl::gpt_mlp_impl(const gpt_hparams& h)
       c_proj(register_module("c_proj", torch::nn::Linear(4 * h.n_embd, h.n_embd))),
       dropout(register_module("dropout", torch::nn::Dropout(h.dropout))) {}
 
-torch::Tensor gpt_mlp_impl::forward(const torch::Tensor& x) { return dropout(c_proj(torch::gelu(c_fc(x)))); }
+torch::Tensor gpt_mlp_impl::forward(const torch::Tensor& x) { return dropped(dropout, c_proj(torch::gelu(c_fc(x)))); }
 
 gpt_block_impl::gpt_block_impl(const gpt_hparams& h)
     : ln_1(register_module("ln_1", layer_norm(h.n_embd))),
@@ -102,7 +108,7 @@ torch::Tensor gpt_model_impl::forward(const torch::Tensor& tokens) {
     throw std::invalid_argument("A sequence of " + std::to_string(time) + " tokens exceeds the model's block_size of " +
                                 std::to_string(block_size) + ".");
   auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
-  auto x = drop(wte(tokens) + wpe(positions));
+  auto x = dropped(drop, wte(tokens) + wpe(positions));
   for (auto& block : blocks) x = block(x);
   // The lm_head: the token embedding's weight, tied (one parameter, trained by both uses).
   return torch::nn::functional::linear(ln_f(x), wte->weight);
