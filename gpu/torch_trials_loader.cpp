@@ -76,6 +76,9 @@ std::pair<void*, std::string> det_library(const std::string& name, const std::st
   if (tried.find("undefined symbol") != std::string::npos)
     tried += "\n(an undefined symbol: it was built against another LibTorch than the one this node loads; rebuild "
              "it here with scripts/build-torch-trials.sh)";
+  else if (tried.find(name + ": cannot open shared object file") != std::string::npos)
+    tried += "\n(det's archive carries no LibTorch trials: build them for this node's LibTorch with "
+             "scripts/build-torch-trials.sh)";
   throw std::runtime_error(needed_for + ", but " + name + " could not be loaded:" + tried);
 }
 
