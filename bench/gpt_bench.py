@@ -34,9 +34,7 @@ Quick check without a GPU or det:
 """
 
 import argparse
-import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -46,6 +44,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from gpu_bench_common import (add_det_path_arguments, compact_json, environment, log, read_det_result,
+                              release_memory, resolve_det_path, resolve_device, synchronize, timed_steps,
+                              warn, write_json)
+
 # Dense bf16 peak FLOP/s by a substring of the CUDA device name, first match wins: det's table
 # (gpu/gpt_settings.cpp peak_bf16_flops), so that both sides divide by the same peak.
 PEAK_BF16_FLOPS = (
@@ -54,14 +56,6 @@ PEAK_BF16_FLOPS = (
     ("L40S", 362e12), ("L40", 181e12), ("L4", 121e12), ("RTX 4090", 165e12))
 LOSS_READ_EVERY = 10  # the PyTorch loops read the loss this often (det: --report-every)
 SYSTEMS = ("eager", "det", "compile")
-
-
-def log(*parts):
-    print(*parts, flush=True)
-
-
-def warn(*parts):
-    print(*parts, file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,11 +198,6 @@ def mfu(tokens_per_second, flops_token, peak):
 # The PyTorch loops
 
 
-def synchronize(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def random_token_batches(args, device, count=4):
     """A few batches of random tokens made once on the device and cycled: inputs and the next
     tokens as targets."""
@@ -262,16 +251,7 @@ def measure_pytorch(system, args, device, tokens_per_step, flops_token, peak):
         loop.step()
         synchronize(device)
         first_step_s = time.perf_counter() - start
-        for _ in range(args.warmup):
-            loop.step()
-        synchronize(device)
-        start = time.perf_counter()
-        steps = 0
-        while steps < args.min_steps or time.perf_counter() - start < args.seconds:
-            loop.step()
-            steps += 1
-        synchronize(device)
-        elapsed = time.perf_counter() - start
+        steps, elapsed = timed_steps(loop.step, device, args.warmup, args.min_steps, args.seconds)
         tps = steps * tokens_per_step / elapsed
         result = {"tokens_per_second": tps, "mfu": mfu(tps, flops_token, peak), "steps": steps,
                   "seconds": round(elapsed, 3), "step_ms": 1000 * elapsed / steps,
@@ -293,19 +273,11 @@ def measure_pytorch(system, args, device, tokens_per_step, flops_token, peak):
                 torch._dynamo.reset()
             except Exception:
                 pass
-        import gc
-        gc.collect()
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats(device)
+        release_memory(device, reset_peak_memory_stats=True)
 
 
 # ----------------------------------------------------------------------------------------------
 # det's side
-
-
-def compact_json(value):
-    return json.dumps(value, separators=(",", ":"))
 
 
 def run_det(det_path, args, plan, timeout):
@@ -342,47 +314,6 @@ def run_det(det_path, args, plan, timeout):
     return entry
 
 
-def read_det_result(entry, stdout_lines, rate_key, stderr_tail):
-    """Fills `entry` from det-trial-bench's output: `result` (its last stdout line as JSON),
-    entry[rate_key] when it exited 0 with a positive rate there, else `error` and the output's
-    tails. Returns the rate or None."""
-    result = None
-    if stdout_lines:
-        try:
-            result = json.loads(stdout_lines[-1])
-        except ValueError:
-            result = None
-    exit_code = entry.get("exit_code")
-    if isinstance(result, dict):
-        entry["result"] = result
-        value = result.get(rate_key)
-        if exit_code == 0 and isinstance(value, (int, float)) and value > 0:
-            entry[rate_key] = float(value)
-            return entry[rate_key]
-        problem = f"exit code {exit_code}" if exit_code != 0 else f"no positive {rate_key} in its JSON"
-        if result.get("error"):
-            problem += f": {result['error']}"
-    else:
-        problem = "its last stdout line is not a JSON object"
-        if exit_code not in (0, None):
-            problem = f"exit code {exit_code}; {problem}"
-    entry.setdefault("error", problem)
-    entry["stderr_tail"] = stderr_tail
-    entry["stdout_tail"] = stdout_lines[-5:]
-    return None
-
-
-def resolve_det_path(args):
-    if args.no_det:
-        return None, "det skipped (--no-det)"
-    path = args.det_bench
-    if not path and os.environ.get("DET_HOME"):
-        path = os.path.join(os.environ["DET_HOME"], "lib", "det", "det-trial-bench")
-    if not path:
-        return None, "det skipped: no --det-bench and DET_HOME is not set"
-    return path, None
-
-
 # ----------------------------------------------------------------------------------------------
 # Report
 
@@ -406,15 +337,6 @@ def table(results):
         lines.append(f"| {system} | {fmt(r.get('tokens_per_second'), ',.0f')} | {mfu_cell} | {fmt(step_ms, '.1f')} "
                      f"| {fmt(r.get('compile_seconds'), '.1f')} | {fmt(r.get('last_loss'), '.3f')} | {note} |")
     return "\n".join(lines)
-
-
-def write_json(path, report):
-    if not path:
-        return
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1, default=str)
-    os.replace(tmp, path)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -441,9 +363,7 @@ def parse_args():
                    help="seconds after start past which no system starts")
     p.add_argument("--compile-min-left", type=float, default=60.0,
                    help="start compile only with this many seconds left before the deadline")
-    p.add_argument("--det-bench", default=None,
-                   help="det-trial-bench binary (default: $DET_HOME/lib/det/det-trial-bench)")
-    p.add_argument("--no-det", action="store_true", help="skip det's side")
+    add_det_path_arguments(p)
     p.add_argument("--no-det-profiling", dest="det_profiling", action="store_false",
                    help="run det-trial-bench without --profiling")
     p.add_argument("--det-timeout", type=float, default=240.0, help="seconds the det run may take")
@@ -456,14 +376,6 @@ def parse_args():
     if args.n_embd % args.n_head:
         p.error("--n-embd must be a multiple of --n-head")
     return args
-
-
-def environment(device):
-    env = {"torch": torch.__version__, "python": sys.version.split()[0], "device": str(device)}
-    if device.type == "cuda":
-        env["gpu"] = torch.cuda.get_device_name(device)
-        env["cuda"] = torch.version.cuda
-    return env
 
 
 def det_plan_for(results, args, tokens_per_step):
@@ -483,9 +395,7 @@ def main():
     args = parse_args()
     started = time.perf_counter()
     left = lambda: args.deadline - (time.perf_counter() - started)  # noqa: E731
-    device = torch.device(args.device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+    device = resolve_device(args.device)
     det_path, det_note = resolve_det_path(args)
     tokens_per_step = args.batch * args.block_size
     peak, peak_note = peak_flops(device, args.peak_tflops)

@@ -42,9 +42,7 @@ Quick check without a GPU or det:
 """
 
 import argparse
-import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -54,6 +52,10 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from gpu_bench_common import (add_det_path_arguments, compact_json, environment, log, read_det_result,
+                              release_memory, resolve_det_path, resolve_device, synchronize, timed_steps,
+                              warn, write_json)
 
 INPUT_SIZE = 28 * 28
 CLASSES = 10
@@ -65,14 +67,6 @@ NVML_PERIOD_S = 0.05
 ALL_MODELS = ("cnn", "mlp")
 ALL_BATCHES = (64, 512, 4096)
 ALL_PRECISIONS = ("fp32", "bf16")
-
-
-def log(*parts):
-    print(*parts, flush=True)
-
-
-def warn(*parts):
-    print(*parts, file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -233,25 +227,10 @@ class UtilizationSampler:
 # Timing
 
 
-def synchronize(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def time_loop(loop, batch_size, device, args, sampler):
     """Warm-up batches, then batches until both --seconds and --min-batches are reached, with the
     device synchronised around the timed window."""
-    for _ in range(args.warmup):
-        loop.step()
-    synchronize(device)
-    sampler.start()
-    start = time.perf_counter()
-    batches = 0
-    while batches < args.min_batches or time.perf_counter() - start < args.seconds:
-        loop.step()
-        batches += 1
-    synchronize(device)
-    elapsed = time.perf_counter() - start
+    batches, elapsed = timed_steps(loop.step, device, args.warmup, args.min_batches, args.seconds, sampler)
     util = sampler.stop()
     return {"samples_per_second": batches * batch_size / elapsed, "batches": batches,
             "seconds": round(elapsed, 4), "gpu_util_percent": util, "last_loss": loop.last_loss()}
@@ -421,13 +400,6 @@ def reset_compiler():
         pass
 
 
-def release_memory(device):
-    import gc
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-
-
 def measure_baseline(kind, model_name, batch_size, precision, data, device, args, sampler, **loop_options):
     """One PyTorch loop's measurement; failures become an entry with `error`."""
     loop = None
@@ -468,10 +440,6 @@ def measure_compile(model_name, batch_size, precision, data, device, args, sampl
 
 # ----------------------------------------------------------------------------------------------
 # det's side: det-trial-bench as a subprocess
-
-
-def compact_json(value):
-    return json.dumps(value, separators=(",", ":"))
 
 
 def run_det_bench(det_path, model_name, batch_size, precision, cuda_graph, plan, args, sampler, timeout):
@@ -528,36 +496,6 @@ def run_det_bench(det_path, model_name, batch_size, precision, cuda_graph, plan,
         training_s = batches * batch_size / sps
         entry["gpu_util_percent"] = sampler.mean(since=max(started, result_time - training_s), until=result_time)
     return entry
-
-
-def read_det_result(entry, stdout_lines, rate_key, stderr_tail):
-    """Fills `entry` from det-trial-bench's output: `result` (its last stdout line as JSON),
-    entry[rate_key] when it exited 0 with a positive rate there, else `error` and the output's
-    tails. Returns the rate or None."""
-    result = None
-    if stdout_lines:
-        try:
-            result = json.loads(stdout_lines[-1])
-        except ValueError:
-            result = None
-    exit_code = entry.get("exit_code")
-    if isinstance(result, dict):
-        entry["result"] = result
-        value = result.get(rate_key)
-        if exit_code == 0 and isinstance(value, (int, float)) and value > 0:
-            entry[rate_key] = float(value)
-            return entry[rate_key]
-        problem = f"exit code {exit_code}" if exit_code != 0 else f"no positive {rate_key} in its JSON"
-        if result.get("error"):
-            problem += f": {result['error']}"
-    else:
-        problem = "its last stdout line is not a JSON object"
-        if exit_code not in (0, None):
-            problem = f"exit code {exit_code}; {problem}"
-    entry.setdefault("error", problem)
-    entry["stderr_tail"] = stderr_tail
-    entry["stdout_tail"] = stdout_lines[-5:]
-    return None
 
 
 def det_plan_for(row, batch_size, args):
@@ -711,15 +649,6 @@ def row_notes(row):
     return notes
 
 
-def write_json(path, report):
-    if not path:
-        return
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1, default=str)
-    os.replace(tmp, path)
-
-
 # ----------------------------------------------------------------------------------------------
 # Main
 
@@ -743,9 +672,7 @@ def parse_args():
                    help="seconds after start past which no measurement starts (the rest is skipped)")
     p.add_argument("--compile-min-left", type=float, default=35.0,
                    help="start a compile measurement only with this many seconds left before the deadline")
-    p.add_argument("--det-bench", default=None,
-                   help="det-trial-bench binary (default: $DET_HOME/lib/det/det-trial-bench)")
-    p.add_argument("--no-det", action="store_true", help="skip det's side")
+    add_det_path_arguments(p)
     p.add_argument("--det-variants", default="eager,graph",
                    help="comma list: eager (det's default loop), graph (--cuda-graph)")
     p.add_argument("--det-report-every", type=int, default=LOSS_READ_EVERY,
@@ -768,19 +695,6 @@ def parse_args():
             p.error(f"unknown det variant {v}")
     args.compile_patterns = parse_compile_configs(args.compile_configs)
     return args
-
-
-def resolve_det_path(args):
-    if args.no_det:
-        return None, "det skipped (--no-det)"
-    path = args.det_bench
-    if not path and os.environ.get("DET_HOME"):
-        path = os.path.join(os.environ["DET_HOME"], "lib", "det", "det-trial-bench")
-    if not path:
-        return None, "det skipped: no --det-bench and DET_HOME is not set"
-    if not os.access(path, os.X_OK):
-        return path, f"det-trial-bench at {path} is not an executable file (each det run will fail)"
-    return path, None
 
 
 def configure_torch(device):
@@ -817,15 +731,6 @@ class Data:
         self.seconds = time.perf_counter() - start
 
 
-def environment(device):
-    env = {"torch": torch.__version__, "python": sys.version.split()[0], "device": str(device)}
-    if device.type == "cuda":
-        env["gpu"] = torch.cuda.get_device_name(device)
-        env["cuda"] = torch.version.cuda
-        env["cudnn"] = torch.backends.cudnn.version()
-    return env
-
-
 def measure_pass_one(row, data, device, args, sampler, det_path, deadline):
     """det, eager and expert for one configuration; compile is left for the second pass."""
     model, batch, precision = row["model"], row["batch"], row["precision"]
@@ -848,16 +753,14 @@ def measure_pass_one(row, data, device, args, sampler, det_path, deadline):
 def main():
     args = parse_args()
     deadline = Deadline(args.deadline)
-    device = torch.device(args.device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+    device = resolve_device(args.device)
     configure_torch(device)
-    det_path, det_note = resolve_det_path(args)
+    det_path, det_note = resolve_det_path(args, check_executable=True)
     sampler = UtilizationSampler(device)
     data = Data(args.train_size, device)
     no_compile = compile_unavailable_reason(device)
 
-    report = {"environment": environment(device), "args": {k: v for k, v in vars(args).items()},
+    report = {"environment": environment(device, cudnn=True), "args": {k: v for k, v in vars(args).items()},
               "det_bench": det_path, "nvml": sampler.error or "ok", "compute_mode": sampler.compute_mode,
               "rows": [], "skipped": [], "notes": []}
     if det_note:

@@ -8,7 +8,7 @@
 
 #include "det/torch_metrics.hpp"
 #include "det/trial.hpp"
-#include "gpu/cuda_device_name.hpp"
+#include "gpu/devices.hpp"
 #include "gpu/fused_adam.hpp"
 #include "gpu/gpt_model.hpp"
 #include "gpu/gpt_settings.hpp"
@@ -219,7 +219,10 @@ class gpt_trial final : public det::trial {
 
   // The peak that mfu divides by: the hyperparameter, the data setting, or the device's from the table.
   void describe_peak() {
-    const std::string name = cuda_device_name(device_.has_index() ? device_.index() : 0);
+    // The driver numbers the visible devices as LibTorch does (both honour CUDA_VISIBLE_DEVICES).
+    const auto devices = det::gpu::discover_cuda_devices();
+    const std::size_t ordinal = device_.has_index() ? static_cast<std::size_t>(device_.index()) : 0;
+    const std::string name = ordinal < devices.size() ? devices[ordinal].name : std::string();
     if (hparams_.peak_tflops > 0)
       peak_flops_ = hparams_.peak_tflops * 1e12;
     else if (data_spec_.peak_tflops > 0)

@@ -40,7 +40,7 @@ cp -R /usr/include/nlohmann "$STAGE/src/third_party/nlohmann"
 # gpu-check.sh, run from the unpacked archive, takes the archive as its checkout: what it runs
 # (gpu_check.py, the cluster driver, the GPU benches, the Core API example) travels with it.
 for f in scripts/build-torch-trials.sh scripts/gpu-check.sh scripts/gpu_check.py tests/integration/cluster.py \
-         bench/gpu_harness_bench.py bench/gpt_bench.py examples/pytorch-core-api/train.py; do
+         bench/gpu_harness_bench.py bench/gpt_bench.py bench/gpu_bench_common.py examples/pytorch-core-api/train.py; do
   if [ -f "$ROOT/$f" ]; then
     mkdir -p "$STAGE/$(dirname "$f")"
     cp "$ROOT/$f" "$STAGE/$f"
