@@ -113,7 +113,10 @@ class gpt_trial final : public det::trial {
     if (context.cuda_graph())
       context.log("optimizations.cuda_graph is not applied by builtin:gpt: its learning rate changes at every "
                   "batch, which a captured step would not see.");
-    if (device_.is_cuda()) describe_peak();
+    if (device_.is_cuda()) {
+      describe_peak();
+      describe_attention(context);
+    }
   }
 
   int64_t batch_size() const override { return hparams_.global_batch_size; }
@@ -218,6 +221,24 @@ class gpt_trial final : public det::trial {
   }
 
   // The peak that mfu divides by: the hyperparameter, the data setting, or the device's from the table.
+  // Which of ATen's attention kernels the model's shapes get (flash attention is what makes a GPT
+  // fast; the math path materialises every head's T x T scores), for the trial's log.
+  void describe_attention(det::trial_context& context) {
+#if TORCH_VERSION_MAJOR >= 2 && !DET_NO_FUSED_ADAM
+    const int64_t head_dim = hparams_.n_embd / hparams_.n_head;
+    auto options = torch::TensorOptions().device(device_).dtype(mixed_precision_ ? torch::kBFloat16 : torch::kFloat);
+    auto q = torch::zeros({1, hparams_.n_head, hparams_.block_size, head_dim}, options);
+    static const char* const names[] = {"the math path", "flash attention", "memory-efficient attention",
+                                        "cuDNN attention"};
+    const int64_t choice = at::_fused_sdp_choice(q, q, q, {}, 0.0, /*is_causal=*/true);
+    context.log(std::string("Attention runs as ") +
+                (choice >= 0 && choice < 4 ? names[choice] : ("ATen's kernel " + std::to_string(choice)).c_str()) +
+                " for these shapes.");
+#else
+    (void)context;
+#endif
+  }
+
   void describe_peak() {
     // The driver numbers the visible devices as LibTorch does (both honour CUDA_VISIBLE_DEVICES).
     const auto devices = det::gpu::discover_cuda_devices();
