@@ -98,6 +98,17 @@ for b in det-node det-worker det; do
   install_elf "$BUILD/bin/$b" "$STAGE/bin" --strip-all '$ORIGIN/../lib'
 done
 
+# Debian's libarchive calls arc4random_buf, which glibc has only from 2.36 and which alone would
+# set the release's glibc floor there (Ubuntu 22.04 has 2.35, RHEL 9 2.34): its reference loses
+# its version and libarchive needs scripts/glibc_compat.c, which serves where glibc has none.
+if [ -f "$STAGE/lib/libarchive.so.13" ] && objdump -T "$STAGE/lib/libarchive.so.13" | grep -q "GLIBC_2.36.*arc4random_buf"; then
+  cc -shared -fPIC -O2 -Wl,-soname,libdet_glibc_compat.so.1 -o "$STAGE/lib/libdet_glibc_compat.so.1" \
+    "$ROOT/scripts/glibc_compat.c" || die "scripts/glibc_compat.c does not compile (a C compiler is needed)."
+  strip --strip-unneeded "$STAGE/lib/libdet_glibc_compat.so.1"
+  patchelf --clear-symbol-version arc4random_buf "$STAGE/lib/libarchive.so.13"
+  patchelf --add-needed libdet_glibc_compat.so.1 "$STAGE/lib/libarchive.so.13"
+fi
+
 # PostgreSQL: what storage/embedded_postgres.cpp runs (initdb, pg_ctl) and what they start
 # (postgres); the modules its cluster loads (PL/pgSQL, the snowball dictionaries initdb creates,
 # the encoding conversions a client's client_encoding may ask for); not the LLVM JIT

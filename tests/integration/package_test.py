@@ -182,6 +182,26 @@ class PackageTest(unittest.TestCase):
                 if len(parts) >= 3 and parts[1] == "=>" and parts[0] not in HOST_LIBS:
                     self.assertTrue(parts[2].startswith(self.folder + "/"), f"{program}: {line}")
 
+    def test_no_file_needs_a_glibc_newer_than_2_34(self):
+        # RHEL 9 has 2.34 and Ubuntu 22.04 2.35: Debian's libarchive's arc4random_buf (2.36) is
+        # served by the archive's libdet_glibc_compat where glibc has none.
+        unpacked = tempfile.mkdtemp(prefix="det-glibc-", dir="/tmp")
+        self.addCleanup(shutil.rmtree, unpacked, ignore_errors=True)
+        subprocess.run(["tar", "-xzf", self.archive, "-C", unpacked], check=True)
+        newest = (2, 0)
+        for folder, _, files in os.walk(unpacked):
+            for name in files:
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    if os.path.islink(path) or f.read(4) != b"\x7fELF":
+                        continue
+                symbols = subprocess.run(["objdump", "-T", path], capture_output=True, text=True).stdout
+                for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", symbols):
+                    if (int(major), int(minor)) > (2, 34):
+                        self.fail(f"{os.path.relpath(path, unpacked)} needs GLIBC_{major}.{minor}")
+                    newest = max(newest, (int(major), int(minor)))
+        self.assertEqual(newest, (2, 34))
+
     def test_a_simulated_search_completes(self):
         exp = self.submit_and_wait("search.toml", SEARCH)
         self.assertEqual(len(exp["trials"]), 3)
