@@ -43,7 +43,18 @@ class captured_step final : public step_graph {
         const bool cache = at::autocast::is_autocast_cache_enabled();
         at::autocast::set_autocast_cache_enabled(false);
         graph_.capture_begin();
-        step_();
+        try {
+          step_();
+        } catch (...) {
+          // End the capture before the error goes on: a stream left capturing fails every later
+          // CUDA call with "operation not permitted when stream is capturing", hiding this error.
+          try {
+            graph_.capture_end();
+          } catch (...) {
+          }
+          at::autocast::set_autocast_cache_enabled(cache);
+          throw;
+        }
         graph_.capture_end();
         at::autocast::set_autocast_cache_enabled(cache);
         captured_ = true;

@@ -58,7 +58,10 @@ class fused_adam_step final : public Base {
   using Base::Base;
 
   torch::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override {
-    if (this->param_groups().empty() || this->param_groups().front().params().empty() ||
+    // ATen's fused AdamW came in LibTorch 2.1, a release after its fused Adam.
+    constexpr bool fused_kind = !kinds::decoupled_weight_decay || TORCH_VERSION_MAJOR > 2 ||
+                                (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1);
+    if (!fused_kind || this->param_groups().empty() || this->param_groups().front().params().empty() ||
         !fused_adam_available(this->param_groups().front().params().front().device()))
       return Base::step(closure);
 #if TORCH_VERSION_MAJOR >= 2 && !DET_NO_FUSED_ADAM
@@ -86,7 +89,8 @@ class fused_adam_step final : public Base {
   }
 
  private:
-  typename kinds::state& state_of(const torch::Tensor& p) {
+  // LibTorch's state of `p`, made as LibTorch's step makes it (max_exp_avg_sq only for AMSGrad).
+  typename kinds::state& state_of(const torch::Tensor& p, bool amsgrad) {
     auto& states = this->state();
     using key_type = typename std::decay_t<decltype(states)>::key_type;
     std::unique_ptr<torch::optim::OptimizerParamState>* slot;
@@ -102,7 +106,7 @@ class fused_adam_step final : public Base {
       fresh->step(0);
       fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
       fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-      fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      if (amsgrad) fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
       *slot = std::move(fresh);
     }
     return static_cast<typename kinds::state&>(**slot);
@@ -116,11 +120,14 @@ class fused_adam_step final : public Base {
   }
 
   void steps_to_state() {
-    for (auto& group : this->param_groups())
+    for (auto& group : this->param_groups()) {
+      const bool amsgrad = static_cast<typename kinds::options&>(group.options()).amsgrad();
       for (auto& p : group.params()) {
         auto it = device_steps_.find(p.unsafeGetTensorImpl());
-        if (it != device_steps_.end()) state_of(p).step(static_cast<int64_t>(it->second.template item<double>()));
+        if (it != device_steps_.end())
+          state_of(p, amsgrad).step(static_cast<int64_t>(it->second.template item<double>()));
       }
+    }
   }
 
 #if TORCH_VERSION_MAJOR >= 2 && !DET_NO_FUSED_ADAM
@@ -129,7 +136,7 @@ class fused_adam_step final : public Base {
     std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto& state = state_of(p);
+      auto& state = state_of(p, options.amsgrad());
       params.push_back(p);
       grads.push_back(p.grad());
       exp_avgs.push_back(state.exp_avg());
@@ -141,10 +148,12 @@ class fused_adam_step final : public Base {
     if (params.empty()) return;
     at::_foreach_add_(steps, 1);  // as torch.optim does before its fused kernel reads them
     const auto [beta1, beta2] = options.betas();
+#if TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 1
     if constexpr (kinds::decoupled_weight_decay)
       at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, options.lr(), beta1, beta2,
                         options.weight_decay(), options.eps(), options.amsgrad(), /*maximize=*/false);
     else
+#endif
       at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, options.lr(), beta1, beta2,
                        options.weight_decay(), options.eps(), options.amsgrad(), /*maximize=*/false);
   }

@@ -166,6 +166,10 @@ class gpt_trial final : public det::trial {
     return {};
   }
 
+  void synchronize() override {
+    if (device_.is_cuda()) torch::cuda::synchronize();
+  }
+
   det::metrics take_training_metrics() override {
     auto metrics = sums_.take();  // its one copy waits for the device: the period's batches are done
     const auto now = clock_type::now();

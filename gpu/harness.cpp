@@ -142,6 +142,9 @@ class image_trial final : public det::trial {
   }
 
   det::metrics take_training_metrics() override { return metrics_.take(); }
+  void synchronize() override {
+    if (device_.is_cuda()) torch::cuda::synchronize();
+  }
 
   det::metrics evaluate_batch(det::batch& b) override {
     auto [inputs, labels] = on_device(b);

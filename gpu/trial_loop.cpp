@@ -267,6 +267,7 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
   int64_t checkpointed_at = plan.resume_from.empty() ? -1 : at.batches;
   training_period period;
   auto validate = [&] {
+    t.synchronize();  // the batches queued on a GPU are training time
     period.pause();
     // Every process validates (evaluate_full in full): on_validation_end must see the same metrics
     // everywhere.
@@ -282,6 +283,7 @@ bool run_trial_loop(det::trial& t, const training_plan& plan, reporter& out, con
     if (plan.checkpoint_dir.empty() || checkpointed_at == at.batches) return;
     checkpointed_at = at.batches;
     if (!chief) return;  // the processes' models are the same: the chief's checkpoint holds them
+    t.synchronize();
     period.pause();
     auto saved = timed("checkpoint_save", [&] {
       checkpoint_writer writer(plan.checkpoint_dir);

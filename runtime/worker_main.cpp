@@ -67,11 +67,12 @@ int main(int argc, char** argv) {
   bool check_torch = false;
   app.add_flag("--check-torch-trials", check_torch,
                "load libdet_torch_trials.so as a run would, say whether it fits this node's LibTorch, and exit");
-  if (argc == 2 && std::string(argv[1]) == "--check-torch-trials") {  // needs no --master
-    auto problem = det::harness::check_torch_trials();
-    std::cout << (problem.empty() ? "det-worker: the LibTorch trials load." : problem) << std::endl;
-    return problem.empty() ? 0 : 1;
-  }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--check-torch-trials") {  // needs no --master: answered before parsing
+      auto problem = det::harness::check_torch_trials();
+      std::cout << (problem.empty() ? "det-worker: the LibTorch trials load." : problem) << std::endl;
+      return problem.empty() ? 0 : 1;
+    }
   CLI11_PARSE(app, argc, argv);
   try {
     std::unique_ptr<det::runtime::worker_connection> link;

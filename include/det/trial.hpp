@@ -120,6 +120,10 @@ class trial {
   /// in one copy). The harness calls it once per reporting period and reports these beside the
   /// means of what train_batch returned; a name in both is taken from here.
   virtual metrics take_training_metrics() { return {}; }
+  /// Optional: waits for the work the trial has queued on its device (a GPU's stream). The harness
+  /// calls it before it stops the training clock for a validation or a checkpoint, so that
+  /// samples_per_second counts the batches' time on the device, not only their queueing.
+  virtual void synchronize() {}
   /// The metrics of one validation batch; a validation reports each metric's mean over the
   /// validation loader's batches, and the searcher reads its metric from those.
   virtual metrics evaluate_batch(batch& b) {
@@ -158,7 +162,7 @@ using trial_api_version_function = int (*)();
 /// share, and calls across them would land in the wrong functions. Bump it with any change to the
 /// layout or the virtual functions of trial_context, data_loader or trial, or to the types they
 /// pass (metrics, batch, invalid_hyperparameters, trial_factory). Version 2 added
-/// trial::take_training_metrics and trial_context::cuda_graph.
+/// trial::take_training_metrics, trial::synchronize and trial_context::cuda_graph.
 #define DET_TRIAL_API_VERSION 2
 
 /// Exports ClassName, which must be constructible from det::trial_context&, to the harness, with

@@ -5,6 +5,7 @@
 #include "det/torch_metrics.hpp"
 #include "gpu/fused_adam.hpp"
 #include "gpu/harness.hpp"
+#include "gpu/trial_loop.hpp"
 #include "gpu/trial_settings.hpp"
 
 #include <doctest/doctest.h>
@@ -46,7 +47,30 @@ std::vector<torch::Tensor> train_linear(int steps, torch::Device device) {
   return {weight.detach().cpu(), bias.detach().cpu()};
 }
 
+// Trains nothing; counts the harness's calls to synchronize().
+struct counting_trial final : det::trial {
+  int synchronized = 0;
+  int64_t batch_size() const override { return 1; }
+  det::metrics train_batch(det::batch&, int64_t, int64_t) override { return {}; }
+  det::metrics evaluate_full() override { return {{"validation_loss", 1.0}}; }
+  void synchronize() override { ++synchronized; }
+  void save(const std::string&) override {}
+  void load(const std::string&, bool) override {}
+};
+
 }  // namespace
+
+TEST_CASE("the harness waits for the trial's device before it stops the training clock to validate") {
+  det::harness::training_plan plan;
+  plan.length = 30;
+  plan.report_every_batches = 7;  // reports that do not line up with the validations
+  plan.min_validation_period_batches = 10;
+  counting_reporter out;
+  det::harness::step_timings timings(false);
+  counting_trial t;
+  det::harness::run_trial_loop(t, plan, out, "det.test/1", timings);
+  CHECK(t.synchronized == 3);  // at batches 10, 20 and 30
+}
 
 TEST_CASE("a built-in trial hands its training metrics over once per report period, not at every batch") {
   det::harness::training_plan plan;
