@@ -15,7 +15,8 @@
 namespace det::harness {
 
 /// Multi-head causal self-attention: through at::scaled_dot_product_attention on LibTorch 2
-/// (flash attention on a GPU), as an explicitly masked softmax on LibTorch 1.13.
+/// (a fused kernel ATen picks on a GPU: flash, memory-efficient or cuDNN attention), as an explicitly
+/// masked softmax on LibTorch 1.13.
 struct causal_self_attention_impl : torch::nn::Module {
   explicit causal_self_attention_impl(const gpt_hparams&);
   torch::Tensor forward(const torch::Tensor& x);  // [B, T, C] -> [B, T, C]
