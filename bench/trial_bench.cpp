@@ -73,13 +73,24 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage(flag + " needs a value");
       return argv[++i];
     };
+    // A number that is not one: the usage, not an uncaught std::invalid_argument.
+    auto number = [&]() -> long long {
+      const std::string text = value();
+      try {
+        std::size_t end = 0;
+        const long long n = std::stoll(text, &end);
+        if (end == text.size() && n >= 0) return n;
+      } catch (const std::exception&) {
+      }
+      usage(flag + " takes a whole number, not \"" + text + "\"");
+    };
     if (flag == "--trial") trial = value();
     else if (flag == "--hparams") plan.hparams_json = value();
     else if (flag == "--data") plan.data_json = value();
-    else if (flag == "--batches") plan.length = std::stoll(value());
-    else if (flag == "--report-every") plan.report_every_batches = std::stoll(value());
+    else if (flag == "--batches") plan.length = number();
+    else if (flag == "--report-every") plan.report_every_batches = number();
     else if (flag == "--mixed-precision") plan.mixed_precision = value();
-    else if (flag == "--seed") plan.seed = std::stoull(value());
+    else if (flag == "--seed") plan.seed = static_cast<uint64_t>(number());
     else if (flag == "--cuda-graph") plan.cuda_graph = true;
     else if (flag == "--profiling") plan.profiling = true;
     else usage("unknown argument " + flag);

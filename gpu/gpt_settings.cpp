@@ -17,6 +17,9 @@ void require_positive(int64_t value, const std::string& key) {
   require(value > 0, "The hyperparameter '" + key + "' must be a positive integer, not " + std::to_string(value) + ".");
 }
 
+// 2^30 tokens (8 GiB as int64): more would only exhaust the worker's memory.
+constexpr int64_t max_synthetic_tokens = int64_t{1} << 30;
+
 // Default min_learning_rate / learning_rate: nanoGPT's (and Chinchilla's) tenth.
 constexpr double default_min_lr_ratio = 0.1;
 
@@ -95,8 +98,9 @@ token_data_settings parse_token_data_settings(const std::string& text) {
   d.synthetic_tokens = get_integer(obj, what, "synthetic_tokens", d.synthetic_tokens);
   d.validation_batches = get_integer(obj, what, "validation_batches", d.validation_batches);
   d.peak_tflops = get_number(obj, what, "peak_tflops", d.peak_tflops);
-  require(d.synthetic_tokens > 0, "The data setting 'synthetic_tokens' must be positive, not " +
-                                      std::to_string(d.synthetic_tokens) + ".");
+  require(d.synthetic_tokens > 0 && d.synthetic_tokens <= max_synthetic_tokens,
+          "The data setting 'synthetic_tokens' must lie in 1.." + std::to_string(max_synthetic_tokens) + ", not " +
+              std::to_string(d.synthetic_tokens) + ".");
   require(d.validation_batches > 0, "The data setting 'validation_batches' must be positive, not " +
                                         std::to_string(d.validation_batches) + ".");
   require(d.peak_tflops >= 0 && std::isfinite(d.peak_tflops), "The data setting 'peak_tflops' must not be negative.");

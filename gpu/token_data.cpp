@@ -91,7 +91,7 @@ std::string cache_key(const token_data_settings& s, int64_t vocab_size) {
 
 }  // namespace
 
-std::string read_fortunes(const std::string& dir) {
+std::string read_fortunes(const std::string& dir, std::size_t most_bytes) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(dir, error))
@@ -111,7 +111,14 @@ std::string read_fortunes(const std::string& dir) {
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("The fortune file " + file.string() + " cannot be read.");
-    text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // Read in chunks up to the bound: a file's reported size can lie (/proc's say 0).
+    char chunk[1 << 16];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+      if (text.size() + static_cast<std::size_t>(in.gcount()) > most_bytes)
+        throw std::runtime_error("The corpus directory " + dir + " holds more than " + std::to_string(most_bytes >> 20) +
+                                 " MiB of text, more than builtin:gpt reads: point 'data_dir' at the corpus alone.");
+      text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    }
   }
   return text;
 }

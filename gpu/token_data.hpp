@@ -23,8 +23,11 @@ struct token_corpus {
 
 /// The text of every fortune file in `dir` (the Debian package `fortunes`' cookie files: each
 /// regular file whose name does not end in .dat, symbolic links left out), concatenated in file
-/// name order. Throws std::runtime_error naming the directory and the package when it has none.
-std::string read_fortunes(const std::string& dir);
+/// name order. Throws std::runtime_error naming the directory and the package when it has none,
+/// and naming the directory when its files hold more than `most_bytes` (data_dir is the user's:
+/// one pointed at a log directory or /proc would fill the worker's memory).
+inline constexpr std::size_t most_corpus_bytes = std::size_t{256} << 20;
+std::string read_fortunes(const std::string& dir, std::size_t most_bytes = most_corpus_bytes);
 
 /// The corpus the settings name, as tokens below `vocab_size`: the fortunes' bytes, or random
 /// tokens from a fixed seed (the same for every trial). Read once per process and shared by later

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
@@ -265,6 +267,24 @@ TEST_CASE("a missing corpus and a vocabulary too small for bytes are sentences")
                        det::invalid_hyperparameters);
   plan.hparams_json = R"({"n_head":3})";
   CHECK_THROWS_AS(det::harness::run_trial(plan, out), det::invalid_hyperparameters);
+}
+
+TEST_CASE("a user's corpus and synthetic corpus are bounded: a directory of more text, or more tokens, is a sentence") {
+  char name[] = "/tmp/det-corpus-XXXXXX";
+  const std::string dir = ::mkdtemp(name);
+  {
+    std::ofstream big(dir + "/log", std::ios::binary);
+    big << std::string(3000, 'x');
+  }
+  CHECK(det::harness::read_fortunes(dir, 4096).size() == 3000);
+  CHECK_THROWS_WITH_AS(det::harness::read_fortunes(dir, 2048),
+                       ("The corpus directory " + dir + " holds more than 0 MiB of text, more than builtin:gpt reads: "
+                        "point 'data_dir' at the corpus alone.").c_str(),
+                       std::runtime_error);
+  std::filesystem::remove_all(dir);
+  CHECK_THROWS_WITH_AS(det::harness::parse_token_data_settings(R"({"dataset":"synthetic_tokens","synthetic_tokens":2000000000000})"),
+                       "The data setting 'synthetic_tokens' must lie in 1..1073741824, not 2000000000000.",
+                       std::runtime_error);
 }
 
 TEST_CASE("builtin:gpt trains synthetic tokens through the harness and reports the metrics it keeps itself") {
