@@ -18,6 +18,10 @@ class InvalidHP(Exception):
         super().__init__(msg)
 
 
+class InvalidExperimentException(Exception):
+    """The experiment's code or config cannot run: the message says what to change."""
+
+
 # Determined's version whose API this package follows, marked as det's implementation of it.
 __version__ = "0.38.0+det"
 
@@ -26,4 +30,4 @@ LOG_FORMAT = "%(levelname)s: [%(process)s] %(name)s: %(message)s"
 
 from determined import core  # noqa: E402  (core imports InvalidHP from here)
 
-__all__ = ["ClusterInfo", "InvalidHP", "LOG_FORMAT", "TrialInfo", "core", "get_cluster_info"]
+__all__ = ["ClusterInfo", "InvalidExperimentException", "InvalidHP", "LOG_FORMAT", "TrialInfo", "core", "get_cluster_info"]

@@ -37,7 +37,7 @@ C10D_PORT = int(os.environ.get("C10D_PORT", "29400"))
 # rank waiting on the failed one in a collective never would).
 KILL_GRACE_S = 10.0
 
-USAGE = "usage: python3 -m determined.launch.torch_distributed [--] SCRIPT..."
+USAGE = "usage: python3 -m determined.launch.torch_distributed [--] SCRIPT... | --trial MODULE:TRIAL_CLASS"
 
 
 def _free_ports(count: int) -> List[int]:
@@ -59,7 +59,10 @@ def parse_args(args: List[str]) -> List[str]:
                      f"overrides ({' '.join(args[:split])}) do not apply")
         args = args[split + 1:]
     if args[:1] == ["--trial"]:
-        sys.exit(f"{USAGE}\nerror: det runs no Trial classes; launch a script that uses the Core API")
+        # Determined's legacy form: each process runs the trial class through the harness.
+        if len(args) != 2:
+            sys.exit(f"{USAGE}\nerror: --trial takes one MODULE:TRIAL_CLASS")
+        return [sys.executable, "-m", "determined.exec.harness", args[1]]
     if not args:
         sys.exit(f"{USAGE}\nerror: empty script is not allowed")
     return args
