@@ -142,6 +142,30 @@ class DeterminedPytorchTest(unittest.TestCase):
         for a, b in zip(trial.model.parameters(), loaded.model.parameters()):
             self.assertTrue(torch.equal(a, b))
 
+    def test_automatic_mixed_precision_runs_the_forward_in_autocast(self):
+        class Amp(SmallTrial):
+            def __init__(self, context):
+                context.experimental.use_amp()
+                super().__init__(context)
+                self.dtypes = set()
+
+            def train_batch(self, batch, epoch_idx, batch_idx):
+                x, y = batch
+                output = self.model(x)
+                self.dtypes.add(output.dtype)
+                loss = F.cross_entropy(output.float(), y)
+                self.context.backward(loss)
+                self.context.step_optimizer(self.optimizer, clip_grads=lambda ps: nn.utils.clip_grad_norm_(ps, 1.0))
+                return loss
+
+        with pytorch.init(hparams={"global_batch_size": 16, "lr": 0.1, "dropout": 0.0}) as context:
+            trial = Amp(context)
+            before = [p.clone() for p in trial.model.parameters()]
+            pytorch.Trainer(trial, context).fit(max_length=pytorch.Batch(4))
+        # On a CPU autocast computes in bfloat16 (a GPU: float16, with the GradScaler scaling).
+        self.assertEqual(trial.dtypes, {torch.bfloat16 if context.device.type == "cpu" else torch.float16})
+        self.assertTrue(any(not torch.equal(a, b) for a, b in zip(before, trial.model.parameters())))
+
     def test_a_trial_with_both_or_neither_evaluation_hook_is_refused(self):
         class Both(SmallTrial):
             def evaluate_full_dataset(self, data_loader):
@@ -171,6 +195,11 @@ class DeterminedPytorchTest(unittest.TestCase):
         with pytorch.init(hparams={"global_batch_size": 16, "lr": 0.1, "dropout": 0.0}) as context:
             with self.assertRaisesRegex(RuntimeError, "disable_dataset_reproducibility_checks"):
                 pytorch.Trainer(PlainLoader(context), context).fit(max_length=pytorch.Batch(2))
+        with pytorch.init(hparams={"global_batch_size": 16, "lr": 0.1, "dropout": 0.0}) as context:
+            context.experimental.disable_dataset_reproducibility_checks()
+            trial = PlainLoader(context)
+            pytorch.Trainer(trial, context).fit(max_length=pytorch.Batch(40), reporting_period=pytorch.Batch(8))
+            self.assertEqual(len(trial.recorder.training), 5)  # 40 batches over 3 epochs of 16
 
 
 if __name__ == "__main__":

@@ -121,11 +121,17 @@ def _load_model(model: nn.Module, state_dict: Dict[str, Any]) -> None:
             raise first from None
 
 
-def load(path: pathlib.Path, context: PyTorchTrialContext, callbacks: Dict[str, Any],
-         restore_training: bool) -> Optional[Dict[str, Any]]:
+def trial_state(path: pathlib.Path) -> Optional[Dict[str, Any]]:
+    """Where training was when the checkpoint at `path` was saved (its trial_state.pkl)."""
+    if not (path / TRIAL_STATE).exists():
+        return None
+    with open(path / TRIAL_STATE, "rb") as f:
+        return pickle.load(f)
+
+
+def load(path: pathlib.Path, context: PyTorchTrialContext, callbacks: Dict[str, Any], restore_training: bool) -> None:
     """Restores the checkpoint at `path` into the context's objects: the weights always; with
-    `restore_training` also optimizers, schedulers, scaler, random state and callbacks. Returns
-    its trial_state."""
+    `restore_training` also optimizers, schedulers, scaler, random state and callbacks."""
     state_path = path / STATE_DICT
     if not state_path.exists():
         raise FileNotFoundError(f"{path} is not a PyTorchTrial checkpoint: it has no {STATE_DICT}")
@@ -138,12 +144,8 @@ def load(path: pathlib.Path, context: PyTorchTrialContext, callbacks: Dict[str, 
                            f"{len(context._models)}: load it into a trial that wraps the same models")
     for model, saved in zip(context._models, saved_models):
         _load_model(_unwrapped(model), saved)
-    trial_state = None
-    if (path / TRIAL_STATE).exists():
-        with open(path / TRIAL_STATE, "rb") as f:
-            trial_state = pickle.load(f)
     if not restore_training:
-        return trial_state
+        return
     for optimizer, saved in zip(context._optimizers, state["optimizers_state_dict"]):
         optimizer.load_state_dict(saved)
     for scheduler, saved in zip(context._lr_schedulers, state["lr_schedulers_state_dict"]):
@@ -156,7 +158,6 @@ def load(path: pathlib.Path, context: PyTorchTrialContext, callbacks: Dict[str, 
             callback.load_state_dict(state["callbacks"][name])
         else:
             logger.warning(f"the checkpoint holds no state for callback {name!r}")
-    return trial_state
 
 
 def _import_trial_class(spec: str, code: pathlib.Path) -> type:

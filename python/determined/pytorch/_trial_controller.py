@@ -46,6 +46,12 @@ def _mean(values: List[Any]) -> float:
     return float(sum(float(v) for v in values) / len(values))
 
 
+def _repeated(loader: torch.utils.data.DataLoader) -> Any:
+    """A plain torch loader's batches, epoch after epoch."""
+    while True:
+        yield from loader
+
+
 class TrialController:
     def __init__(self, *, trial: PyTorchTrial, context: PyTorchTrialContext, max_length: TrainUnit,
                  validation_period: TrainUnit, checkpoint_period: TrainUnit, reporting_period: TrainUnit,
@@ -101,19 +107,19 @@ class TrialController:
         if self.latest_checkpoint is None:
             return
         with self.core.checkpoint.restore_path(self.latest_checkpoint) as path:
-            state = _checkpoint.load(pathlib.Path(path), self.context, self.callbacks, restore_training=True)
-            if state is None:
-                raise RuntimeError(f"checkpoint {self.latest_checkpoint} holds no trial state ({_checkpoint.TRIAL_STATE})")
-            own = state.get("trial_id") == self.trial_id
-            if not own:
-                logger.info(f"warm start from checkpoint {self.latest_checkpoint} of trial {state.get('trial_id')}")
-                return
-            self.batches_trained = int(state["batches_trained"])
-            self.epochs_trained = int(state["epochs_trained"])
-            self.last_validation = state.get("last_val")
-            self.last_checkpoint = self.batches_trained
-            self.best_validation = state.get("best_val")
-            logger.info(f"resuming from checkpoint {self.latest_checkpoint} at batch {self.batches_trained}")
+            path = pathlib.Path(path)
+            state = _checkpoint.trial_state(path)
+            own = state is not None and state.get("trial_id") == self.trial_id
+            _checkpoint.load(path, self.context, self.callbacks, restore_training=own)
+        if not own:
+            logger.info(f"warm start from checkpoint {self.latest_checkpoint}: its weights only")
+            return
+        self.batches_trained = int(state["batches_trained"])
+        self.epochs_trained = int(state["epochs_trained"])
+        self.last_validation = state.get("last_val")
+        self.last_checkpoint = self.batches_trained
+        self.best_validation = state.get("best_val")
+        logger.info(f"resuming from checkpoint {self.latest_checkpoint} at batch {self.batches_trained}")
 
     def _trial_state(self) -> Dict[str, Any]:
         return {"trial_id": self.trial_id, "last_ckpt": self.last_checkpoint, "step_id": self.batches_trained,
@@ -292,7 +298,7 @@ class TrialController:
         training = self._loader(self.training_loader, repeat=True, skip=self.batches_trained, sharded=True)
         self.epoch_len = self.dist.broadcast(len(training) if self.is_chief else None)
         self.context._epoch_len = self.epoch_len
-        iterator = iter(training)
+        iterator = iter(training) if isinstance(self.training_loader, DataLoader) else _repeated(training)
         for callback in self.callbacks.values():
             callback.on_training_start()
         try:
