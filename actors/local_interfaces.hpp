@@ -226,6 +226,8 @@ using persistence_reader_actor = caf::typed_actor<
     caf::replies_to<get_atom, trial_id>::with<pb::GetTrialResponse>,
     // group ("" for all), offset, limit
     caf::replies_to<metrics_atom, trial_id, std::string, int64_t, int32_t>::with<pb::GetTrialMetricsResponse>,
+    // the latest report of each metric group, at most this many groups
+    caf::replies_to<metrics_atom, trial_id, int32_t>::with<pb::GetTrialMetricsResponse>,
     // group, metric name, first and last batches, at most this many points (database::metric_series)
     caf::replies_to<series_atom, trial_id, std::string, std::string, int64_t, int64_t, int32_t>::with<pb::MetricSeries>,
     // every trial's whole series: group, metric name, at most this many points each

@@ -104,6 +104,13 @@ persistence_reader_actor::behavior_type reader_impl(self_ptr self, std::string c
           return out;
         });
       },
+      [=, &db](metrics_atom, trial_id id, int32_t limit) {
+        return after_flush<pb::GetTrialMetricsResponse>(self, "metric groups", [=, &db] {
+          pb::GetTrialMetricsResponse out;
+          for (auto& m : db.latest_metrics_by_group(id.value, limit)) *out.add_metrics() = std::move(m);
+          return out;
+        });
+      },
       [=, &db](series_atom, trial_id id, const std::string& group, const std::string& name, int64_t start,
                int64_t end, int32_t max_points) {
         return after_flush<pb::MetricSeries>(self, "a metric series", [=, &db] {

@@ -14,6 +14,8 @@ constexpr int32_t default_max_points = 1000;
 constexpr int32_t largest_max_points = 100000;
 // An experiment's route answers for every trial at once: its answer stays a few MB per trial.
 constexpr int32_t largest_max_points_per_trial = 10000;
+// A trial names its own groups (Core API's report_metrics): the page of them stays bounded.
+constexpr int32_t max_metric_groups = 1000;
 
 /// What a series request asks for, read from its query; nullopt with a 400 naming the parameter.
 struct series_query {
@@ -81,6 +83,14 @@ void metric_series_routes::add_to(http_router& server) {
       // Empty: a trial without the metric yet, or no such trial.
       if (series.points_in_range() > 0 || exists_or_reply(sys, res, reader, trial)) reply_json(res, series);
     }, series_atom::value, trial, q->group, q->name, q->start_batches, q->end_batches, q->max_points);
+  }));
+  server.Get(R"(/api/v1/trials/(\d+)/metrics/groups)", reads([this](const http_request& req, http_response& res) {
+    const auto id = parse_id(req.matches[1]);
+    if (!id) return reply_error(res, 404, "trial " + req.matches[1].str() + " not found");
+    const trial_id trial{*id};
+    ask_actor(sys, res, reader, [&](pb::GetTrialMetricsResponse& latest) {
+      if (latest.metrics_size() > 0 || exists_or_reply(sys, res, reader, trial)) reply_json(res, latest);
+    }, metrics_atom::value, trial, max_metric_groups);
   }));
   server.Get(R"(/api/v1/experiments/(\d+)/metrics/series)", reads([this](const http_request& req, http_response& res) {
     auto q = series_query_of(req, res, largest_max_points_per_trial);

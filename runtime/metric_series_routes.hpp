@@ -1,6 +1,7 @@
 #pragma once
 // The chart routes: one metric of a trial, or of every trial of an experiment, as columns
-// downsampled on the server (storage/database_series.cpp), for anyone logged in.
+// downsampled on the server (storage/database_series.cpp), and the metric groups a trial
+// reported, for anyone logged in.
 
 #include <functional>
 
@@ -17,6 +18,7 @@ struct metric_series_routes {
 
   /// GET /api/v1/trials/{id}/metrics/series?name=&group=training&max_points=1000&start_batches=&end_batches=
   /// GET /api/v1/experiments/{id}/metrics/series?name=&group=&max_points=
+  /// GET /api/v1/trials/{id}/metrics/groups: the latest report of each group, by group name
   void add_to(http_router& server);
 };
 

@@ -125,6 +125,9 @@ class database {
   /// after the first `offset`.
   std::vector<pb::MetricReport> trial_metrics(int64_t trial_id, const std::string& group, int64_t offset = 0,
                                               int32_t limit = all_rows);
+  /// The latest report (highest total_batches, then time) of each of the trial's metric groups,
+  /// ordered by group; at most `limit` groups.
+  std::vector<pb::MetricReport> latest_metrics_by_group(int64_t trial_id, int32_t limit);
   /// Metric `name` of `group` at total_batches in [start_batches, end_batches], as columns: every
   /// report when at most `max_points` have it, else the smallest and largest value of each of
   /// max_points / 2 buckets of equal width in batches (database_series.cpp).

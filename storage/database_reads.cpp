@@ -276,6 +276,29 @@ std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const st
   });
 }
 
+std::vector<pb::MetricReport> database::latest_metrics_by_group(int64_t trial_id, int32_t limit) {
+  return describing_failure("read the metric groups of trial " + std::to_string(trial_id), [&] {
+    pqxx::read_transaction tx{impl_->connection};
+    std::vector<pb::MetricReport> reports;
+    const auto rows = tx.exec_params(
+        "SELECT DISTINCT ON (\"group\") \"group\", total_batches, total_records, total_epochs, metrics::text, " +
+            micros_of("time") +
+            " FROM metrics WHERE trial_id = $1 ORDER BY \"group\", total_batches DESC, time DESC LIMIT $2",
+        trial_id, limit);
+    for (const auto& row : rows) {
+      auto& report = reports.emplace_back();
+      report.set_trial_id(trial_id);
+      report.set_group(row[0].as<std::string>());
+      report.set_total_batches(row[1].as<int64_t>());
+      report.set_total_records(row[2].as<int64_t>());
+      report.set_total_epochs(row[3].as<double>());
+      metrics_from_json(row[4].as<std::string>(), report.mutable_metrics());
+      if (auto time = time_from(row[5])) *report.mutable_time() = *time;
+    }
+    return reports;
+  });
+}
+
 std::string log_columns() { return "id, allocation_id, agent_id, stream, text, " + micros_of("time"); }
 
 pb::LogEntry log_entry_from(const pqxx::row& row) {

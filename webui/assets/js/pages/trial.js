@@ -1,6 +1,7 @@
 // One trial: training and validation charts for any metric (log scale, smoothing, drag to zoom
-// into full resolution), profiler charts, hyperparameters, checkpoints, and its logs tailed live
-// with search and filters.
+// into full resolution), a chart for each other metric group it reports (Core API's
+// report_metrics, any name), profiler charts, hyperparameters, checkpoints, and its logs tailed
+// live with search and filters.
 
 import { ApiError, get, stream } from "../api.js";
 import { LineChart } from "../charts.js";
@@ -8,15 +9,18 @@ import { h, link, notFound, num, stateBadge, table } from "../dom.js";
 import { flatHparams, loadCheckpoints, metricNames } from "./shared.js";
 
 const MAX_POINTS = 1000;
+// Groups with places of their own on the page.
+const OWN_PLACE = new Set(["training", "validation", "system", "timings"]);
 
 // A chart of one metric of a group, with its picker and controls; live points come via add().
+// `key` names its elements (a group's own name may hold any character).
 class MetricPanel {
-  constructor(trialId, group, names, title) {
+  constructor(trialId, group, names, title, key = group) {
     this.trialId = trialId;
     this.group = group;
-    this.box = h("div", { class: "chart", id: `chart-${group}` });
+    this.box = h("div", { class: "chart", id: `chart-${key}`, "data-group": group });
     this.chart = new LineChart(this.box, { title, onZoom: (lo, hi) => this.load(lo, hi) });
-    this.picker = h("select", { id: `metric-${group}`, onchange: () => { this.name = this.picker.value; this.load(); } });
+    this.picker = h("select", { id: `metric-${key}`, "data-group": group, onchange: () => { this.name = this.picker.value; this.load(); } });
     this.setNames(names);
     this.el = h("div", { class: "panel" },
       h("div", { class: "toolbar" }, h("label", {}, "Metric", this.picker),
@@ -36,7 +40,7 @@ class MetricPanel {
   async load(start, end) {
     if (!this.name) return;
     const range = start === undefined ? "" : `&start_batches=${Math.max(0, start)}&end_batches=${end}`;
-    const s = await get(`/api/v1/trials/${this.trialId}/metrics/series?group=${this.group}&name=${encodeURIComponent(this.name)}&max_points=${MAX_POINTS}${range}`);
+    const s = await get(`/api/v1/trials/${this.trialId}/metrics/series?group=${encodeURIComponent(this.group)}&name=${encodeURIComponent(this.name)}&max_points=${MAX_POINTS}${range}`);
     this.chart.series.clear();
     this.chart.set(this.name, s.batches || [], s.values || []);
     if (start === undefined) this.chart.rebuild();
@@ -59,15 +63,18 @@ export async function render(page, [id]) {
   const names = metricNames([trial]);
   const training = new MetricPanel(id, "training", names.training, "Training");
   const validation = new MetricPanel(id, "validation", names.validation, "Validation");
+  const groups = h("div", { class: "grid2", id: "metric-groups" });
+  const groupPanels = new Map();  // group name -> MetricPanel
   const profiler = h("div", { class: "grid2", id: "profiler" });
   const hparams = h("div", {});
   const checkpoints = h("div", { id: "checkpoints" });
   const search = h("input", { id: "log-search", placeholder: "search", size: 24 });
-  const streamFilter = h("select", { id: "log-stream" }, ["", "stdout", "stderr", "master"].map((s) => h("option", { value: s }, s || "every stream")));
+  const streamFilter = h("select", { id: "log-stream" }, ["", "stdout", "stderr", "master", "alert"].map((s) => h("option", { value: s }, s || "every stream")));
   const agentFilter = h("select", { id: "log-agent" }, h("option", { value: "" }, "every agent (rank)"));
   const logs = h("pre", { id: "logs" });
   page.append(header,
     h("div", { class: "grid2" }, training.el, validation.el),
+    groups,
     h("h2", {}, "Profiler"), profiler,
     h("h2", {}, "Hyperparameters"), hparams,
     h("h2", {}, "Checkpoints"), checkpoints,
@@ -81,6 +88,24 @@ export async function render(page, [id]) {
         trial.exit_reason ? ` · ${trial.exit_reason}` : ""));
     hparams.replaceChildren(table([{ title: "Name", cell: ([k]) => k }, { title: "Value", cell: ([, v]) => String(v) }],
                                   Object.entries(flatHparams(trial.hparams))));
+  }
+
+  // Every other group the trial reported gets a panel, named by the group, once it appears.
+  async function drawGroups() {
+    const latest = (await get(`/api/v1/trials/${id}/metrics/groups`)).metrics || [];
+    for (const report of latest) {
+      if (OWN_PLACE.has(report.group)) continue;
+      const names = Object.keys(report.metrics || {}).filter((k) => k !== "batches" && k !== "epochs");
+      let panel = groupPanels.get(report.group);
+      if (!panel) {
+        panel = new MetricPanel(id, report.group, names, report.group, `group-${groupPanels.size}`);
+        groupPanels.set(report.group, panel);
+        groups.append(panel.el);
+        panel.load();
+      } else {
+        panel.setNames(names);
+      }
+    }
   }
 
   async function drawProfiler() {
@@ -141,17 +166,22 @@ export async function render(page, [id]) {
     training.setNames(n.training);
     validation.setNames(n.validation);
     loadCheckpoints(`/api/v1/trials/${id}/checkpoints`, checkpoints);
+    drawGroups();
   }
 
   drawHeader();
-  await Promise.all([training.load(), validation.load(), moreLogs()]);
+  await Promise.all([training.load(), validation.load(), moreLogs(), drawGroups()]);
   loadCheckpoints(`/api/v1/trials/${id}/checkpoints`, checkpoints);
   drawProfiler();
 
   let timer = null;
   const stop = stream({ trial_id: id }, (event) => {
     if (event.type === "metrics") {
-      for (const r of event.metrics) { training.add(r); validation.add(r); }
+      for (const r of event.metrics) {
+        training.add(r);
+        validation.add(r);
+        if (groupPanels.has(r.group)) groupPanels.get(r.group).add(r);
+      }
     } else if (event.type === "changed") {
       if ((event.trials_with_logs || []).length) moreLogs();
       if ((event.trials || []).length) { clearTimeout(timer); timer = setTimeout(refresh, 250); }
