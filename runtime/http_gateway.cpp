@@ -23,6 +23,7 @@
 #include "searcher/preview.hpp"
 #include "messages/version.hpp"
 #include "runtime/account_routes.hpp"
+#include "runtime/alert_routes.hpp"
 #include "runtime/authenticator.hpp"
 #include "runtime/model_routes.hpp"
 #include "runtime/event_stream_routes.hpp"
@@ -83,6 +84,7 @@ struct http_gateway::impl {
   project_routes projects;
   task_routes tasks;
   metric_series_routes series;
+  alert_routes alerts;
   event_stream_routes streams;
   prometheus_routes prometheus;
   webui_routes webui;
@@ -99,6 +101,7 @@ struct http_gateway::impl {
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         series{s, handles.reader, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        alerts{s, front, handles.persistence},
         streams{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         prometheus{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         webui{std::move(webui_directory)},
@@ -806,6 +809,7 @@ struct http_gateway::impl {
     projects.add_to(server);
     tasks.add_to(server);
     series.add_to(server);
+    alerts.add_to(server);
     streams.add_to(server);
     prometheus.add_to(server);
     webui.add_to(server);

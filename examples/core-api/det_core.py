@@ -195,6 +195,12 @@ class Context:
             raise
         self.latest_checkpoint = final
 
+    def alert(self, title, description, level):
+        """An alert (level debug, info, warn or error) the master writes into the trial's logs,
+        in the stream "alert"; det has no webhooks to send it to."""
+        self._call("POST", f"/api/v1/trials/{self.trial_id}/alerts",
+                   {"title": title, "description": description, "level": level})
+
     def report_early_exit(self, reason="INVALID_HP"):
         """INVALID_HP: the searcher replaces the trial instead of counting it."""
         self._call("POST", f"/api/v1/trials/{self.trial_id}/early_exit", {"reason": reason})

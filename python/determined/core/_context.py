@@ -4,7 +4,7 @@ import logging
 import os
 import sys
 import types
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import Any, Dict, Iterator, Literal, Optional, Union
 
 import determined as det
 from determined.core._checkpoint import CheckpointContext
@@ -40,6 +40,24 @@ class Context:
 
     def __enter__(self) -> "Context":
         return self
+
+    def alert(
+        self,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        level: Optional[Literal["warn", "info", "debug", "error"]] = "info",
+    ) -> None:
+        """Raises an alert about this trial. Determined sends it to the experiment's custom
+        webhooks; det has none, so the master writes it into the trial's logs at its level, in
+        the stream "alert" (the trial's page, `det trial logs`, GET /api/v1/trials/{id}/logs)."""
+        if self.info is None:
+            raise ValueError("Workload alerting only works on determined-managed experiment.")
+        if self.info.trial is None:
+            raise ValueError("alert() only works for trial type of task.")
+        level = level or "info"
+        if level not in ("warn", "info", "debug", "error"):
+            raise ValueError(f"an alert's level is 'debug', 'info', 'warn' or 'error', not {level!r}")
+        self._session.alert(title or "", description or "", level)
 
     def close(self, exc_type: Optional[type] = None, exc_val: Optional[BaseException] = None,
               exc_tb: Optional[types.TracebackType] = None) -> None:
