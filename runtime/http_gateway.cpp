@@ -732,7 +732,22 @@ struct http_gateway::impl {
                  [](pb::CoreApiCall& c) { c.set_preemption(true); });
   }
 
-  /// One file of a checkpoint, read from the checkpoint storage.
+  /// Whether `name` is a path inside a checkpoint's directory: relative, without "." or ".."
+  /// components (a trial's process names its checkpoint's files itself).
+  static bool inside_checkpoint(const std::string& name) {
+    if (name.empty() || name.front() == '/') return false;
+    for (std::size_t start = 0; start <= name.size();) {
+      auto end = name.find('/', start);
+      if (end == std::string::npos) end = name.size();
+      const auto part = name.substr(start, end - start);
+      if (part.empty() || part == "." || part == "..") return false;
+      start = end + 1;
+    }
+    return true;
+  }
+
+  /// One file of a checkpoint, read from the checkpoint storage; `name` may be in a subdirectory
+  /// (code/model_def.py).
   void checkpoint_file(const http_request& req, http_response& res) {
     auto uuid = req.matches[1].str();
     auto name = req.matches[2].str();
@@ -745,7 +760,8 @@ struct http_gateway::impl {
     if (failure)
       return reply_error(res, sys, failure);
     const auto& c = found.checkpoint();
-    if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) || name == "." || name == "..")
+    if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) ||
+        !inside_checkpoint(name))
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
     // Streamed from disk: checkpoints can be larger than the master's spare memory.
     const std::string path = c.storage_path() + "/" + uuid + "/" + name;
@@ -874,7 +890,7 @@ struct http_gateway::impl {
                   signed_in([this](const http_request& req, http_response& res, const principal& who) {
                     delete_checkpoint(req.matches[1].str(), res, who);
                   }));
-    server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/([^/]+))",
+    server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/(.+))",
                reader([this](const http_request& req, http_response& res) { checkpoint_file(req, res); }));
     core_api_routes();
     server.Get("/api/v1/agents", shared_reader([this](const http_request&, http_response& res) {

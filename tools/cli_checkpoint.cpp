@@ -111,8 +111,11 @@ int download_checkpoint(rest_client& master, const std::string& uuid, std::strin
   if (output.empty()) output = "checkpoints/" + uuid;
   std::filesystem::create_directories(output);
   for (const auto& [name, size] : c.resources()) {
-    auto bytes = master.get_bytes(checkpoint_path(uuid) + "/files/" + name);
-    std::ofstream(std::filesystem::path(output) / name, std::ios::binary) << bytes;
+    // Encoded: a file's name may hold spaces or '%'; one in a subdirectory gets its directory.
+    auto bytes = master.get_bytes(checkpoint_path(uuid) + "/files/" + url_encoded(name));
+    const auto path = std::filesystem::path(output) / name;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << bytes;
   }
   std::cout << "Downloaded checkpoint " << uuid << " (" << c.resources_size() << " files, "
             << format_bytes(total_size(c)) << ") to " << output << "\n";
