@@ -223,9 +223,14 @@ void take_metrics(self_ptr self, const pb::MetricBatch& batch) {
   for (const auto& r : batch.reports()) {
     t.set_total_batches(std::max(t.total_batches(), r.total_batches()));
     st.lifecycle.trained = std::max(st.lifecycle.trained, length_in(st.lifecycle.unit, r));
-    auto* latest = r.group() == "validation" ? t.mutable_latest_validation() : t.mutable_latest_training();
-    for (auto& [k, v] : r.metrics())
-      (*latest)[k] = v;
+    // Only the built-in groups are the trial's latest values: a generic group's names (Core API
+    // report_metrics) would otherwise pass for training metrics.
+    auto* latest = r.group() == "validation" ? t.mutable_latest_validation()
+                   : r.group() == "training" ? t.mutable_latest_training()
+                                             : nullptr;
+    if (latest)
+      for (auto& [k, v] : r.metrics())
+        (*latest)[k] = v;
     if (r.group() == "validation") {
       auto it = r.metrics().find(st.setup.searcher_metric);
       if (it != r.metrics().end())
@@ -364,6 +369,8 @@ void write_events(self_ptr self, const pb::MetricReport& r) {
   }
 }
 
+constexpr std::size_t max_metric_group_bytes = 255;
+
 caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   auto& st = self->state;
   auto id = std::to_string(trial(self).id());
@@ -372,6 +379,10 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
   pb::CoreApiReply reply;
   switch (call.call_case()) {
     case pb::CoreApiCall::kMetrics: {
+      // A group names a chart of the trial's page and a query parameter: any text, bounded.
+      if (call.metrics().group().empty() || call.metrics().group().size() > max_metric_group_bytes)
+        return make_error(errc::invalid_input, "a metric group's name has 1 to " +
+                                                   std::to_string(max_metric_group_bytes) + " bytes");
       pb::MetricBatch batch;
       *batch.add_reports() = call.metrics();
       auto rp = self->make_response_promise<pb::CoreApiReply>();
