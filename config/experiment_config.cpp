@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 
 namespace det::config {
 
@@ -17,6 +18,10 @@ std::optional<length> searcher_config::training_length() const {
   if (length_per_round && num_rounds > 0)
     return length{length_per_round->unit, length_per_round->value * num_rounds};
   return std::nullopt;
+}
+
+bool searcher_config::trains_until_exit() const {
+  return (name == "single" || name == "random" || name == "grid") && !training_length();
 }
 
 std::optional<int64_t> experiment_config::global_batch_size() const {
@@ -58,6 +63,16 @@ bool experiment_config::harness_entrypoint() const {
   if (entrypoint.size() != 1) return false;
   const auto& entry = entrypoint.front();
   return entry.rfind("builtin:", 0) == 0 || entry.rfind("plugin:", 0) == 0;
+}
+
+bool experiment_config::legacy_trial_class_entrypoint() const {
+  if (entrypoint.size() != 1 || harness_entrypoint()) return false;
+  static const std::regex trial_class("^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$");
+  return std::regex_match(entrypoint.front(), trial_class);
+}
+
+bool experiment_config::process_decides_length() const {
+  return !harness_entrypoint() && !legacy_trial_class_entrypoint();
 }
 
 bool experiment_config::trains_with_libtorch() const {

@@ -26,6 +26,7 @@ struct searcher_config {
   /// det's own key: the trials resume from that checkpoint, its steps included, rather than start
   /// from its weights at step 0 (det trial continue writes it).
   bool source_resumes = false;
+  /// Determined 0.38 deprecates it; a bare integer (Determined's unitless length) counts batches.
   std::optional<length> max_length;
   /// With `max_time`, the training length for searchers that read it from reported metrics
   /// (Determined 0.38); det trains by length, so this is "batches", "records" or "epochs".
@@ -61,6 +62,9 @@ struct searcher_config {
   /// How far one trial trains at most: `max_length`, else `max_time` in the unit `time_metric`
   /// names; nullopt when neither is set.
   std::optional<length> training_length() const;
+  /// A single, random or grid search without a length (Determined 0.38): each trial's process
+  /// trains until it exits, and reports its progress itself.
+  bool trains_until_exit() const;
 };
 
 /// `[resources]`.
@@ -111,11 +115,23 @@ inline std::string checkpoint_storage_config::tensorboard_dir(const std::string&
 struct experiment_config {
   std::string name;
   std::string description;
+  /// The experiment's labels when it is created.
+  std::vector<std::string> labels;
+  /// The project `det submit` puts it in when not given --project (workspace "" is Uncategorized).
+  std::string workspace;
+  std::string project;
   /// `builtin:NAME`, `plugin:LIB.so:CLASS` or a command; a TOML string becomes one element.
   std::vector<std::string> entrypoint;
   /// builtin:NAME or plugin:LIBRARY:CLASS: det's harness trains it (on several agents if its slots
-  /// need them); anything else is a Core API command, which runs as one process on one agent.
+  /// need them); anything else is a process det starts: a Core API command, or a legacy trial class.
   bool harness_entrypoint() const;
+  /// Determined's legacy `model_def:TrialClass` (one string matching
+  /// ^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$, neither builtin: nor plugin:): Determined's harness,
+  /// python3 -m determined.exec.harness, trains the class for searcher.max_length.
+  bool legacy_trial_class_entrypoint() const;
+  /// The entrypoint is a command: its process decides how long it trains, so single, random and
+  /// grid searches need no length (Determined 0.38).
+  bool process_decides_length() const;
   /// builtin:mlp, builtin:cnn, builtin:gpt or a plugin: the harness trains it with LibTorch.
   bool trains_with_libtorch() const;
   hyperparameters hparams;

@@ -43,8 +43,30 @@ void read_resources(table_reader& root, resources_config& resources, environment
   }
   if (auto v = reader.read_integer_in("max_slots", 0, int_max)) resources.max_slots = static_cast<int>(*v);
   detail::read_resource_limits(reader, environment);
-  reader.ignore({"devices", "agent_label", "is_single_node", "native_parallel", "slots"});
+  // Determined ignores `slots` too (slots_per_trial says it).
+  reader.ignore({"slots"});
+  reader.refuse({"devices"}, "det gives a trial its slots' GPUs and nothing else; mount what it needs with bind_mounts");
+  reader.refuse({"agent_label"}, "det has no agent labels: put the agents in a resource pool and name it in "
+                                 "resource_pool");
+  if (auto v = reader.read_boolean("is_single_node"); v && *v)
+    reader.error("is_single_node", "det places a trial's slots on as many agents as they need; ask for no more "
+                                   "slots_per_trial than one agent has, or remove it");
+  if (auto v = reader.read_boolean("native_parallel"); v && *v)
+    reader.error("native_parallel", "was removed from Determined; start one process per slot with "
+                                    "python3 -m determined.launch.torch_distributed instead");
   reader.report_unknown_keys();
+}
+
+std::vector<std::string> read_labels(table_reader& root) {
+  std::vector<std::string> labels;
+  if (const auto* list = root.read_array("labels")) {
+    for (const auto& item : *list)
+      if (const auto* text = item.as_string())
+        labels.push_back(text->get());
+      else
+        root.error("labels", "expected a list of strings");
+  }
+  return labels;
 }
 
 void read_checkpoint_storage(table_reader& root, checkpoint_storage_config& storage) {
@@ -145,6 +167,27 @@ void check_length_units(const toml::table& root, diagnostics& diag, const experi
                     config.min_checkpoint_period, config);
 }
 
+// Determined keys for what det does not do, each with what it does instead (config/README.md).
+void refuse_unsupported(table_reader& reader) {
+  reader.refuse({"log_policies"}, "det does not match trial logs against patterns; a failed trial restarts up to "
+                                  "max_restarts times, whatever its log says");
+  reader.refuse({"retention_policy"}, "det keeps a trial's logs until its experiment is deleted "
+                                      "(det experiment delete)");
+  reader.refuse({"slurm", "pbs"}, "det schedules trials on its own agents, not through an HPC workload manager; "
+                                  "run det agents on the cluster's nodes instead");
+  reader.refuse({"security"}, "det runs a trial's process as the user its agent runs as; remove it");
+  reader.refuse({"tensorboard_storage"}, "det writes TensorBoard files under checkpoint_storage, where "
+                                         "det tensorboard reads them; remove it");
+  reader.refuse({"data_layer"}, "was removed from Determined; read data in your training code");
+  reader.refuse({"internal"}, "is Determined's own; remove it");
+}
+
+detail::length_decider length_decider_of(const experiment_config& config) {
+  if (config.harness_entrypoint()) return detail::length_decider::harness;
+  if (config.legacy_trial_class_entrypoint()) return detail::length_decider::legacy_trial_class;
+  return detail::length_decider::process;
+}
+
 } // namespace
 
 experiment_config parse_experiment_config(std::string_view toml_text, std::string_view source_path) {
@@ -159,7 +202,10 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   else
     config.name = "Experiment (" + joined(config.entrypoint) + ")";
   if (auto v = reader.read_string("description")) config.description = *v;
-  config.searcher = detail::read_searcher_config(reader);
+  config.labels = read_labels(reader);
+  if (auto v = reader.read_string("workspace")) config.workspace = *v;
+  if (auto v = reader.read_string("project")) config.project = *v;
+  config.searcher = detail::read_searcher_config(reader, length_decider_of(config));
   config.hparams = detail::read_hyperparameters(reader, config.searcher.name == "grid");
   read_resources(reader, config.resources, config.environment);
   detail::read_environment(reader, config.environment);
@@ -186,7 +232,8 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
         section.error("gradient_clip_norm", "must be 0 (no clipping) or positive");
     }
     if (auto v = section.read_boolean("cuda_graph")) config.cuda_graph = *v;
-    // Determined's distributed-training knobs: det does not act on them yet.
+    // Determined's PyTorch Trainer reads these from the config its process is given
+    // (DET_EXPERIMENT_CONFIG); det's own harness trials do not use them.
     section.ignore({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
                     "gradient_compression", "grad_updates_size_file", "tensor_fusion_threshold",
                     "tensor_fusion_cycle_time", "auto_tune_tensor_fusion"});
@@ -195,7 +242,8 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   if (const auto* profiling = reader.read_table("profiling")) {
     table_reader section(*profiling, reader.path_of("profiling"), reader.diag());
     if (auto v = section.read_boolean("enabled")) config.profiling_enabled = *v;
-    // Determined's bounds and sync switch: det profiles the whole run.
+    // Determined's bounds and sync switch: det profiles the whole run; a script reads them from
+    // its config.
     section.ignore({"begin_on_batch", "end_after_batch", "sync_timings"});
     section.report_unknown_keys();
   }
@@ -204,10 +252,14 @@ experiment_config parse_experiment_config(std::string_view toml_text, std::strin
   if (config.environment.uses_image() && !config.entrypoint.empty() && config.harness_entrypoint())
     diag.add(root["environment"]["image"].node()->source().begin, "environment.image",
              "applies to Core API entrypoints: C++ trials (builtin:, plugin:) run in det's own environment");
-  reader.ignore({"labels", "project", "workspace",
-                 "checkpoint_policy", "perform_initial_validation", "debug",
-                 "log_policies", "retention_policy", "integrations", "slurm",
-                 "pbs", "security", "tensorboard_storage", "data_layer"});
+  // Keys whose meaning is for the training code, which reads them from the config its process is
+  // given (DET_EXPERIMENT_CONFIG, Determined's ClusterInfo.trial._config).
+  if (auto v = reader.read_string("checkpoint_policy"); v && *v != "best" && *v != "all" && *v != "none")
+    reader.error("checkpoint_policy", "expected best, all or none, got \"" + *v + "\"");
+  reader.read_boolean("perform_initial_validation");
+  reader.read_boolean("debug");
+  reader.read_table("integrations");
+  refuse_unsupported(reader);
   reader.report_unknown_keys();
   check_global_batch_size(root, diag, config);
   check_length_units(root, diag, config);

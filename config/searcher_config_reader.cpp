@@ -10,42 +10,53 @@ namespace {
 
 constexpr int64_t no_limit = std::numeric_limits<int64_t>::max();
 
+/// Whether a searcher needs a training length (max_length, or time_metric and max_time).
+enum class length_rule {
+  /// Its decisions are made at lengths: always.
+  required,
+  /// Determined 0.38's single, random and grid: only when no process decides it (a harness trial).
+  unless_process_decides,
+  /// It asks for lengths its own way (pbt's rounds, a custom searcher's client).
+  none,
+};
+
 /// What one searcher takes: the keys it accepts besides name, metric, smaller_is_better and the
-/// warm-start keys, those it requires, and whether it needs a training length.
+/// warm-start keys, those it requires, and when it needs a training length.
 struct searcher_kind {
   std::string_view name;
   std::vector<std::string_view> fields;
   std::vector<std::string_view> required;
-  bool needs_length;
+  length_rule length;
 };
 
 const std::vector<searcher_kind>& searcher_kinds() {
   static const std::vector<searcher_kind> kinds = {
-      {"single", {"max_length", "time_metric", "max_time"}, {}, true},
+      {"single", {"max_length", "time_metric", "max_time"}, {}, length_rule::unless_process_decides},
       {"random", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials"},
-       {"max_trials"}, true},
-      {"grid", {"max_length", "time_metric", "max_time", "max_concurrent_trials"}, {}, true},
+       {"max_trials"}, length_rule::unless_process_decides},
+      {"grid", {"max_length", "time_metric", "max_time", "max_concurrent_trials"}, {},
+       length_rule::unless_process_decides},
       {"async_halving",
        {"max_length", "time_metric", "max_time", "num_rungs", "max_trials", "divisor",
         "max_concurrent_trials", "stop_once"},
-       {"num_rungs", "max_trials"}, true},
+       {"num_rungs", "max_trials"}, length_rule::required},
       {"asha",
        {"max_length", "time_metric", "max_time", "num_rungs", "max_trials", "divisor",
         "max_concurrent_trials", "stop_once"},
-       {"num_rungs", "max_trials"}, true},
+       {"num_rungs", "max_trials"}, length_rule::required},
       {"adaptive_asha",
        {"max_length", "time_metric", "max_time", "max_trials", "mode", "divisor", "max_rungs",
         "bracket_rungs", "max_concurrent_trials", "stop_once"},
-       {"max_trials"}, true},
+       {"max_trials"}, length_rule::required},
       {"pbt",
        {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function"},
        {"population_size", "num_rounds", "length_per_round", "replace_function", "explore_function"},
-       false},
+       length_rule::none},
       {"tpe", {"max_length", "time_metric", "max_time", "max_trials", "max_concurrent_trials",
                "n_startup_trials", "n_ei_candidates", "gamma"},
-       {"max_trials"}, true},
+       {"max_trials"}, length_rule::required},
       // Driven by a user's process over REST, which asks for every length itself.
-      {"custom", {"unit"}, {}, false},
+      {"custom", {"unit"}, {}, length_rule::none},
   };
   return kinds;
 }
@@ -96,10 +107,21 @@ void read_pbt_functions(table_reader& reader, searcher_config& config) {
   }
 }
 
+/// `max_length`: a length such as { batches = 100 }, or Determined's unitless positive integer,
+/// which det counts in batches (the steps a Core API script reports).
+std::optional<length> read_searcher_length(table_reader& reader) {
+  const auto* node = reader.source_table().get("max_length");
+  if (node && node->is_integer()) {
+    if (auto v = reader.read_integer_in("max_length", 1, no_limit)) return length{length_unit::batches, *v};
+    return std::nullopt;
+  }
+  return read_length(reader, "max_length", 1);
+}
+
 void read_fields(table_reader& reader, searcher_config& config) {
   if (auto v = reader.read_string("metric")) config.metric = *v;
   if (auto v = reader.read_boolean("smaller_is_better")) config.smaller_is_better = *v;
-  config.max_length = read_length(reader, "max_length", 1);
+  config.max_length = read_searcher_length(reader);
   if (auto v = reader.read_string("time_metric")) {
     if (*v == "batches" || *v == "records" || *v == "epochs")
       config.time_metric = *v;
@@ -163,7 +185,43 @@ void read_fields(table_reader& reader, searcher_config& config) {
   reader.read_boolean("stop_once");
 }
 
-void check_fields_for(table_reader& reader, const searcher_kind& kind) {
+/// Why a searcher without a length cannot run this entrypoint, or "" when it can.
+std::string missing_length_sentence(const searcher_kind& kind, length_decider decider) {
+  const std::string name(kind.name);
+  switch (kind.length) {
+    case length_rule::none:
+      return "";
+    case length_rule::required:
+      return "the " + name + " searcher decides at training lengths, so it needs one: set time_metric and "
+             "max_time (or max_length = { batches = N })";
+    case length_rule::unless_process_decides:
+      break;
+  }
+  switch (decider) {
+    case length_decider::process:
+      return "";  // the process trains until it exits
+    case length_decider::harness:
+      return "det's harness trains builtin: and plugin: trials to the searcher's length, with no script "
+             "of yours to decide when to stop, so the " + name + " searcher needs one here: set "
+             "max_length = { batches = N }, or time_metric and max_time";
+    case length_decider::legacy_trial_class:
+      break;
+  }
+  return "";  // a trial class needs max_length itself: check_legacy_length says so
+}
+
+/// A model_def:TrialClass entrypoint trains for searcher.max_length, as Determined's harness reads it.
+void check_legacy_length(table_reader& reader, const searcher_kind& kind, length_decider decider) {
+  const bool takes_max_length =
+      std::find(kind.fields.begin(), kind.fields.end(), "max_length") != kind.fields.end();
+  if (decider != length_decider::legacy_trial_class || !takes_max_length ||
+      reader.source_table().contains("max_length"))
+    return;
+  reader.error_here("a model_def:TrialClass entrypoint trains for searcher.max_length, as Determined's "
+                    "harness does, so it needs one: set max_length = { batches = N } (or records, epochs)");
+}
+
+void check_fields_for(table_reader& reader, const searcher_kind& kind, length_decider decider) {
   static const std::vector<std::string_view> common = {
       "name", "metric", "smaller_is_better", "source_trial_id", "source_checkpoint_uuid", "source_resumes"};
   const auto& table = reader.source_table();
@@ -182,7 +240,7 @@ void check_fields_for(table_reader& reader, const searcher_kind& kind) {
   for (auto key : kind.required)
     if (!table.contains(key)) reader.missing(key);
   if (!table.contains("metric")) reader.missing("metric");
-  if (!kind.needs_length) return;
+  if (kind.length == length_rule::none) return;
 
   bool has_max_length = table.contains("max_length");
   bool has_time_metric = table.contains("time_metric");
@@ -191,15 +249,16 @@ void check_fields_for(table_reader& reader, const searcher_kind& kind) {
   if (has_max_time && !has_time_metric) reader.missing("time_metric");
   if (has_max_length && (has_time_metric || has_max_time))
     reader.error_here("set either max_length or time_metric and max_time, not both");
-  if (!has_max_length && !has_time_metric && !has_max_time)
-    reader.error_here("the " + std::string(kind.name) +
-                      " searcher needs a training length: set max_length = { batches = N }, "
-                      "or time_metric and max_time");
+  if (!has_max_length && !has_time_metric && !has_max_time && decider != length_decider::legacy_trial_class) {
+    auto sentence = missing_length_sentence(kind, decider);
+    if (!sentence.empty()) reader.error_here(sentence);
+  }
+  check_legacy_length(reader, kind, decider);
 }
 
 } // namespace
 
-searcher_config read_searcher_config(table_reader& root) {
+searcher_config read_searcher_config(table_reader& root, length_decider decider) {
   searcher_config config;
   const auto* table = root.read_table("searcher");
   if (!table) {
@@ -224,7 +283,7 @@ searcher_config read_searcher_config(table_reader& root) {
     return config;
   }
   read_fields(reader, config);
-  check_fields_for(reader, *kind);
+  check_fields_for(reader, *kind, decider);
   reader.report_unknown_keys();
   return config;
 }

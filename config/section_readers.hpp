@@ -7,8 +7,16 @@
 
 namespace det::config::detail {
 
-/// Reads `[searcher]` from the document root, checking the fields its searcher takes.
-searcher_config read_searcher_config(table_reader& root);
+/// Who decides how long a trial trains when the searcher does not: the entrypoint's kind.
+enum class length_decider {
+  process,          ///< a command (Core API script): it trains until it exits
+  harness,          ///< builtin: or plugin:, which det's harness trains to the searcher's length
+  legacy_trial_class,  ///< model_def:TrialClass, which Determined's harness trains to max_length
+};
+
+/// Reads `[searcher]` from the document root, checking the fields its searcher takes and, for
+/// searchers that work without a length, whether `decider` can do without one.
+searcher_config read_searcher_config(table_reader& root, length_decider decider);
 
 /// Reads `[hyperparameters]` from the document root. With `counts_required` (the grid searcher),
 /// every int, double and log hyperparameter needs `count`.

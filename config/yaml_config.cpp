@@ -242,6 +242,19 @@ bool is_yaml_path(std::string_view path) {
   return ends(".yaml") || ends(".yml");
 }
 
+bool is_yaml_text(std::string_view text) {
+  try {
+    toml::parse(text);
+    return false;
+  } catch (const toml::parse_error&) {
+  }
+  try {
+    return YAML::Load(std::string(text)).IsMap();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
 std::string yaml_to_toml(std::string_view yaml_text, std::string_view source_path) {
   return convert(yaml_text, source_path).toml;
 }

@@ -13,6 +13,10 @@ namespace det::config {
 /// Whether `path` names a YAML file (.yaml or .yml).
 bool is_yaml_path(std::string_view path);
 
+/// Whether config text that came without a file name is Determined's YAML rather than det's TOML:
+/// it is not TOML and reads as a YAML mapping (Determined's clients send YAML with no path).
+bool is_yaml_text(std::string_view text);
+
 /// The TOML text of a YAML experiment config. Throws config_error "FILE:LINE:COLUMN: ..." for YAML
 /// that does not parse or that TOML cannot hold (a list of lists of tables, a key that is not a
 /// string).

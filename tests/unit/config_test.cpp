@@ -1,8 +1,10 @@
+#include "config/config_json.hpp"
 #include "config/continuation.hpp"
 #include "config/experiment_config.hpp"
 #include "config/master_config.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -218,10 +220,90 @@ TEST_CASE("an empty config lists every required key at once") {
                   "inline.toml:1:1: searcher: required key is missing");
 }
 
+TEST_CASE("single, random and grid searches of a script need no length: its process trains until it exits") {
+  for (std::string searcher : {"name = \"single\"", "name = \"random\"\nmax_trials = 3", "name = \"grid\""}) {
+    CAPTURE(searcher);
+    auto config = parse_experiment_config(
+        "entrypoint = \"python3 train.py\"\n[searcher]\n" + searcher + "\nmetric = \"x\"\n", "inline.toml");
+    CHECK_FALSE(config.searcher.training_length());
+    CHECK(config.searcher.trains_until_exit());
+    CHECK(config.target_batches() == 0);
+  }
+  auto with_length = parse_experiment_config(
+      "entrypoint = \"python3 train.py\"\nrecords_per_epoch = 10\n[searcher]\nname = \"single\"\nmetric = \"x\"\n"
+      "max_length = { epochs = 2 }\n[hyperparameters]\nglobal_batch_size = 5\n",
+      "inline.toml");
+  CHECK_FALSE(with_length.searcher.trains_until_exit());
+  CHECK(with_length.target_batches() == 4);  // a length given keeps its meaning
+}
+
+TEST_CASE("det's harness trials and legacy trial classes still need a length, and say why") {
+  std::string searcher = "[searcher]\nname = \"single\"\nmetric = \"loss\"\n";
+  CHECK(parse_errors("entrypoint = \"builtin:mlp\"\n" + searcher) ==
+        "inline.toml:2:1: searcher: det's harness trains builtin: and plugin: trials to the searcher's length, with "
+        "no script of yours to decide when to stop, so the single searcher needs one here: set max_length = "
+        "{ batches = N }, or time_metric and max_time");
+  CHECK(parse_errors("entrypoint = \"model_def:MNistTrial\"\n" + searcher) ==
+        "inline.toml:2:1: searcher: a model_def:TrialClass entrypoint trains for searcher.max_length, as "
+        "Determined's harness does, so it needs one: set max_length = { batches = N } (or records, epochs)");
+  CHECK(parse_errors("entrypoint = \"model_def:MNistTrial\"\n" + searcher + "time_metric = \"batches\"\nmax_time = 9\n")
+            .find("a model_def:TrialClass entrypoint trains for searcher.max_length") != std::string::npos);
+  // Searchers that decide at lengths keep needing one, whatever the entrypoint.
+  CHECK(parse_errors("entrypoint = \"python3 train.py\"\n[searcher]\nname = \"adaptive_asha\"\nmetric = \"loss\"\n"
+                     "max_trials = 4\n") ==
+        "inline.toml:2:1: searcher: the adaptive_asha searcher decides at training lengths, so it needs one: set "
+        "time_metric and max_time (or max_length = { batches = N })");
+}
+
+TEST_CASE("entrypoints are told apart: harness, legacy trial class, or command") {
+  auto kind = [](const std::string& entrypoint) {
+    auto config = parse_experiment_config("entrypoint = " + entrypoint +
+                                              "\n[searcher]\nname = \"single\"\nmetric = \"x\"\n"
+                                              "max_length = { batches = 1 }\n",
+                                          "inline.toml");
+    return config.harness_entrypoint() ? "harness" : config.legacy_trial_class_entrypoint() ? "legacy" : "command";
+  };
+  CHECK(std::string(kind("\"builtin:mlp\"")) == "harness");
+  CHECK(std::string(kind("\"plugin:libx.so:Trial\"")) == "harness");
+  CHECK(std::string(kind("\"model_def:MNistTrial\"")) == "legacy");
+  CHECK(std::string(kind("\"pkg.model_def:Trial_2\"")) == "legacy");
+  CHECK(std::string(kind("\"python3 train.py\"")) == "command");
+  CHECK(std::string(kind("\"model_def:Trial extra\"")) == "command");
+  CHECK(std::string(kind("[\"model_def:Trial\"]")) == "legacy");
+  CHECK(std::string(kind("[\"python3\", \"model_def:Trial\"]")) == "command");
+}
+
+TEST_CASE("a trial's process reads the config as JSON, with Determined's defaults for what its training code reads") {
+  auto json = nlohmann::json::parse(experiment_config_json(
+      "entrypoint = \"python3 train.py\"\nrecords_per_epoch = 60\n[searcher]\nname = \"single\"\nmetric = \"x\"\n"
+      "max_length = { batches = 7 }\n[optimizations]\nmixed_precision = \"O1\"\n[data]\nurl = \"u\"\n"));
+  CHECK(json["entrypoint"] == "python3 train.py");
+  CHECK(json["searcher"]["max_length"]["batches"] == 7);
+  CHECK(json["searcher"]["smaller_is_better"] == true);
+  CHECK(json["records_per_epoch"] == 60);
+  CHECK(json["scheduling_unit"] == 100);
+  CHECK(json["min_validation_period"]["batches"] == 0);
+  CHECK(json["checkpoint_policy"] == "best");
+  CHECK(json["perform_initial_validation"] == false);
+  CHECK(json["optimizations"]["mixed_precision"] == "O1");
+  CHECK(json["optimizations"]["aggregation_frequency"] == 1);
+  CHECK(json["data"]["url"] == "u");
+  CHECK_THROWS_AS(experiment_config_json("not = = toml"), config_error);
+}
+
+TEST_CASE("a bare integer max_length, Determined's unitless length, counts batches") {
+  auto config = parse_experiment_config(
+      "entrypoint = \"python3 train.py\"\n[searcher]\nname = \"single\"\nmetric = \"x\"\nmax_length = 100\n",
+      "inline.toml");
+  REQUIRE(config.searcher.max_length);
+  CHECK(config.searcher.max_length->unit == length_unit::batches);
+  CHECK(config.searcher.max_length->value == 100);
+  CHECK(parse_errors("entrypoint = \"x y\"\n[searcher]\nname = \"single\"\nmetric = \"x\"\nmax_length = 0\n") ==
+        "inline.toml:5:14: searcher.max_length: must be at least 1, got 0");
+}
+
 TEST_CASE("the single searcher needs exactly one way of giving its length") {
   std::string head = "entrypoint = \"x\"\n[searcher]\nname = \"single\"\nmetric = \"loss\"\n";
-  CHECK(parse_errors(head) == "inline.toml:2:1: searcher: the single searcher needs a training length: set "
-                              "max_length = { batches = N }, or time_metric and max_time");
   CHECK(parse_errors(head + "max_length = { batches = 5 }\ntime_metric = \"batches\"\nmax_time = 5\n") ==
         "inline.toml:2:1: searcher: set either max_length or time_metric and max_time, not both");
   CHECK(parse_errors(head + "time_metric = \"batches\"\n") == "inline.toml:2:1: searcher.max_time: required key is missing");
@@ -238,8 +320,8 @@ TEST_CASE("a length has exactly one positive unit") {
   CHECK(parse_errors(head + "max_length = { batches = 5, epochs = 1 }\n") ==
         "inline.toml:5:14: searcher.max_length: a length has exactly one of batches, records or epochs, as in "
         "{ batches = 100 }");
-  CHECK(parse_errors(head + "max_length = 100\n") ==
-        "inline.toml:5:14: searcher.max_length: expected a length such as { batches = 100 }, got an integer");
+  CHECK(parse_errors(head + "max_length = \"100\"\n") ==
+        "inline.toml:5:14: searcher.max_length: expected a length such as { batches = 100 }, got a string");
   CHECK(parse_errors(head + "max_length = { steps = 100 }\n") ==
         "inline.toml:5:14: searcher.max_length: a length has exactly one of batches, records or epochs, as in "
         "{ batches = 100 }\n"

@@ -57,6 +57,36 @@ TEST_CASE("YAML errors name the YAML file's line, column and key") {
   CHECK(yaml_errors("- a list\n").find("exp.yaml:1:1: an experiment config is a mapping") == 0);
 }
 
+// Determined 0.38's Core API tutorial, stage 2: a single search with no length.
+const char* const tutorial_stage_2 =
+    "name: core-api-stage-2\n"
+    "entrypoint: python3 2_checkpoints.py\n"
+    "\n"
+    "# the rest as in stage 0\n"
+    "searcher:\n"
+    "   name: single\n"
+    "   metric: x\n"
+    "\n"
+    "max_restarts: 0\n";
+
+TEST_CASE("Determined 0.38's tutorial YAML without a length reads, and a harness entrypoint's error names the key's line") {
+  auto cfg = parse_yaml_experiment_config(tutorial_stage_2, "2_checkpoints.yaml");
+  CHECK(cfg.searcher.trains_until_exit());
+  CHECK(cfg.max_restarts == 0);
+  std::string harness = tutorial_stage_2;
+  harness.replace(harness.find("python3 2_checkpoints.py"), 24, "builtin:mlp");
+  CHECK(yaml_errors(harness).rfind("exp.yaml:5:1: searcher: det's harness trains builtin: and plugin: trials", 0) == 0);
+  // The TOML it is stored as reads the same: the master and the worker parse that.
+  CHECK(parse_experiment_config(yaml_to_toml(tutorial_stage_2, "2_checkpoints.yaml"), "stored").searcher.trains_until_exit());
+}
+
+TEST_CASE("config text without a file name is told YAML or TOML by what it parses as") {
+  CHECK(is_yaml_text(tutorial_stage_2));
+  CHECK_FALSE(is_yaml_text("entrypoint = \"x\"\n[searcher]\nname = \"single\"\n"));
+  CHECK_FALSE(is_yaml_text("- a list\n"));
+  CHECK_FALSE(is_yaml_text("name: [unclosed\n"));
+}
+
 TEST_CASE("a stored TOML config shows as YAML that reads back the same") {
   auto toml = yaml_to_toml(data_file("determined_adaptive.yaml"), "determined_adaptive.yaml");
   auto again = parse_yaml_experiment_config(toml_to_yaml(toml), "again.yaml");
