@@ -8,7 +8,7 @@
 namespace det::searcher {
 
 grid_search::grid_search(std::vector<std::string> points, int64_t max_concurrent_trials,
-                         config::length max_length, uint32_t experiment_seed)
+                         std::optional<config::length> max_length, uint32_t experiment_seed)
     : remaining_(std::move(points)),
       grid_size_(static_cast<int64_t>(remaining_.size())),
       max_concurrent_trials_(max_concurrent_trials),
@@ -33,15 +33,19 @@ std::vector<action> grid_search::initial_trials() {
 
 std::vector<action> grid_search::trial_created(int64_t request_id) {
   trial_progress_.emplace(request_id, 0.0);
-  return {validate_after_action{request_id, max_length_}};
+  if (!max_length_) return {};  // its process trains until it exits
+  return {validate_after_action{request_id, *max_length_}};
 }
 
 std::vector<action> grid_search::validation_completed(int64_t request_id, double, int64_t length_trained) {
-  auto it = trial_progress_.find(request_id);
-  if (it != trial_progress_.end() && max_length_.value > 0)
-    it->second = std::max(it->second, std::clamp(static_cast<double>(length_trained) /
-                                                     static_cast<double>(max_length_.value), 0.0, 1.0));
+  if (max_length_ && max_length_->value > 0)
+    trial_progress(request_id, static_cast<double>(length_trained) / static_cast<double>(max_length_->value));
   return {};
+}
+
+void grid_search::trial_progress(int64_t request_id, double share) {
+  auto it = trial_progress_.find(request_id);
+  if (it != trial_progress_.end()) it->second = std::max(it->second, std::clamp(share, 0.0, 1.0));
 }
 
 std::vector<action> grid_search::trial_exited(int64_t request_id) {

@@ -15,7 +15,7 @@ namespace det::searcher {
 class grid_search final : public search_method {
  public:
   /// `points` as hyperparameter_grid builds them; trial seeds come from `experiment_seed`.
-  grid_search(std::vector<std::string> points, int64_t max_concurrent_trials, config::length max_length,
+  grid_search(std::vector<std::string> points, int64_t max_concurrent_trials, std::optional<config::length> max_length,
               uint32_t experiment_seed);
 
   std::vector<action> initial_trials() override;
@@ -26,6 +26,7 @@ class grid_search final : public search_method {
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) override;
   /// Each point counts 1 once its trial exited, else the trial's reported share of max_length;
   /// the sum is divided by the number of points.
+  void trial_progress(int64_t request_id, double share) override;
   double progress() const override;
   void snapshot(pb::SearcherSnapshot& snapshot) const override;
   void restore(const pb::SearcherSnapshot& snapshot) override;
@@ -36,7 +37,7 @@ class grid_search final : public search_method {
   std::vector<std::string> remaining_;
   int64_t grid_size_;
   int64_t max_concurrent_trials_;
-  config::length max_length_;
+  std::optional<config::length> max_length_;  // none: each trial trains until its process exits
   std::mt19937_64 rng_;
   int64_t next_request_id_ = 1;
   std::unordered_map<int64_t, double> trial_progress_;

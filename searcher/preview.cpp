@@ -94,6 +94,8 @@ std::vector<preview_bucket> preview(const config::experiment_config& config) {
     throw config::config_error("searcher.name: the " + name + " searcher cannot be previewed" +
                                (name == "custom" ? ": the process that drives it decides as it goes" : ""));
   auto length = searcher.training_length();
+  // Determined 0.38: a process that decides its own length trains until it exits (length 0 here).
+  if (!length && (name == "single" || name == "random" || name == "grid")) length = config::length{};
   if (!length)
     throw config::config_error("searcher: the " + name +
                                " searcher needs max_length, or time_metric and max_time");

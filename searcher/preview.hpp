@@ -11,7 +11,7 @@ namespace det::searcher {
 
 struct preview_bucket {
   int64_t count = 0;   // trials that stop at this length
-  int64_t length = 0;
+  int64_t length = 0;  // 0: each trains until its process exits (a search without a length)
   config::length_unit unit = config::length_unit::batches;
 };
 

@@ -7,7 +7,8 @@
 
 namespace det::searcher {
 
-random_search::random_search(int64_t max_trials, int64_t max_concurrent_trials, config::length max_length,
+random_search::random_search(int64_t max_trials, int64_t max_concurrent_trials,
+                             std::optional<config::length> max_length,
                              trial_factory trials)
     : max_trials_(max_trials),
       max_concurrent_trials_(max_concurrent_trials),
@@ -23,15 +24,20 @@ std::vector<action> random_search::initial_trials() {
 
 std::vector<action> random_search::trial_created(int64_t request_id) {
   trial_progress_.emplace(request_id, 0.0);
-  return {validate_after_action{request_id, max_length_}};
+  if (!max_length_) return {};  // its process trains until it exits
+  return {validate_after_action{request_id, *max_length_}};
 }
 
 std::vector<action> random_search::validation_completed(int64_t request_id, double, int64_t length_trained) {
-  auto it = trial_progress_.find(request_id);
-  if (it != trial_progress_.end() && max_length_.value > 0)
-    set_progress(request_id, std::max(it->second, std::clamp(static_cast<double>(length_trained) /
-                                                                 static_cast<double>(max_length_.value), 0.0, 1.0)));
+  if (max_length_ && max_length_->value > 0)
+    trial_progress(request_id, static_cast<double>(length_trained) / static_cast<double>(max_length_->value));
   return {};
+}
+
+void random_search::trial_progress(int64_t request_id, double share) {
+  auto it = trial_progress_.find(request_id);
+  if (it != trial_progress_.end())
+    set_progress(request_id, std::max(it->second, std::clamp(share, 0.0, 1.0)));
 }
 
 void random_search::set_progress(int64_t request_id, double share) {

@@ -13,7 +13,7 @@ namespace det::searcher {
 /// the next. A trial with invalid hyperparameters does not count: another sample replaces it.
 class random_search final : public search_method {
  public:
-  random_search(int64_t max_trials, int64_t max_concurrent_trials, config::length max_length,
+  random_search(int64_t max_trials, int64_t max_concurrent_trials, std::optional<config::length> max_length,
                 trial_factory trials);
 
   std::vector<action> initial_trials() override;
@@ -24,6 +24,7 @@ class random_search final : public search_method {
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) override;
   /// Each valid trial counts 1 once exited, else its reported share of max_length; the sum is
   /// divided by max_trials.
+  void trial_progress(int64_t request_id, double share) override;
   double progress() const override;
   void snapshot(pb::SearcherSnapshot& snapshot) const override;
   void restore(const pb::SearcherSnapshot& snapshot) override;
@@ -31,7 +32,7 @@ class random_search final : public search_method {
  private:
   int64_t max_trials_;
   int64_t max_concurrent_trials_;
-  config::length max_length_;
+  std::optional<config::length> max_length_;  // none: each trial trains until its process exits
   trial_factory trials_;
   /// Trials handed out, less those with invalid hyperparameters.
   int64_t counted_ = 0;

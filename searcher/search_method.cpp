@@ -19,6 +19,8 @@ int64_t search_method::rung_of(int64_t) const {
   return -1;
 }
 
+void search_method::trial_progress(int64_t, double) {}
+
 bool search_method::trials_wait_at_length() const {
   return false;
 }
@@ -30,6 +32,12 @@ std::optional<config::length> search_method::training_target(int64_t) const {
 namespace {
 
 // parse_experiment_config guarantees these; a config built in code may lack them.
+
+// Single, random and grid trials of a process that decides its own length train until it exits
+// without one (Determined 0.38); the config reader refuses a missing length everywhere else.
+std::optional<config::length> optional_length(const config::searcher_config& searcher) {
+  return searcher.training_length();
+}
 
 config::length required_length(const config::searcher_config& searcher) {
   auto length = searcher.training_length();
@@ -51,15 +59,15 @@ std::unique_ptr<search_method> make_search_method(const config::experiment_confi
   const auto& searcher = config.searcher;
   const auto& name = searcher.name;
   auto trials = [&] { return trial_factory(config.hparams, config.experiment_seed); };
-  if (name == "single") return std::make_unique<single_search>(required_length(searcher), trials());
+  if (name == "single") return std::make_unique<single_search>(optional_length(searcher), trials());
   if (name == "random") {
     require_trials(searcher);
     return std::make_unique<random_search>(searcher.max_trials, searcher.max_concurrent_trials,
-                                           required_length(searcher), trials());
+                                           optional_length(searcher), trials());
   }
   if (name == "grid")
     return std::make_unique<grid_search>(hyperparameter_grid(config.hparams), searcher.max_concurrent_trials,
-                                         required_length(searcher), config.experiment_seed);
+                                         optional_length(searcher), config.experiment_seed);
   if (name == "async_halving" || name == "asha") {
     require_trials(searcher);
     if (searcher.num_rungs < 1)

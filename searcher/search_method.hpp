@@ -33,6 +33,10 @@ class search_method {
   virtual std::vector<action> trial_exited(int64_t request_id) = 0;
   /// The trial ended early; trial_exited follows once it is terminal.
   virtual std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason) = 0;
+  /// The trial's own process reported how far it is, from 0 to 1 (Determined 0.38's
+  /// SetTrialProgress). Searches whose progress counts trials' shares take it; by default it is
+  /// ignored.
+  virtual void trial_progress(int64_t request_id, double share);
   /// How far the whole search is, from 0 to 1.
   virtual double progress() const = 0;
   /// The successive-halving rung (0 the lowest) the trial trains for or was last ranked in; -1

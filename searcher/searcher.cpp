@@ -62,6 +62,10 @@ std::vector<action> searcher::validation_completed(int64_t request_id, double me
   return record(method_->validation_completed(request_id, metric, length_trained));
 }
 
+void searcher::trial_progress(int64_t request_id, double share) {
+  if (is_open(request_id)) method_->trial_progress(request_id, std::clamp(share, 0.0, 1.0));
+}
+
 std::vector<action> searcher::trial_exited_early(int64_t request_id, exit_reason reason) {
   if (!is_open(request_id) || !set(request_id, exited_early)) return {};
   if (reason == exit_reason::user_canceled) set(request_id, canceled);

@@ -40,6 +40,8 @@ class searcher {
   std::vector<action> trial_exited(int64_t request_id);
   /// Idempotent per trial; user_canceled counts as a cancel and errored as a failure.
   std::vector<action> trial_exited_early(int64_t request_id, exit_reason reason);
+  /// A trial's process reported its progress (search_method::trial_progress).
+  void trial_progress(int64_t request_id, double share);
   double progress() const;
   /// The method, when a user's process drives the search (searcher.name = "custom"); else null.
   custom_search* custom() const;

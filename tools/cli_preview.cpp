@@ -32,13 +32,17 @@ int preview_search(rest_client& master, const std::string& config_path, bool jso
   int64_t total = 0;
   std::string unit;
   for (const auto& b : plan.trials()) {
-    out.add_row({std::to_string(b.count()), std::to_string(b.length()) + " " + b.unit()});
+    out.add_row({std::to_string(b.count()),
+                 b.length() > 0 ? std::to_string(b.length()) + " " + b.unit() : "until its process exits"});
     trials += b.count();
     total += b.count() * b.length();
     unit = b.unit();
   }
   out.print(std::cout);
-  std::cout << "Total: " << trials << " trials, " << total << " " << unit << " of training\n";
+  if (total > 0)
+    std::cout << "Total: " << trials << " trials, " << total << " " << unit << " of training\n";
+  else
+    std::cout << "Total: " << trials << " trials, each training as long as its process decides\n";
   return 0;
 }
 
