@@ -192,6 +192,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   auto& entry = st.trials[t.request_id()];
   trial_setup setup;
   setup.waits_at_length = st.trials_wait_at_length;
+  setup.trains_until_exit = st.cfg.searcher.trains_until_exit();
   setup.start_waiting = waiting;
   setup.start_note = std::move(note);
   setup.checkpoint_root = checkpoint_root(self);
@@ -437,6 +438,12 @@ void save_snapshot(self_ptr self) {
 // trials first), then its actions in order, then its snapshot stored.
 void process(self_ptr self, search_step step) {
   auto& st = self->state;
+  // A search without a length has no batches to measure its progress by: what its trials' processes
+  // report is stored with the experiment.
+  if (st.cfg.searcher.trains_until_exit() && step.progress > st.progress) {
+    st.exp.set_progress(step.progress);
+    self->send(st.handles.persistence, update_atom::value, st.exp);
+  }
   st.progress = step.progress;
   st.snapshot = std::move(step.snapshot);
   st.custom_events = std::move(step.custom_events);
@@ -583,6 +590,9 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   auto& st = self->state;
   st.exp = std::move(exp);
   st.cfg = std::move(*plan.config);
+  // A restored row shows its trials' progress, computed: only a search without a length stores its own.
+  if (!st.cfg.searcher.trains_until_exit())
+    st.exp.clear_progress();
   st.unstarted_search = std::move(plan.search);
   st.custom_search = st.unstarted_search->custom() != nullptr;
   st.trials_wait_at_length = st.unstarted_search->trials_wait_at_length();
@@ -606,6 +616,9 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto& entry = self->state.trials[request_id];
         entry.validated_length = std::max(entry.validated_length, length);
         ask(self, {search_events::validation_completed{request_id, metric, length}});
+      },
+      [=](progress_atom, int64_t request_id, double share) {
+        ask(self, {search_events::trial_progress{request_id, share}});
       },
       [=](exited_atom, int64_t request_id, pb::State final_state, pb::WorkerOutcome worker_said) {
         auto& entry = self->state.trials[request_id];

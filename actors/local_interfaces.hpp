@@ -77,6 +77,7 @@ using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
 using census_atom = caf::atom_constant<caf::atom("census")>;
 using series_atom = caf::atom_constant<caf::atom("series")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
@@ -410,7 +411,8 @@ using tasks_actor = caf::typed_actor<
 using trial_listener = caf::typed_actor<
     caf::reacts_to<validated_atom, int64_t, double, int64_t>,  // request id, searcher metric, length
     caf::reacts_to<exited_atom, int64_t, pb::State, pb::WorkerOutcome>,  // request id, end, what its worker said
-    caf::reacts_to<checkpointed_atom, int64_t, std::string, int64_t>>;  // request id, latest checkpoint, its length
+    caf::reacts_to<checkpointed_atom, int64_t, std::string, int64_t>,  // request id, latest checkpoint, its length
+    caf::reacts_to<progress_atom, int64_t, double>>;  // request id, the share its process says it trained
 
 /// What a worker reports, once its gate checked the run's token.
 using worker_reports = caf::typed_actor<

@@ -139,6 +139,8 @@ master_front_actor::behavior_type front_impl(self_ptr self, master_handles handl
         exp.set_owner_id(owner.value);
         exp.set_parent_id(req.parent_id());
         exp.set_project_id(req.project_id());
+        for (const auto& label : cfg.labels)
+          exp.add_labels(label);
         *exp.mutable_start_time() = det::now();
         auto rp = self->make_response_promise<pb::CreateExperimentResponse>();
         plan.model_definition = std::make_shared<const std::string>(req.model_definition());

@@ -386,7 +386,9 @@ persistence_actor::behavior_type persistence_impl(self_ptr self, std::shared_ptr
       },
       [=](update_atom, pb::Experiment& e) {
         self->state.guarded("updating an experiment", [&] {
-          self->state.db->set_experiment_state(e.id(), e.state(), is_terminal(e.state()));
+          // Only a search without a length sets the progress it keeps (see process() in experiment.cpp).
+          self->state.db->set_experiment_state(e.id(), e.state(), is_terminal(e.state()),
+                                               e.progress() > 0 ? e.progress() : -1);
           changed(change_kind::experiment, e.id());
         });
       },

@@ -74,6 +74,9 @@ int64_t apply(searcher::searcher& search, const search_event& event, std::vector
   } else if (auto* exited = std::get_if<trial_exited>(&event)) {
     append(search.trial_exited(exited->request_id));
     return exited->request_id;
+  } else if (auto* reported = std::get_if<trial_progress>(&event)) {
+    search.trial_progress(reported->request_id, reported->share);
+    return reported->request_id;
   } else if (auto* acknowledged = std::get_if<events_acknowledged>(&event)) {
     if (auto* custom = search.custom()) custom->acknowledge(acknowledged->through_event_id);
   }

@@ -37,6 +37,11 @@ struct trial_exited_early {
 struct trial_exited {
   int64_t request_id = 0;
 };
+/// The trial's process reported how far it is (0 to 1).
+struct trial_progress {
+  int64_t request_id = 0;
+  double share = 0;
+};
 /// custom: its process read the events up to this one (a killed search takes no operations).
 struct events_acknowledged {
   int32_t through_event_id = 0;
@@ -45,7 +50,8 @@ struct events_acknowledged {
 
 using search_event =
     std::variant<search_events::initial_trials, search_events::trial_created, search_events::validation_completed,
-                 search_events::trial_exited_early, search_events::trial_exited, search_events::events_acknowledged>;
+                 search_events::trial_exited_early, search_events::trial_exited, search_events::events_acknowledged,
+                 search_events::trial_progress>;
 
 /// One decision's events, in order; answered with one search_step.
 struct search_request {

@@ -115,6 +115,7 @@ struct trial_setup {
   int64_t preemption_timeout_s = 3600;  // a preempted run has this long to checkpoint and exit
   bool start_paused = false;       // created or restored while its experiment is paused
   bool waits_at_length = false;    // promotion-based search: at its length it waits, not ends
+  bool trains_until_exit = false;  // a search without a length: its process decides when it is done
   bool start_waiting = false;      // restored while waiting for its searcher
   std::string start_note;          // logged when it first starts (e.g. where a PBT copy comes from)
   std::string checkpoint_root;     // its checkpoints go to <checkpoint_root>/<uuid>/

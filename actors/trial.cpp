@@ -36,6 +36,8 @@ struct trial_state {
   std::string token;  // the current run's allocation token (Core API calls carry it)
   run_gate_actor gate;  // its workers' endpoint, which passes on what carries `token`
   double reported_progress = 0;  // a Core API process's own progress through its operation
+  // The steps of the trial's latest checkpoint, when it was recorded since this actor started.
+  std::optional<int64_t> latest_checkpoint_steps;
   // The highest step stored for "training" and "validation": a run that resumed from a
   // checkpoint reports the steps after it again, and those already stored are dropped.
   std::map<std::string, int64_t> stored_steps;
@@ -301,11 +303,13 @@ void record_checkpoint(self_ptr self, pb::Checkpoint c, Done done) {
   at.set_total_epochs(c.total_epochs());
   auto length = length_in(self->state.lifecycle.unit, at);
   auto uuid = c.uuid();
+  auto steps = c.steps_completed();
   self->request(self->state.setup.handles.rows, std::chrono::seconds(30), std::move(c))
       .then(
           [=](bool recorded) mutable {
             if (recorded) {
               trial(self).set_latest_checkpoint_uuid(uuid);
+              self->state.latest_checkpoint_steps = steps;
               caf::anon_send(self->state.setup.experiment, checkpointed_atom::value, trial(self).request_id(), uuid,
                              length);
             }
@@ -409,6 +413,11 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       return promise;
     }
     case pb::CoreApiCall::kSearcherOperation:
+      if (st.setup.trains_until_exit) {  // one operation without a length, until the process exits
+        reply.set_no_length(true);
+        reply.set_completed(st.lifecycle.searcher_closed);
+        return reply;
+      }
       reply.set_length(st.lifecycle.length);
       reply.set_unit(to_proto(st.lifecycle.unit));
       reply.set_completed(st.lifecycle.searcher_closed || st.lifecycle.trained >= st.lifecycle.length);
@@ -417,8 +426,13 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       if (call.progress() < 0 || call.progress() > 1)
         return make_error(errc::invalid_input, "progress is a share of the searcher operation, from 0 to 1");
       st.reported_progress = call.progress();
+      caf::anon_send(st.setup.experiment, progress_atom::value, trial(self).request_id(), call.progress());
       return reply;
     case pb::CoreApiCall::kCompletedLength:
+      if (st.setup.trains_until_exit) {  // nothing to check: the process decided its length
+        reply.set_completed(true);
+        return reply;
+      }
       // The searcher reads its metric from the validations; completing is only checked.
       if (call.completed_length() > st.lifecycle.trained || call.completed_length() != st.lifecycle.length)
         return make_error(errc::invalid_input,
@@ -536,8 +550,11 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
         if (st.setup.model_definition)
           spec.set_model_definition(*st.setup.model_definition);
         const auto& latest = trial(self).latest_checkpoint_uuid();
-        if (!latest.empty())
+        if (!latest.empty()) {
           spec.set_resume_checkpoint_dir(st.setup.checkpoint_root + "/" + latest);
+          if (st.latest_checkpoint_steps)
+            spec.set_steps_completed(*st.latest_checkpoint_steps);
+        }
         if (trial(self).latest_checkpoint_uuid().empty()) {
           if (st.setup.warm_start_resumes)
             spec.set_resume_checkpoint_dir(st.setup.warm_start_dir);  // det trial continue: its steps too

@@ -380,6 +380,13 @@ struct http_gateway::impl {
       create_from(std::move(*body), res, who);
   }
 
+  // The name a config's errors give it: its path, else "<request>", or "<request>.yaml" for YAML
+  // that came without one (Determined's clients send none), so that it is read as YAML.
+  static std::string config_source(const std::string& config_path, const std::string& text) {
+    if (!config_path.empty()) return config_path;
+    return config::is_yaml_text(text) ? "<request>.yaml" : "<request>";
+  }
+
   void create_from(pb::CreateExperimentRequest body, http_response& res, const principal& who) {
     if (body.parent_id() < 0)
       return reply_error(res, 400, "parent_id must be an experiment's id");
@@ -387,7 +394,7 @@ struct http_gateway::impl {
       return;
     if (body.project_id() != 0 && !may_add_to_project(body.project_id(), who, res))
       return;
-    auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
+    auto path = config_source(body.config_path(), body.config());
     if (body.model_definition().size() > max_model_definition_bytes)
       return reply_error(res, 400,
                          "the model definition is " + std::to_string(body.model_definition().size() >> 20) +
@@ -429,7 +436,7 @@ struct http_gateway::impl {
     if (!parsed)
       return;
     const auto& body = *parsed;
-    auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
+    auto path = config_source(body.config_path(), body.config());
     pb::PreviewSearchResponse plan;
     try {
       auto cfg = config::is_yaml_path(path) ? config::parse_yaml_experiment_config(body.config(), path)

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "actors/run_environment.hpp"
+#include "config/config_json.hpp"
 #include "config/experiment_config.hpp"
 #include "gpu/system_sampler.hpp"
 #include "messages/trial.pb.h"
@@ -97,7 +98,7 @@ command_result run_on_host(const config::experiment_config& cfg, std::map<std::s
                            const std::function<void()>& on_poll) {
   const char* path = std::getenv("PYTHONPATH");
   env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
-  return run_command(cfg.entrypoint, env, workdir, stop, on_poll);
+  return run_command(trial_command(cfg), env, workdir, stop, on_poll);
 }
 
 // The entrypoint in `image`, held to the config's limits by a cgroup of det's when it can make
@@ -120,7 +121,7 @@ command_result run_in_image(const std::string& image, int rank, const pb::TrialS
   remove_container(name);  // left by a run of this allocation whose worker did not see it end
   command_result result;
   try {
-    container_request request{name, image, entrypoint_argv(cfg.entrypoint),
+    container_request request{name, image, entrypoint_argv(trial_command(cfg)),
                               container_env(env, cfg.environment, !gpus.empty()), workdir,
                               trial_mounts(spec, env), gpus, &environment, limits ? limits->parent_path() : ""};
     result = run_argv(podman_run_argv(request), podman_environment(), workdir, stop, on_poll);
@@ -131,6 +132,29 @@ command_result run_in_image(const std::string& image, int rank, const pb::TrialS
   }
   remove_container(name);  // before its cgroup goes
   return result;
+}
+
+// Linux holds one environment string to 128 KiB (MAX_ARG_STRLEN); half of that leaves room.
+constexpr std::size_t max_config_json_bytes = std::size_t{64} << 10;
+
+// DET_EXPERIMENT_CONFIG: the experiment config as JSON, which Determined's training code reads as
+// ClusterInfo.trial._config. A config too large for the environment is left out, and said so.
+void add_experiment_config(const pb::TrialSpec& spec, std::map<std::string, std::string>& env) {
+  std::string json;
+  try {
+    json = config::experiment_config_json(spec.config());
+  } catch (const std::exception& e) {
+    std::cout << "trial " << spec.trial_id() << ": DET_EXPERIMENT_CONFIG is not set: " << e.what() << std::endl;
+    return;
+  }
+  if (json.size() > max_config_json_bytes) {
+    std::cout << "trial " << spec.trial_id() << ": the experiment config is " << (json.size() >> 10)
+              << " KiB as JSON, more than the " << (max_config_json_bytes >> 10)
+              << " KiB det passes in DET_EXPERIMENT_CONFIG; it is not set, and "
+                 "det.get_cluster_info().trial._config is {}" << std::endl;
+    return;
+  }
+  env["DET_EXPERIMENT_CONFIG"] = std::move(json);
 }
 
 }  // namespace
@@ -162,8 +186,10 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
       {"DET_CONTAINER_ADDRS", joined(place.addresses)},
       {"DET_CHIEF_IP", place.addresses.empty() ? "" : place.addresses.front()},
   };
+  add_experiment_config(spec, env);
   if (!spec.resume_checkpoint_dir().empty()) {
     env["DET_LATEST_CHECKPOINT"] = spec.resume_checkpoint_dir();
+    if (spec.steps_completed() > 0) env["DET_STEPS_COMPLETED"] = std::to_string(spec.steps_completed());
   } else if (!spec.warm_start_checkpoint_dir().empty()) {
     env["DET_LATEST_CHECKPOINT"] = spec.warm_start_checkpoint_dir();
     env["DET_WARM_START"] = "1";  // its weights only: training counts from 0
@@ -171,7 +197,7 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
   const auto gpus = visible_gpus();
   const auto& image = cfg.environment.image(!gpus.empty());
   std::string command;
-  for (const auto& part : cfg.entrypoint) command += (command.empty() ? "" : " ") + part;
+  for (const auto& part : trial_command(cfg)) command += (command.empty() ? "" : " ") + part;
   std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string()
             << (image.empty() ? "" : " in the image " + image) << std::endl;
   // Profiling: the process reports its own metrics; the chief's worker samples its machine meanwhile.

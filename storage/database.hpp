@@ -59,7 +59,9 @@ class database {
   int64_t insert_experiment(const pb::Experiment&, const std::string& model_definition = {},
                             std::vector<pb::Trial>* first_trials = nullptr);
   /// ended sets end_time = now.
-  void set_experiment_state(int64_t id, pb::State, bool ended);
+  /// `searcher_progress` (0 to 1) is kept for a search without a length, whose trials report it;
+  /// a negative one leaves what is stored.
+  void set_experiment_state(int64_t id, pb::State, bool ended, double searcher_progress = -1);
   /// Records the scheduling settings set since submission (what `settings` leaves unset stays).
   void set_experiment_scheduling(int64_t id, const pb::JobSettings& settings);
 

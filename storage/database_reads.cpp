@@ -18,7 +18,7 @@ std::string experiment_select_with(config_column config) {
     micros_of("e.end_time") +
     ", e.searcher, e.metric, (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id), e.priority, e.weight, "
     "e.max_slots, e.owner_id, u.username, e.labels, e.notes, e.archived, COALESCE(e.parent_id, 0), e.project_id, "
-    "w.name || '/' || p.name, e.smaller_is_better, s.progress, s.best "
+    "w.name || '/' || p.name, e.smaller_is_better, COALESCE(e.searcher_progress, s.progress), s.best "
     "FROM experiments e JOIN users u ON u.id = e.owner_id JOIN projects p ON p.id = e.project_id "
     "JOIN workspaces w ON w.id = p.workspace_id "
     // What lists show of its trials: progress in batches and the best latest value of the metric.

@@ -2,6 +2,8 @@
 #include <map>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "storage/database_impl.hpp"
 #include "storage/binary_copy.hpp"
 #include "storage/libpq_calls.hpp"
@@ -56,13 +58,15 @@ int64_t database::insert_experiment(const pb::Experiment& experiment, const std:
     pqxx::work tx{impl_->connection};
     const auto id = tx.exec_params1(
                           "INSERT INTO experiments (name, description, state, config, searcher, metric, owner_id, parent_id, "
-                          "project_id, smaller_is_better) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), $9, $10) "
-                          "RETURNING id",
+                          "project_id, smaller_is_better, labels) VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, 0), $9, "
+                          "$10, ARRAY(SELECT DISTINCT jsonb_array_elements_text($11::jsonb))) RETURNING id",
                           experiment.name(), experiment.description(), state_name(experiment.state()),
                           experiment.config(), experiment.searcher(), experiment.metric(), experiment.owner_id(),
                           experiment.parent_id(),
                           experiment.project_id() == 0 ? default_project_id : experiment.project_id(),
-                          experiment.smaller_is_better())[0]
+                          experiment.smaller_is_better(),
+                          nlohmann::json(std::vector<std::string>(experiment.labels().begin(),
+                                                                  experiment.labels().end())).dump())[0]
                         .as<int64_t>();
     // In the same transaction: an experiment a restart restores always has its model and the
     // trials its search began with.
@@ -94,12 +98,13 @@ void database::set_experiment_scheduling(int64_t id, const pb::JobSettings& sett
   });
 }
 
-void database::set_experiment_state(int64_t id, pb::State state, bool ended) {
+void database::set_experiment_state(int64_t id, pb::State state, bool ended, double searcher_progress) {
   describing_failure("record the state of experiment " + std::to_string(id), [&] {
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE experiments SET state = $2, end_time = CASE WHEN $3 THEN now() "
-                                  "ELSE end_time END WHERE id = $1",
-                                  id, state_name(state), ended),
+                                  "ELSE end_time END, searcher_progress = CASE WHEN $4::float8 >= 0 THEN $4::float8 "
+                                  "ELSE searcher_progress END WHERE id = $1",
+                                  id, state_name(state), ended, searcher_progress),
                    "experiment " + std::to_string(id));
     tx.commit();
   });

@@ -130,8 +130,13 @@ int follow_experiment(rest_client& master, std::int64_t id) {
 int create_experiment(rest_client& master, const std::string& config_path, const std::string& model_dir,
                       const std::string& project, bool follow) {
   pb::CreateExperimentRequest request;
+  auto project_given = project;
   try {
-    config::experiment_config_text(config_path);  // checked here first, a YAML file by its own lines
+    auto checked = config::experiment_config_text(config_path);  // checked first, a YAML file by its own lines
+    // Determined's workspace and project keys, unless --project names one.
+    auto cfg = config::parse_experiment_config(checked, config_path);
+    if (project_given.empty() && !cfg.project.empty())
+      project_given = (cfg.workspace.empty() ? "Uncategorized" : cfg.workspace) + "/" + cfg.project;
     // A YAML file as it is: the master reads it by its path's suffix.
     request.set_config(config::read_experiment_config_file(config_path));
   } catch (const config::config_error& e) {
@@ -139,8 +144,8 @@ int create_experiment(rest_client& master, const std::string& config_path, const
     return 1;
   }
   request.set_config_path(config_path);
-  if (!project.empty())
-    request.set_project_id(project_id_of(master, project));
+  if (!project_given.empty())
+    request.set_project_id(project_id_of(master, project_given));
   if (!model_dir.empty()) {
     try {
       request.set_model_definition(runtime::pack_directory(model_dir, std::size_t{96} << 20));

@@ -32,7 +32,9 @@ class DetError(RuntimeError):
 
 
 class SearcherOperation:
-    """Train until the trial's total length reaches `length` (in `unit`), then validate."""
+    """Train until the trial's total length reaches `length` (in `unit`), then validate. A search
+    without a length (Determined 0.38's single, random or grid with no max_length) gives one
+    operation whose length is None: the process trains as long as it decides, then exits."""
 
     def __init__(self, context, length, unit):
         self._context = context
@@ -41,10 +43,15 @@ class SearcherOperation:
 
     def report_progress(self, length_trained):
         """How far through the operation the trial is, for the master's view of the search."""
+        if self.length is None:
+            raise RuntimeError("this operation has no length to measure progress against; report the share "
+                               "trained (0 to 1) with report_progress() of the context instead")
         self._context.report_progress(min(max(length_trained / self.length, 0.0), 1.0))
 
     def report_completed(self, searcher_metric):
         """After reporting validation metrics at `length`: the operation is done."""
+        if self.length is None:
+            return  # nothing to check: the search reads its metric from the validations
         self._context._call("POST", f"/api/v1/trials/{self._context.trial_id}/searcher/completed_operation",
                             {"length": self.length, "searcher_metric": searcher_metric})
 
@@ -139,7 +146,7 @@ class Context:
         self.report_metrics("validation", steps_completed, metrics, records, epochs)
 
     def report_progress(self, progress):
-        """The share (0 to 1) of the current searcher operation done, for the web UI."""
+        """The share (0 to 1) of the trial's training done, for the web UI and its search's progress."""
         self._call("POST", f"/api/v1/trials/{self.trial_id}/progress", {"progress": progress})
 
     def searcher_operations(self):
@@ -147,6 +154,9 @@ class Context:
         while True:
             op = self._call("GET", f"/api/v1/trials/{self.trial_id}/searcher/operation")
             if op.get("completed"):
+                return
+            if op.get("noLength"):  # train until done, then exit
+                yield SearcherOperation(self, None, None)
                 return
             unit = op.get("unit", "LENGTH_UNIT_BATCHES").replace("LENGTH_UNIT_", "").lower()
             yield SearcherOperation(self, int(op.get("length", 0)), unit)

@@ -37,7 +37,8 @@ class TrialInfo:
 
     @property
     def config(self) -> Dict[str, Any]:
-        """The experiment config; det does not hand it to the process, so this is {}."""
+        """The experiment config as a dict (DET_EXPERIMENT_CONFIG), with Determined's defaults for
+        the keys its training code reads; {} when det could not pass it (see the trial's log)."""
         return self._config
 
 
@@ -85,8 +86,8 @@ class ClusterInfo:
 
     @property
     def user_data(self) -> Dict[str, Any]:
-        """The config's `data` field; {} on det, which does not hand the config to the process."""
-        return self.trial._config.get("data", {})
+        """The config's `data` field."""
+        return self.trial._config.get("data") or {}
 
     @property
     def trial(self) -> TrialInfo:
@@ -125,16 +126,18 @@ def _from_env() -> Optional[ClusterInfo]:
         return None
     allocation_id = env["DET_ALLOCATION_ID"]  # "<trial id>.<run number>"
     latest = env.get("DET_LATEST_CHECKPOINT")  # a checkpoint's directory, named by its uuid
+    # The experiment config as JSON; det leaves it out when it is too large for the environment.
+    config = json.loads(env.get("DET_EXPERIMENT_CONFIG") or "{}")
     trial = TrialInfo(
         trial_id=int(env["DET_TRIAL_ID"]),
         experiment_id=int(env.get("DET_EXPERIMENT_ID", "0")),
         trial_seed=int(env.get("DET_TRIAL_SEED", "0")),
         hparams=json.loads(env.get("DET_HPARAMS") or "{}"),
-        config={},
-        # det tells the process its progress only through the checkpoint it resumes from.
-        steps_completed=0,
+        config=config,
+        # The steps of the checkpoint the run resumes from, when the master knows them.
+        steps_completed=int(env.get("DET_STEPS_COMPLETED") or 0),
         trial_run_id=int(allocation_id.rpartition(".")[2] or 0),
-        debug=False,
+        debug=bool(config.get("debug")),
         inter_node_network_interface=None,
     )
     return ClusterInfo(

@@ -162,6 +162,47 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(info.trial._trial_run_id, 2)
         self.assertEqual(det.LOG_FORMAT, "%(levelname)s: [%(process)s] %(name)s: %(message)s")
 
+    def test_the_experiment_config_and_steps_completed_reach_cluster_info(self):
+        config = {"searcher": {"name": "single", "metric": "x", "max_length": {"epochs": 3}},
+                  "data": {"url": "file:///d"}, "records_per_epoch": 600}
+        with self.on_det(DET_EXPERIMENT_CONFIG=json.dumps(config), DET_STEPS_COMPLETED="40"):
+            info = det.get_cluster_info()
+        self.assertEqual(info.trial._config, config)
+        self.assertEqual(info.trial.config["records_per_epoch"], 600)
+        self.assertEqual(info.user_data, {"url": "file:///d"})
+        self.assertEqual(info.trial._steps_completed, 40)
+
+    def test_searcher_operations_are_one_made_from_max_length_as_in_determined_0_38(self):
+        config = {"searcher": {"name": "single", "metric": "x", "max_length": {"batches": 50}}}
+        with self.on_det(DET_EXPERIMENT_CONFIG=json.dumps(config)), core.init() as core_context:
+            self.assertEqual(core_context.searcher.get_configured_units(), core.Unit.BATCHES)
+            with self.assertWarns(FutureWarning):
+                ops = list(self._complete_each(core_context))
+        self.assertEqual([op.length for op in ops], [50])
+        self.assertEqual(self.master.posted("/progress"), [{"progress": 0.5}])
+        # The master is not asked: the operation comes from the config, completing it posts nothing.
+        self.assertEqual(self.master.posted("/searcher/completed_operation"), [])
+
+        unitless = {"searcher": {"name": "random", "metric": "x", "max_length": 100}}
+        with self.on_det(DET_EXPERIMENT_CONFIG=json.dumps(unitless)), core.init() as core_context:
+            self.assertIsNone(core_context.searcher.get_configured_units())
+            self.assertEqual([op.length for op in self._complete_each(core_context)], [100])
+
+        without_length = {"searcher": {"name": "single", "metric": "x"}}
+        with self.on_det(DET_EXPERIMENT_CONFIG=json.dumps(without_length)), core.init() as core_context:
+            self.assertIsNone(core_context.searcher.get_configured_units())
+            op = next(core_context.searcher.operations())
+            self.assertIsNone(op.length)
+            with self.assertRaisesRegex(RuntimeError, "no length"):
+                op.report_progress(10)
+            op.report_completed(0.5)
+
+    def _complete_each(self, core_context):
+        for op in core_context.searcher.operations():
+            op.report_progress(op.length / 2)
+            op.report_completed(0.1)
+            yield op
+
     def test_metrics_progress_and_early_exit_reach_the_trial_routes(self):
         with self.on_det(), core.init() as core_context:
             self.assertEqual(core_context.distributed.size, 1)

@@ -33,6 +33,7 @@ struct recorded {
   int allocate_requests = 0;
   std::optional<caf::error> pool_answer;  // set: the pool answers allocate requests with it
   std::optional<pb::State> exited;        // what the experiment heard
+  std::vector<double> progress;           // the progress shares the experiment heard
   std::vector<caf::error> refusals;       // errors the fake worker got
   std::vector<bool> checkpoint_answers;
   int restarts_stored = 0;
@@ -100,6 +101,7 @@ caf::behavior fake_experiment(caf::event_based_actor*, std::shared_ptr<recorded>
       [=](exited_atom, int64_t, pb::State s, pb::WorkerOutcome) { r->exited = s; },
       [=](validated_atom, int64_t, double, int64_t) {},
       [=](checkpointed_atom, int64_t, const std::string&, int64_t) {},
+      [=](progress_atom, int64_t, double share) { r->progress.push_back(share); },
   };
 }
 
