@@ -127,7 +127,7 @@ struct experiment_config {
   bool harness_entrypoint() const;
   /// Determined's legacy `model_def:TrialClass` (one string matching
   /// ^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$, neither builtin: nor plugin:): Determined's harness,
-  /// python3 -m determined.exec.harness, trains the class for searcher.max_length.
+  /// python3 -m determined.exec.harness, trains the class for the searcher's length.
   bool legacy_trial_class_entrypoint() const;
   /// The entrypoint is a command: its process decides how long it trains, so single, random and
   /// grid searches need no length (Determined 0.38).

@@ -205,20 +205,11 @@ std::string missing_length_sentence(const searcher_kind& kind, length_decider de
              "of yours to decide when to stop, so the " + name + " searcher needs one here: set "
              "max_length = { batches = N }, or time_metric and max_time";
     case length_decider::legacy_trial_class:
-      break;
+      return "a model_def:TrialClass entrypoint trains for the searcher's length, as Determined's harness "
+             "does, so the " + name + " searcher needs one here: set max_length = { batches = N } (or records, "
+             "epochs), or time_metric and max_time";
   }
-  return "";  // a trial class needs max_length itself: check_legacy_length says so
-}
-
-/// A model_def:TrialClass entrypoint trains for searcher.max_length, as Determined's harness reads it.
-void check_legacy_length(table_reader& reader, const searcher_kind& kind, length_decider decider) {
-  const bool takes_max_length =
-      std::find(kind.fields.begin(), kind.fields.end(), "max_length") != kind.fields.end();
-  if (decider != length_decider::legacy_trial_class || !takes_max_length ||
-      reader.source_table().contains("max_length"))
-    return;
-  reader.error_here("a model_def:TrialClass entrypoint trains for searcher.max_length, as Determined's "
-                    "harness does, so it needs one: set max_length = { batches = N } (or records, epochs)");
+  return "";
 }
 
 void check_fields_for(table_reader& reader, const searcher_kind& kind, length_decider decider) {
@@ -249,11 +240,10 @@ void check_fields_for(table_reader& reader, const searcher_kind& kind, length_de
   if (has_max_time && !has_time_metric) reader.missing("time_metric");
   if (has_max_length && (has_time_metric || has_max_time))
     reader.error_here("set either max_length or time_metric and max_time, not both");
-  if (!has_max_length && !has_time_metric && !has_max_time && decider != length_decider::legacy_trial_class) {
+  if (!has_max_length && !has_time_metric && !has_max_time) {
     auto sentence = missing_length_sentence(kind, decider);
     if (!sentence.empty()) reader.error_here(sentence);
   }
-  check_legacy_length(reader, kind, decider);
 }
 
 } // namespace

@@ -244,10 +244,13 @@ TEST_CASE("det's harness trials and legacy trial classes still need a length, an
         "no script of yours to decide when to stop, so the single searcher needs one here: set max_length = "
         "{ batches = N }, or time_metric and max_time");
   CHECK(parse_errors("entrypoint = \"model_def:MNistTrial\"\n" + searcher) ==
-        "inline.toml:2:1: searcher: a model_def:TrialClass entrypoint trains for searcher.max_length, as "
-        "Determined's harness does, so it needs one: set max_length = { batches = N } (or records, epochs)");
-  CHECK(parse_errors("entrypoint = \"model_def:MNistTrial\"\n" + searcher + "time_metric = \"batches\"\nmax_time = 9\n")
-            .find("a model_def:TrialClass entrypoint trains for searcher.max_length") != std::string::npos);
+        "inline.toml:2:1: searcher: a model_def:TrialClass entrypoint trains for the searcher's length, as "
+        "Determined's harness does, so the single searcher needs one here: set max_length = { batches = N } (or "
+        "records, epochs), or time_metric and max_time");
+  CHECK(parse_experiment_config("entrypoint = \"model_def:MNistTrial\"\n" + searcher +
+                                    "time_metric = \"batches\"\nmax_time = 9\n",
+                                "inline.toml")
+            .target_batches() == 9);
   // Searchers that decide at lengths keep needing one, whatever the entrypoint.
   CHECK(parse_errors("entrypoint = \"python3 train.py\"\n[searcher]\nname = \"adaptive_asha\"\nmetric = \"loss\"\n"
                      "max_trials = 4\n") ==
