@@ -71,6 +71,12 @@ bool experiment_config::legacy_trial_class_entrypoint() const {
   return std::regex_match(entrypoint.front(), trial_class);
 }
 
+std::vector<std::string> experiment_config::process_command() const {
+  if (!legacy_trial_class_entrypoint()) return entrypoint;
+  return {"python3", "-m", "determined.launch.torch_distributed", "--",
+          "python3", "-m", "determined.exec.harness", entrypoint.front()};
+}
+
 bool experiment_config::process_decides_length() const {
   return !harness_entrypoint() && !legacy_trial_class_entrypoint();
 }

@@ -129,6 +129,12 @@ struct experiment_config {
   /// ^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$, neither builtin: nor plugin:): Determined's harness,
   /// python3 -m determined.exec.harness, trains the class for the searcher's length.
   bool legacy_trial_class_entrypoint() const;
+  /// The command a trial's process runs: the entrypoint, or for a legacy trial class what
+  /// Determined's harness runs, one process per slot:
+  ///   python3 -m determined.launch.torch_distributed -- python3 -m determined.exec.harness model_def:TrialClass
+  /// (`python3` as the trial's PATH finds it, as in Determined's containers; an experiment picks
+  /// another with environment_variables PATH=...).
+  std::vector<std::string> process_command() const;
   /// The entrypoint is a command: its process decides how long it trains, so single, random and
   /// grid searches need no length (Determined 0.38).
   bool process_decides_length() const;

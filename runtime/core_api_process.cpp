@@ -32,12 +32,6 @@ process::command_words command_line(const std::vector<std::string>& entrypoint) 
 
 } // namespace
 
-std::vector<std::string> trial_command(const config::experiment_config& cfg) {
-  if (!cfg.legacy_trial_class_entrypoint()) return cfg.entrypoint;
-  return {"python3", "-m", "determined.launch.torch_distributed", "--",
-          "python3", "-m", "determined.exec.harness", cfg.entrypoint.front()};
-}
-
 std::vector<std::string> entrypoint_argv(const std::vector<std::string>& entrypoint) {
   auto command = command_line(entrypoint);
   if (!command.refusal.empty()) throw std::runtime_error("the entrypoint cannot run: " + command.refusal);

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment_config.hpp"
 #include "process/process_exit.hpp"
 
 namespace det::runtime {
@@ -32,13 +31,6 @@ struct command_result {
 command_result run_command(const std::vector<std::string>& entrypoint, const std::map<std::string, std::string>& env,
                            const std::string& workdir, const std::atomic<bool>& stop,
                            const std::function<void()>& on_poll);
-
-/// The command a trial's process runs: its entrypoint, or for Determined's legacy
-/// `model_def:TrialClass` what Determined's harness runs, one process per slot:
-///   python3 -m determined.launch.torch_distributed -- python3 -m determined.exec.harness model_def:TrialClass
-/// (`python3` as the trial's PATH finds it, as in Determined's containers; an experiment picks
-/// another with environment_variables PATH=...).
-std::vector<std::string> trial_command(const config::experiment_config& cfg);
 
 /// The argv an entrypoint runs as (as run_command reads it); throws std::runtime_error with the
 /// sentence why it cannot run.

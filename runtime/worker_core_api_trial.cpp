@@ -98,7 +98,7 @@ command_result run_on_host(const config::experiment_config& cfg, std::map<std::s
                            const std::function<void()>& on_poll) {
   const char* path = std::getenv("PYTHONPATH");
   env["PYTHONPATH"] = python_client_directory() + (path && *path ? ":" + std::string(path) : "");
-  return run_command(trial_command(cfg), env, workdir, stop, on_poll);
+  return run_command(cfg.process_command(), env, workdir, stop, on_poll);
 }
 
 // The entrypoint in `image`, held to the config's limits by a cgroup of det's when it can make
@@ -121,7 +121,7 @@ command_result run_in_image(const std::string& image, int rank, const pb::TrialS
   remove_container(name);  // left by a run of this allocation whose worker did not see it end
   command_result result;
   try {
-    container_request request{name, image, entrypoint_argv(trial_command(cfg)),
+    container_request request{name, image, entrypoint_argv(cfg.process_command()),
                               container_env(env, cfg.environment, !gpus.empty()), workdir,
                               trial_mounts(spec, env), gpus, &environment, limits ? limits->parent_path() : ""};
     result = run_argv(podman_run_argv(request), podman_environment(), workdir, stop, on_poll);
@@ -197,7 +197,7 @@ void run_core_api_trial(worker_connection& link, const pb::TrialSpec& spec, cons
   const auto gpus = visible_gpus();
   const auto& image = cfg.environment.image(!gpus.empty());
   std::string command;
-  for (const auto& part : trial_command(cfg)) command += (command.empty() ? "" : " ") + part;
+  for (const auto& part : cfg.process_command()) command += (command.empty() ? "" : " ") + part;
   std::cout << "trial " << spec.trial_id() << ": running `" << command << "` in " << workdir.string()
             << (image.empty() ? "" : " in the image " + image) << std::endl;
   // Profiling: the process reports its own metrics; the chief's worker samples its machine meanwhile.

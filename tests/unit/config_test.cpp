@@ -276,6 +276,19 @@ TEST_CASE("entrypoints are told apart: harness, legacy trial class, or command")
   CHECK(std::string(kind("[\"python3\", \"model_def:Trial\"]")) == "command");
 }
 
+TEST_CASE("a legacy trial class runs through Determined's harness, one process per slot; a command as it is") {
+  auto command = [](const std::string& entrypoint) {
+    return parse_experiment_config("entrypoint = \"" + entrypoint +
+                                       "\"\n[searcher]\nname = \"single\"\nmetric = \"x\"\nmax_length = 5\n",
+                                   "inline.toml")
+        .process_command();
+  };
+  CHECK(command("model_def:MNistTrial") ==
+        std::vector<std::string>{"python3", "-m", "determined.launch.torch_distributed", "--", "python3", "-m",
+                                 "determined.exec.harness", "model_def:MNistTrial"});
+  CHECK(command("python3 train.py") == std::vector<std::string>{"python3 train.py"});
+}
+
 TEST_CASE("a trial's process reads the config as JSON, with Determined's defaults for what its training code reads") {
   auto json = nlohmann::json::parse(experiment_config_json(
       "entrypoint = \"python3 train.py\"\nrecords_per_epoch = 60\n[searcher]\nname = \"single\"\nmetric = \"x\"\n"
