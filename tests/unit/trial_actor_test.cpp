@@ -190,10 +190,12 @@ struct fixture : neighbours {
   trial_actor trial;
   caf::actor worker;
 
-  /// `train_to`: the length its searcher gave it before it was spawned.
-  explicit fixture(config::length train_to = {}) {
+  /// `train_to`: the length its searcher gave it before it was spawned; `trains_until_exit`: its
+  /// search gives it none (its process decides).
+  explicit fixture(config::length train_to = {}, bool trains_until_exit = false) {
     trial_setup setup;
     setup.train_to = train_to;
+    setup.trains_until_exit = trains_until_exit;
     setup.trial.set_id(7);
     setup.trial.set_experiment_id(3);
     setup.trial.set_request_id(1);
@@ -274,6 +276,33 @@ TEST_CASE("the length the searcher gave before the trial existed is in its first
   answer.receive([&](pb::TrialSpec& spec, trial_endpoint&) { length = spec.validate_after_length(); },
                  [&](caf::error& e) { FAIL(f.sys->render(e)); });
   CHECK(length == 100);
+}
+
+TEST_CASE("a trial without a length gives its process one operation without one, passes on its progress, "
+          "and completes when the process exits") {
+  fixture f({}, true);
+  f.started();
+  caf::scoped_actor self{*f.sys};
+  auto call = [&](auto fill) {
+    pb::CoreApiCall c;
+    c.set_token(f.r->launches.back().allocation_token());
+    fill(c);
+    auto answer = self->request(f.trial, caf::infinite, c);
+    f.run();
+    pb::CoreApiReply reply;
+    answer.receive([&](pb::CoreApiReply& r) { reply = r; }, [&](caf::error& e) { FAIL(f.sys->render(e)); });
+    return reply;
+  };
+  auto operation = call([](pb::CoreApiCall& c) { c.set_searcher_operation(true); });
+  CHECK(operation.no_length());
+  CHECK_FALSE(operation.completed());
+  call([](pb::CoreApiCall& c) { c.set_progress(0.4); });
+  f.run();
+  CHECK(f.r->progress == std::vector<double>{0.4});
+  CHECK(call([](pb::CoreApiCall& c) { c.set_completed_length(0); }).completed());  // nothing to check
+  f.worker_reports(pb::WORKER_OUTCOME_COMPLETED, "7.1");
+  f.container_exits(0);
+  CHECK(f.state() == pb::STATE_COMPLETED);
 }
 
 TEST_CASE("a trial's gate passes on only what carries the current run's token") {
