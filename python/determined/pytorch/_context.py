@@ -82,6 +82,19 @@ class PyTorchTrialContext:
         self._current_batch_idx: Optional[int] = None
         self._epoch_len: Optional[int] = None
 
+    # What the trial wrapped, in wrap order (Determined's public lists).
+    @property
+    def models(self) -> List[nn.Module]:
+        return self._models
+
+    @property
+    def optimizers(self) -> List[torch.optim.Optimizer]:
+        return self._optimizers
+
+    @property
+    def lr_schedulers(self) -> List[LRScheduler]:
+        return self._lr_schedulers
+
     # What the trial is.
     def get_hparams(self) -> Dict[str, Any]:
         if self._hparams is None:
