@@ -17,9 +17,13 @@ def _read_idx(name: str, limit: int) -> torch.Tensor:
         raise FileNotFoundError(f"{path} is missing: install Debian's dataset-fashion-mnist, or set FASHION_MNIST_DIR")
     with gzip.open(path) as f:
         magic, count = struct.unpack(">II", f.read(8))
-        shape = [count] + [struct.unpack(">I", f.read(4))[0] for _ in range((magic & 0xFF) - 1)]
-        data = torch.frombuffer(bytearray(f.read()), dtype=torch.uint8).reshape(shape)
-    return data[:limit]
+        item_shape = [struct.unpack(">I", f.read(4))[0] for _ in range((magic & 0xFF) - 1)]
+        count = min(count, limit)
+        item_bytes = 1
+        for size in item_shape:
+            item_bytes *= size
+        # Only the items asked for are decompressed.
+        return torch.frombuffer(bytearray(f.read(count * item_bytes)), dtype=torch.uint8).reshape([count] + item_shape)
 
 
 def fashion_mnist(split: str, limit: int) -> torch.utils.data.TensorDataset:
