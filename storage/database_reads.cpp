@@ -252,6 +252,23 @@ std::optional<pb::Trial> database::get_trial(int64_t id) {
   });
 }
 
+namespace {
+
+// One row of (group, total_batches, total_records, total_epochs, metrics, time) as a report.
+pb::MetricReport metric_report_of(const pqxx::row& row, int64_t trial_id) {
+  pb::MetricReport report;
+  report.set_trial_id(trial_id);
+  report.set_group(row[0].as<std::string>());
+  report.set_total_batches(row[1].as<int64_t>());
+  report.set_total_records(row[2].as<int64_t>());
+  report.set_total_epochs(row[3].as<double>());
+  metrics_from_json(row[4].as<std::string>(), report.mutable_metrics());
+  if (auto time = time_from(row[5])) *report.mutable_time() = *time;
+  return report;
+}
+
+} // namespace
+
 std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const std::string& group, int64_t offset,
                                                       int32_t limit) {
   return describing_failure("read the metrics of trial " + std::to_string(trial_id), [&] {
@@ -262,16 +279,7 @@ std::vector<pb::MetricReport> database::trial_metrics(int64_t trial_id, const st
             " FROM metrics WHERE trial_id = $1 AND ($2 = '' OR \"group\" = $2) ORDER BY total_batches, time "
             "OFFSET $3 LIMIT $4",
         trial_id, group, offset, limit);
-    for (const auto& row : rows) {
-      auto& report = reports.emplace_back();
-      report.set_trial_id(trial_id);
-      report.set_group(row[0].as<std::string>());
-      report.set_total_batches(row[1].as<int64_t>());
-      report.set_total_records(row[2].as<int64_t>());
-      report.set_total_epochs(row[3].as<double>());
-      metrics_from_json(row[4].as<std::string>(), report.mutable_metrics());
-      if (auto time = time_from(row[5])) *report.mutable_time() = *time;
-    }
+    for (const auto& row : rows) reports.push_back(metric_report_of(row, trial_id));
     return reports;
   });
 }
@@ -285,16 +293,7 @@ std::vector<pb::MetricReport> database::latest_metrics_by_group(int64_t trial_id
             micros_of("time") +
             " FROM metrics WHERE trial_id = $1 ORDER BY \"group\", total_batches DESC, time DESC LIMIT $2",
         trial_id, limit);
-    for (const auto& row : rows) {
-      auto& report = reports.emplace_back();
-      report.set_trial_id(trial_id);
-      report.set_group(row[0].as<std::string>());
-      report.set_total_batches(row[1].as<int64_t>());
-      report.set_total_records(row[2].as<int64_t>());
-      report.set_total_epochs(row[3].as<double>());
-      metrics_from_json(row[4].as<std::string>(), report.mutable_metrics());
-      if (auto time = time_from(row[5])) *report.mutable_time() = *time;
-    }
+    for (const auto& row : rows) reports.push_back(metric_report_of(row, trial_id));
     return reports;
   });
 }
