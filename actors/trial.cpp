@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "auth/credentials.hpp"
+#include "auth/untrusted_names.hpp"
 #include "actors/container_exit.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
@@ -289,6 +290,19 @@ void store_metrics(self_ptr self, pb::MetricBatch batch, Done done) {
           });
 }
 
+// Why a checkpoint a trial reports cannot be recorded as it names itself: its uuid becomes a
+// directory and its files' names paths under the checkpoint storage, which the master later opens.
+std::optional<std::string> misnamed(const pb::Checkpoint& c) {
+  if (!auth::is_uuid(c.uuid()))
+    return "a checkpoint's uuid is the name of its directory under DET_CHECKPOINT_DIR, a UUID such as "
+           "0b7c2a34-8d0e-4f4e-9a0b-6c1d2e3f4a5b; got \"" + c.uuid().substr(0, 64) + "\"";
+  for (const auto& [name, size] : c.resources())
+    if (!auth::is_plain_relative_path(name))
+      return "checkpoint " + c.uuid() + " names a file \"" + name.substr(0, 256) +
+             "\": a checkpoint's files are plain paths relative to its directory (no \"..\", no leading \"/\")";
+  return std::nullopt;
+}
+
 // Records a checkpoint; only a committed one is named to the experiment, since
 // a PBT copy's row refers to it.
 template <class Done>
@@ -400,9 +414,7 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       return rp;
     }
     case pb::CoreApiCall::kCheckpoint: {
-      if (call.checkpoint().uuid().empty())
-        return make_error(errc::invalid_input,
-                          "a checkpoint needs its uuid: the name of its directory under DET_CHECKPOINT_DIR");
+      if (auto wrong = misnamed(call.checkpoint())) return make_error(errc::invalid_input, *wrong);
       auto promise = self->make_response_promise<pb::CoreApiReply>();
       record_checkpoint(self, std::move(*call.mutable_checkpoint()), [promise](bool recorded) mutable {
         if (recorded)
@@ -582,6 +594,7 @@ trial_actor::behavior_type trial_impl(self_ptr self, trial_setup setup) {
       [=](pb::Checkpoint& c) -> caf::result<bool> {
         if (from_stale_run(self, c.allocation_id()))
           return false;
+        if (auto wrong = misnamed(c)) return make_error(errc::invalid_input, *wrong);
         auto promise = self->make_response_promise<bool>();
         record_checkpoint(self, std::move(c), [promise](bool recorded) mutable { promise.deliver(recorded); });
         return promise;

@@ -1,5 +1,7 @@
 #include "config/toml_reader.hpp"
 
+#include "config/document_limits.hpp"
+
 #include "config/config_error.hpp"
 #include "config/duration.hpp"
 
@@ -228,14 +230,46 @@ std::optional<length> read_length(table_reader& reader, std::string_view key, in
   return result;
 }
 
+namespace {
+
+// Keys and strings longer than det reads, and tables nested deeper (toml++ stops at 256 levels;
+// det's configs need a handful). Recursive, but no deeper than toml++ parsed.
+void check_sizes(const toml::node& node, const std::string& path, size_t depth, diagnostics& diag) {
+  if (depth > max_nesting_depth) {
+    diag.add(node.source().begin, path, "nests more than " + std::to_string(max_nesting_depth) + " levels deep");
+    return;
+  }
+  if (const auto* s = node.as_string(); s && s->get().size() > max_scalar_bytes) {
+    diag.add(node.source().begin, path, "a string of " + std::to_string(s->get().size()) +
+                                            " bytes is longer than det's limit of " + std::to_string(max_scalar_bytes));
+  } else if (const auto* table = node.as_table()) {
+    for (auto&& [key, value] : *table) {
+      if (key.str().size() > max_key_bytes) {
+        diag.add(key.source().begin, path, "a key of " + std::to_string(key.str().size()) +
+                                               " bytes is longer than det's limit of " + std::to_string(max_key_bytes));
+        continue;
+      }
+      check_sizes(value, path.empty() ? std::string(key.str()) : path + "." + std::string(key.str()), depth + 1, diag);
+    }
+  } else if (const auto* array = node.as_array()) {
+    for (const auto& item : *array) check_sizes(item, path, depth + 1, diag);
+  }
+}
+
+} // namespace
+
 toml::table parse_document(std::string_view toml_text, std::string_view source_path, diagnostics& diag) {
+  check_document_size(toml_text, source_path);
+  toml::table document;
   try {
-    return toml::parse(toml_text, source_path);
+    document = toml::parse(toml_text, source_path);
   } catch (const toml::parse_error& e) {
     diag.add(e.source().begin, "", "TOML syntax error: " + std::string(e.description()));
     diag.throw_if_any();
   }
-  return {};
+  check_sizes(document, "", 0, diag);
+  diag.throw_if_any();
+  return document;
 }
 
 std::optional<int64_t> read_duration_s(table_reader& reader, std::string_view key, int64_t min,

@@ -4,14 +4,16 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <initializer_list>
 #include <cmath>
 #include <cstdio>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <vector>
 
 #include "config/config_file.hpp"
+#include "config/document_limits.hpp"
 
 namespace det::config {
 
@@ -37,9 +39,79 @@ std::string quoted(const std::string& text) {
   return out.str();
 }
 
+bool is_bare_key(const std::string& key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
 std::string key_of(const std::string& key) {
-  static const std::regex bare("[A-Za-z0-9_-]+");
-  return std::regex_match(key, bare) ? key : quoted(key);
+  return is_bare_key(key) ? key : quoted(key);
+}
+
+bool one_of(const std::string& text, std::initializer_list<std::string_view> words) {
+  return std::find(words.begin(), words.end(), text) != words.end();
+}
+
+// A scanner over one plain scalar for YAML 1.1's numbers, by hand: std::regex recursed once per
+// character, and a scalar of 200,000 digits exhausted the master's stack.
+class number_scanner {
+ public:
+  explicit number_scanner(std::string_view text) : text_(text) {}
+
+  bool sign() { return take_if([](char c) { return c == '+' || c == '-'; }); }
+  bool take(char wanted) { return take_if([&](char c) { return c == wanted; }); }
+  /// At least `min` characters of the class (digits, or digits and '_' after the first).
+  bool run(bool (*in_class)(char), size_t min = 1) {
+    size_t start = pos_;
+    while (pos_ < text_.size() && in_class(text_[pos_])) ++pos_;
+    return pos_ - start >= min;
+  }
+  bool at_end() const { return pos_ == text_.size(); }
+  size_t pos() const { return pos_; }
+  void reset(size_t pos) { pos_ = pos; }
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+
+ private:
+  template <class Test>
+  bool take_if(Test test) {
+    if (pos_ < text_.size() && test(text_[pos_])) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit_or_underscore(char c) { return is_digit(c) || c == '_'; }
+bool is_hex_or_underscore(char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// [-+]?(0|[1-9][0-9_]*)
+bool is_integer(std::string_view text) {
+  number_scanner s(text);
+  s.sign();
+  if (s.take('0')) return s.at_end();
+  return is_digit(s.peek()) && s.run(is_digit_or_underscore) && s.at_end();
+}
+
+/// [-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
+bool is_number(std::string_view text) {
+  number_scanner s(text);
+  s.sign();
+  if (s.take('.')) {
+    if (!s.run(is_digit)) return false;
+  } else {
+    if (!is_digit(s.peek()) || !s.run(is_digit_or_underscore)) return false;
+    if (s.take('.')) s.run(is_digit_or_underscore, 0);
+  }
+  if (s.take('e') || s.take('E')) {
+    s.sign();
+    if (!s.run(is_digit)) return false;
+  }
+  return s.at_end();
 }
 
 // A plain scalar's value as YAML 1.1 reads it (PyYAML, which Determined uses): booleans with their
@@ -48,31 +120,25 @@ std::optional<std::string> scalar_value(const YAML::Node& node) {
   if (node.IsNull()) return std::nullopt;
   const auto& text = node.Scalar();
   if (node.Tag() == "!") return quoted(text);  // quoted in the YAML: a string whatever it looks like
-  static const std::regex null_words("~|null|Null|NULL");
-  static const std::regex true_words("true|True|TRUE|yes|Yes|YES|on|On|ON");
-  static const std::regex false_words("false|False|FALSE|no|No|NO|off|Off|OFF");
-  static const std::regex integer("[-+]?(0|[1-9][0-9_]*)");
-  static const std::regex hexadecimal("0x[0-9a-fA-F_]+");
-  static const std::regex number("[-+]?(\\.[0-9]+|[0-9][0-9_]*(\\.[0-9_]*)?)([eE][-+]?[0-9]+)?");
-  static const std::regex infinity("([-+]?)\\.(inf|Inf|INF)");
-  static const std::regex not_a_number("\\.(nan|NaN|NAN)");
-  std::smatch m;
-  if (std::regex_match(text, null_words)) return std::nullopt;
-  if (std::regex_match(text, true_words)) return "true";
-  if (std::regex_match(text, false_words)) return "false";
+  if (one_of(text, {"~", "null", "Null", "NULL"})) return std::nullopt;
+  if (one_of(text, {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})) return "true";
+  if (one_of(text, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"})) return "false";
   auto digits = [](std::string s) {
     s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
     return s;
   };
-  if (std::regex_match(text, integer)) {
+  if (is_integer(text)) {
     auto s = digits(text);
     return s[0] == '+' ? s.substr(1) : s;
   }
-  if (std::regex_match(text, hexadecimal) && digits(text.substr(2)).size() <= 15)  // fits an int64
+  if (text.size() > 2 && text.compare(0, 2, "0x") == 0 &&
+      std::all_of(text.begin() + 2, text.end(), is_hex_or_underscore) && digits(text.substr(2)).size() <= 15)  // fits an int64
     return std::to_string(std::stoll(digits(text.substr(2)), nullptr, 16));
-  if (std::regex_match(text, m, infinity)) return (m[1] == "-" ? "-inf" : "inf");
-  if (std::regex_match(text, not_a_number)) return "nan";
-  if (std::regex_match(text, number)) {
+  for (std::string_view sign : {"", "+", "-"})
+    for (std::string_view word : {".inf", ".Inf", ".INF"})
+      if (text == std::string(sign) + std::string(word)) return sign == "-" ? "-inf" : "inf";
+  if (one_of(text, {".nan", ".NaN", ".NAN"})) return "nan";
+  if (is_number(text)) {
     char buffer[40];
     std::snprintf(buffer, sizeof buffer, "%.17g", std::strtod(digits(text).c_str(), nullptr));
     std::string value = buffer;
@@ -87,6 +153,7 @@ class toml_writer {
   explicit toml_writer(std::string_view source_path) : source_path_(source_path) {}
 
   void table(const std::vector<std::string>& path, const YAML::Node& map, const YAML::Mark& mark, bool array_item) {
+    count(mark, path.size());
     if (!path.empty()) {
       std::string header;
       for (const auto& part : path) header += (header.empty() ? "" : ".") + key_of(part);
@@ -97,7 +164,7 @@ class toml_writer {
       const auto key = key_text(entry.first);
       const auto& value = entry.second;
       if (value.IsMap() || tables_only(value)) continue;
-      if (auto text = inline_value(value)) line(key_of(key) + " = ", *text, entry.first.Mark(), value.Mark());
+      if (auto text = inline_value(value, path.size() + 1)) line(key_of(key) + " = ", *text, entry.first.Mark(), value.Mark());
     }
     for (const auto& entry : map) {
       auto sub = path;
@@ -121,7 +188,20 @@ class toml_writer {
 
   std::string key_text(const YAML::Node& key) const {
     if (!key.IsScalar()) throw error_at(source_path_, key.Mark(), "a key must be a string");
+    if (key.Scalar().size() > max_key_bytes)
+      throw error_at(source_path_, key.Mark(), "a key of " + std::to_string(key.Scalar().size()) +
+                                                   " bytes is longer than det's limit of " + std::to_string(max_key_bytes));
     return key.Scalar();
+  }
+
+  // One more value at `depth`: aliases can make a small document name a node any number of times,
+  // so the values are counted as they are written out, not as they are parsed.
+  void count(const YAML::Mark& mark, size_t depth) {
+    if (depth > max_nesting_depth)
+      throw error_at(source_path_, mark, "nests more than " + std::to_string(max_nesting_depth) + " levels deep");
+    if (++values_ > max_document_values)
+      throw error_at(source_path_, mark, "the config expands to more than " + std::to_string(max_document_values) +
+                                             " values (YAML aliases repeat what they name)");
   }
 
   // A list of tables: written as [[...]] sections, so that their own keys have lines of their own.
@@ -132,12 +212,16 @@ class toml_writer {
     return true;
   }
 
-  std::optional<std::string> inline_value(const YAML::Node& node) const {
+  std::optional<std::string> inline_value(const YAML::Node& node, size_t depth) {
+    count(node.Mark(), depth);
+    if (node.IsScalar() && node.Scalar().size() > max_scalar_bytes)
+      throw error_at(source_path_, node.Mark(), "a value of " + std::to_string(node.Scalar().size()) +
+                                                    " bytes is longer than det's limit of " + std::to_string(max_scalar_bytes));
     if (node.IsScalar() || node.IsNull()) return scalar_value(node);
     if (node.IsSequence()) {
       std::string out = "[";
       for (const auto& item : node) {
-        auto value = inline_value(item);
+        auto value = inline_value(item, depth + 1);
         if (!value) throw error_at(source_path_, item.Mark(), "a list cannot hold null: TOML has no null");
         out += (out.size() > 1 ? ", " : "") + *value;
       }
@@ -145,14 +229,43 @@ class toml_writer {
     }
     std::string out = "{";
     for (const auto& entry : node) {
-      if (auto value = inline_value(entry.second))
+      if (auto value = inline_value(entry.second, depth + 1))
         out += (out.size() > 1 ? ", " : " ") + key_of(key_text(entry.first)) + " = " + *value;
     }
     return out + (out.size() > 1 ? " }" : "}");
   }
 
   std::string_view source_path_;
+  size_t values_ = 0;
 };
+
+// yaml-cpp parses flow collections ([...], {...}) recursively, one level a bracket: a document of
+// brackets alone would exhaust the stack before any node is built. A conservative scan (brackets
+// outside quotes and comments) refuses what nests deeper than det reads.
+void check_flow_depth(std::string_view text, std::string_view source_path) {
+  size_t depth = 0, line = 1, column = 0;
+  char quote = 0;
+  bool comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line, column = 0, comment = false;
+      continue;
+    }
+    if (comment) continue;
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) comment = true;
+    else if ((c == '[' || c == '{') && ++depth > max_nesting_depth)
+      throw config_error(std::string(source_path) + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                         ": nests more than " + std::to_string(max_nesting_depth) + " levels deep");
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+}
 
 struct converted {
   std::string toml;
@@ -160,6 +273,8 @@ struct converted {
 };
 
 converted convert(std::string_view yaml_text, std::string_view source_path) {
+  check_document_size(yaml_text, source_path);
+  check_flow_depth(yaml_text, source_path);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -178,17 +293,22 @@ std::string with_yaml_positions(const std::string& errors, std::string_view sour
   const std::string prefix = std::string(source_path) + ":";
   std::istringstream in(errors);
   std::string out, line;
-  static const std::regex position("^(\\d+):(\\d+):");
   while (std::getline(in, line)) {
-    std::smatch m;
     const auto rest = line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : std::string();
-    if (!rest.empty() && std::regex_search(rest, m, position)) {
-      const auto toml_line = static_cast<size_t>(std::stoul(m[1]));
-      const auto toml_column = static_cast<size_t>(std::stoul(m[2]));
+    // "LINE:COLUMN:" at the start of the rest, each at most 9 digits (the readers' positions).
+    size_t line_end = 0, column_end = 0;
+    while (line_end < rest.size() && line_end < 9 && is_digit(rest[line_end])) ++line_end;
+    if (line_end > 0 && line_end < rest.size() && rest[line_end] == ':') {
+      column_end = line_end + 1;
+      while (column_end < rest.size() && column_end - line_end <= 9 && is_digit(rest[column_end])) ++column_end;
+    }
+    if (column_end > line_end + 1 && column_end < rest.size() && rest[column_end] == ':') {
+      const auto toml_line = static_cast<size_t>(std::stoul(rest.substr(0, line_end)));
+      const auto toml_column = static_cast<size_t>(std::stoul(rest.substr(line_end + 1, column_end - line_end - 1)));
       if (toml_line >= 1 && toml_line <= marks.size()) {
         const auto& mark = marks[toml_line - 1];
         const auto& yaml = toml_column < mark.value_column ? mark.key : mark.value;
-        line = prefix + std::to_string(yaml.line + 1) + ":" + std::to_string(yaml.column + 1) + ":" + m.suffix().str();
+        line = prefix + std::to_string(yaml.line + 1) + ":" + std::to_string(yaml.column + 1) + ":" + rest.substr(column_end + 1);
       }
     }
     out += (out.empty() ? "" : "\n") + line;

@@ -67,13 +67,13 @@ std::string percent_decoded(const std::string& text, bool plus_is_space) {
 }
 
 void http_router::add(std::string method, const std::string& pattern, http_handler handler) {
-  routes_.push_back({std::move(method), pattern, std::regex(pattern), std::move(handler)});
+  routes_.push_back({std::move(method), pattern, route_pattern(pattern), std::move(handler)});
 }
 
 void http_router::dispatch(http_request& req, http_response& res) const {
   const auto began = std::chrono::steady_clock::now();
   for (const auto& r : routes_) {
-    if (r.method != req.method || !std::regex_match(req.path, req.matches, r.pattern)) continue;
+    if (r.method != req.method || !r.pattern.match(req.path, req.matches)) continue;
     try {
       r.handler(req, res);
     } catch (const std::exception& e) {

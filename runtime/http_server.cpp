@@ -10,6 +10,10 @@
 #include <atomic>
 #include <type_traits>
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -38,8 +42,12 @@ using net::use_awaitable;
 using namespace net::experimental::awaitable_operators;
 constexpr auto as_tuple_awaitable = net::as_tuple(use_awaitable);
 
-// How long a connection may sit between requests, and a request take to arrive.
+// How long a request's body may take to arrive, and its header (a connection waiting for its
+// next request included): a client that trickles a header ties up a connection for no longer.
 constexpr auto idle_timeout = std::chrono::seconds(120);
+constexpr auto header_timeout = std::chrono::seconds(30);
+// Connections one address may hold at once: enough for a benchmark's 200 clients on one host.
+constexpr std::size_t max_connections_per_address = 512;
 constexpr auto handshake_timeout = std::chrono::seconds(30);
 // Threads for routes, which wait on actors: what many slow requests at once may hold.
 constexpr std::size_t handler_threads = 32;
@@ -97,17 +105,24 @@ void fill_head(Message& msg, const http_response& res, unsigned version, bool ke
 template <class Stream>
 awaitable<void> write_response(Stream& stream, http_response& res, unsigned version, bool keep_alive) {
   auto fill = [&](auto& msg) { fill_head(msg, res, version, keep_alive); };
-  if (!res.file_path.empty()) {
+  if (!res.file_path.empty() || res.file) {
     http::response<http::file_body> msg;
     beast::error_code ec;
-    msg.body().open(res.file_path.c_str(), beast::file_mode::scan, ec);
+    if (res.file) {
+      beast::file opened;
+      opened.native_handle(res.file->release());
+      msg.body().reset(std::move(opened), ec);
+    } else {
+      msg.body().open(res.file_path.c_str(), beast::file_mode::scan, ec);
+    }
     if (!ec) {
       fill(msg);
       msg.prepare_payload();
       co_await http::async_write(stream, msg, use_awaitable);
       co_return;
     }
-    reply_error(res, 500, "cannot read " + res.file_path + ": " + ec.message());
+    reply_error(res, 500, "cannot read " + (res.file_path.empty() ? std::string("the file") : res.file_path) + ": " +
+                              ec.message());
   }
   http::response<http::string_body> msg;
   fill(msg);
@@ -127,9 +142,32 @@ http_response error_response(int status, const std::string& sentence) {
 
 } // namespace
 
+/// How many connections each address holds; admit() hands out a ticket that counts one until
+/// it is dropped.
+class connection_counts {
+ public:
+  std::shared_ptr<void> admit(const std::string& address) {
+    std::lock_guard lock(mutex_);
+    auto& count = counts_[address];
+    if (count >= max_connections_per_address) return nullptr;
+    ++count;
+    // Points at this (never deleted through it): a ticket made from nullptr would test false.
+    return std::shared_ptr<void>(this, [this, address](void*) {
+      std::lock_guard lock(mutex_);
+      if (--counts_[address] == 0) counts_.erase(address);
+    });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::size_t> counts_;
+};
+
 struct http_server::impl {
   const http_router& router;
   proxy_resolver proxy;
+  request_check may_send_large_body;
+  connection_counts connections;
   std::optional<ssl::context> tls;
   net::io_context io{static_cast<int>(io_threads)};
   net::thread_pool handlers{handler_threads};
@@ -137,7 +175,8 @@ struct http_server::impl {
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
 
-  impl(const http_router& r, proxy_resolver p) : router(r), proxy(std::move(p)) {}
+  impl(const http_router& r, proxy_resolver p, request_check large_body)
+      : router(r), proxy(std::move(p)), may_send_large_body(std::move(large_body)) {}
 
   /// Runs `f` on a handler thread and resumes on the connection's own executor when it is done.
   template <class F>
@@ -185,41 +224,69 @@ struct http_server::impl {
       }
       socket.set_option(tcp::no_delay(true));
       auto remote = socket.remote_endpoint(ec).address().to_string();
+      auto ticket = connections.admit(remote);
+      if (!ticket) {
+        socket.close(ec);  // this address holds as many connections as one may
+        continue;
+      }
       auto exec = socket.get_executor();
       if (tls) {
-        net::co_spawn(exec, serve_tls(ssl::stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), remote),
+        net::co_spawn(exec, serve_tls(ssl::stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), remote,
+                                      std::move(ticket)),
                       connection_ended);
       } else {
-        net::co_spawn(exec, serve(beast::tcp_stream(std::move(socket)), remote), connection_ended);
+        net::co_spawn(exec, serve(beast::tcp_stream(std::move(socket)), remote, std::move(ticket)), connection_ended);
       }
     }
   }
 
-  awaitable<void> serve_tls(ssl::stream<beast::tcp_stream> stream, std::string remote) {
+  awaitable<void> serve_tls(ssl::stream<beast::tcp_stream> stream, std::string remote, std::shared_ptr<void> ticket) {
     beast::get_lowest_layer(stream).expires_after(handshake_timeout);
     auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, as_tuple_awaitable);
     if (ec) co_return;  // a plain-text client, or one that does not trust us: no HTTP answer is possible
-    co_await serve(std::move(stream), std::move(remote));
+    co_await serve(std::move(stream), std::move(remote), std::move(ticket));
   }
 
-  /// One connection: requests in turn while the client keeps it alive.
+  /// The body limit of a request whose header has arrived: max_body_bytes for a caller the
+  /// gateway authenticates, unauthenticated_body_bytes for anyone else, so that nobody can make
+  /// the master buffer a large body before it knows who sends it.
+  template <class Parser>
+  awaitable<std::size_t> body_limit_of(Parser& parser, const std::string& remote) {
+    const auto& header = parser.get();
+    const auto size = header.payload_size();  // none for a chunked body
+    if (size && *size <= unauthenticated_body_bytes) co_return unauthenticated_body_bytes;
+    bool allowed = false;
+    auto request = to_request(header, remote);
+    co_await on_handler_thread([&] { allowed = may_send_large_body(request); });
+    co_return allowed ? max_body_bytes : unauthenticated_body_bytes;
+  }
+
+  /// One connection: requests in turn while the client keeps it alive. `ticket` counts it
+  /// against its address's connections until it ends.
   template <class Stream>
-  awaitable<void> serve(Stream stream, std::string remote) {
+  awaitable<void> serve(Stream stream, std::string remote, std::shared_ptr<void> ticket) {
     beast::flat_buffer buffer;
     for (;;) {
       http::request_parser<http::string_body> parser;
-      parser.body_limit(max_body_bytes);
-      beast::get_lowest_layer(stream).expires_after(idle_timeout);
+      parser.header_limit(header_bytes);
+      beast::get_lowest_layer(stream).expires_after(header_timeout);
       auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, as_tuple_awaitable);
       if (ec) co_return;
+      const auto limit = co_await body_limit_of(parser, remote);
+      parser.body_limit(limit);
+      beast::get_lowest_layer(stream).expires_after(idle_timeout);
       if (parser.get()[http::field::expect] == "100-continue") {
         http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
         co_await http::async_write(stream, go_on, use_awaitable);
       }
       std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
       if (ec == http::error::body_limit) {
-        auto res = error_response(413, "the request body is larger than the " +
-                                           std::to_string(max_body_bytes >> 20) + " MiB the master reads");
+        auto res = error_response(413, limit == max_body_bytes
+                                           ? "the request body is larger than the " + std::to_string(max_body_bytes >> 20) +
+                                                 " MiB the master reads"
+                                           : "the request body is larger than the " +
+                                                 std::to_string(unauthenticated_body_bytes >> 10) +
+                                                 " KiB the master reads from a caller it has not authenticated");
         co_await write_response(stream, res, parser.get().version(), false);
         co_return;
       }
@@ -470,8 +537,9 @@ struct http_server::impl {
   }
 };
 
-http_server::http_server(const http_router& router, proxy_resolver proxy, const std::optional<auth::tls_files>& tls)
-    : impl_(std::make_unique<impl>(router, std::move(proxy))) {
+http_server::http_server(const http_router& router, proxy_resolver proxy, request_check may_send_large_body,
+                         const std::optional<auth::tls_files>& tls)
+    : impl_(std::make_unique<impl>(router, std::move(proxy), std::move(may_send_large_body))) {
   if (!tls) return;
   auto& context = impl_->tls.emplace(ssl::context::tls_server);
   try {

@@ -25,11 +25,17 @@ struct proxy_target {
   std::string set_cookie;  ///< a Set-Cookie header for the relayed HTTP response, or ""
 };
 using proxy_resolver = std::function<proxy_target(const http_request&)>;
+/// A question about a request whose header has arrived (its body has not), answered on a
+/// handler thread.
+using request_check = std::function<bool(const http_request&)>;
 
 class http_server {
  public:
   /// With `tls`, serves HTTPS only with tls->cert and tls->key; throws a sentence if they do not load.
-  http_server(const http_router& router, proxy_resolver proxy, const std::optional<auth::tls_files>& tls);
+  /// `may_send_large_body` says whether a request's caller is authenticated, and so may send a
+  /// body of more than unauthenticated_body_bytes.
+  http_server(const http_router& router, proxy_resolver proxy, request_check may_send_large_body,
+              const std::optional<auth::tls_files>& tls);
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
@@ -41,6 +47,10 @@ class http_server {
 
   /// The largest request body it reads (a model definition of 96 MiB in base64, with room).
   static constexpr std::size_t max_body_bytes = std::size_t{160} << 20;
+  /// The largest body it reads before the caller is authenticated (a login, a preview).
+  static constexpr std::size_t unauthenticated_body_bytes = std::size_t{64} << 10;
+  /// The largest request header (a path, a query, cookies).
+  static constexpr std::size_t header_bytes = std::size_t{16} << 10;
 
  private:
   struct impl;

@@ -8,10 +8,12 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runtime/open_beneath.hpp"
+#include "runtime/route_pattern.hpp"
 
 namespace det::runtime {
 
@@ -28,7 +30,7 @@ struct http_request {
   std::string remote_addr;
   std::multimap<std::string, std::string, case_insensitive_less> headers;
   std::multimap<std::string, std::string> params;  ///< the query's, decoded
-  std::smatch matches;                             ///< the route's pattern against `path`
+  std::vector<route_capture> matches;              ///< the route's pattern against `path`: the path, then its groups
 
   std::string get_header_value(const std::string& name) const;
   bool has_param(const std::string& name) const;
@@ -54,8 +56,10 @@ struct http_response {
   std::string body;
   std::string content_type;
   std::vector<std::pair<std::string, std::string>> headers;
-  /// A file to send as the body instead of `body` (a checkpoint's file), streamed from disk.
+  /// A file to send as the body instead of `body` (a web UI asset), streamed from disk.
   std::string file_path;
+  /// An open file to send as the body (a checkpoint's, opened beneath the storage root).
+  std::shared_ptr<unique_fd> file;
   /// A body made as it goes, sent chunked, instead of `body`.
   std::shared_ptr<response_stream> stream;
 
@@ -68,8 +72,8 @@ struct http_response {
 
 using http_handler = std::function<void(const http_request&, http_response&)>;
 
-/// Routes by method and a regex that must match the whole path (httplib's convention, which the
-/// route files were written for); the first route added wins.
+/// Routes by method and a pattern (runtime/route_pattern.hpp) that must match the whole path
+/// (httplib's convention, which the route files were written for); the first route added wins.
 class http_router {
  public:
   void Get(const std::string& pattern, http_handler handler) { add("GET", pattern, std::move(handler)); }
@@ -86,7 +90,7 @@ class http_router {
   struct route {
     std::string method;
     std::string pattern_text;  // names the route in the request-duration histogram
-    std::regex pattern;
+    route_pattern pattern;
     http_handler handler;
   };
   void add(std::string method, const std::string& pattern, http_handler handler);

@@ -7,7 +7,7 @@
 # leak or sanitizer report ends the run with a non-zero status and leaves its input in build-fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
-TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_task_config fuzz_rest_bodies fuzz_custom_search fuzz_model_archive fuzz_checkpoint_metadata fuzz_caf_messages"
+TARGETS="fuzz_experiment_config fuzz_master_config fuzz_yaml_config fuzz_yaml_scalar fuzz_task_config fuzz_rest_bodies fuzz_custom_search fuzz_grid_count fuzz_model_archive fuzz_checkpoint_metadata fuzz_caf_messages"
 
 build() {
   mkdir -p build-fuzz
@@ -49,6 +49,9 @@ case $target in
   fuzz_experiment_config) seed "" $tomls ;;
   fuzz_master_config) seed "" tests/data/configs/master.toml tests/data/configs/bad_master.toml ;;
   fuzz_yaml_config) seed "" $(find tests/data/configs -name '*.yaml') ;;
+  fuzz_yaml_scalar) for v in 0 -12 0x1F 1_000 .5e-3 -.inf .NaN yes Off '~' '"3"' 1e400; do
+      printf '%s' "$v" >"$corpus/seed-$(printf '%s' "$v" | od -An -tx1 | tr -d ' \n')"
+    done ;;
   fuzz_task_config) seed '\000' $tomls ;;
   fuzz_rest_bodies) printf '\000{"config": "name = \\"x\\"", "config_path": "x.toml"}' >"$corpus/seed-create" ;;
   fuzz_custom_search)
@@ -56,6 +59,7 @@ case $target in
       'c 1' 'p{"searcher_operations": [{"trial_operation": {"validate_after": {"request_id": "a", "length": 10}}}], "triggered_by_event": {"id": 2}}' \
       'v 1 0.5 10' 's' 'p{"searcher_operations": [{"close_trial": {"request_id": "a"}}, {"shut_down": {}}], "triggered_by_event": {"id": 3}}' \
       'x 1' >"$corpus/seed-search" ;;
+  fuzz_grid_count) printf '\001\020\000\000\000\000\000\000\000\000\003\000\000\000\000\000\000\000' >"$corpus/seed-two-axes" ;;
   fuzz_model_archive)  # each example's directory, as det submit packs it, and gzip-compressed
     for d in examples/*/; do
       name=$corpus/seed-$(basename "$d")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace det::searcher {
 
@@ -78,6 +79,43 @@ void flatten(const config::hyperparameters& hparams, const nlohmann::json::json_
   }
 }
 
+/// How many values an axis has, without making them: a count is the user's number, and a grid
+/// of two axes of 4 billion points each once filled the master's memory as it was built.
+int64_t axis_size(const config::hyperparameter& hp, const std::string& name) {
+  using config::hyperparameter_type;
+  switch (hp.type) {
+    case hyperparameter_type::constant:
+      return 1;
+    case hyperparameter_type::categorical:
+      return static_cast<int64_t>(hp.vals_json.size());
+    case hyperparameter_type::int_range: {
+      const double integers = std::floor(static_cast<double>(std::llround(hp.maxval)) -
+                                         static_cast<double>(std::llround(hp.minval))) + 1.0;
+      return std::min<int64_t>(count_of(hp, name), integers >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(integers));
+    }
+    case hyperparameter_type::double_range:
+    case hyperparameter_type::log_range:
+      return count_of(hp, name);
+    case hyperparameter_type::nested:
+      break;
+  }
+  return 1;
+}
+
+/// The product of the axes' sizes, saturating at INT64_MAX.
+int64_t grid_size(const config::hyperparameters& hparams, const std::string& parent_name) {
+  int64_t size = 1;
+  for (const auto& [name, hp] : hparams) {
+    auto dotted = parent_name.empty() ? name : parent_name + "." + name;
+    int64_t factor = hp.type != config::hyperparameter_type::nested ? axis_size(hp, dotted)
+                     : hp.nested.empty()                              ? 1
+                                                                      : grid_size(hp.nested, dotted);
+    if (factor == 0) return 0;
+    size = size > INT64_MAX / factor ? INT64_MAX : size * factor;
+  }
+  return size;
+}
+
 std::vector<axis> axes_of(const config::hyperparameters& hparams) {
   std::vector<axis> axes;
   flatten(hparams, nlohmann::json::json_pointer{}, "", axes);
@@ -86,7 +124,13 @@ std::vector<axis> axes_of(const config::hyperparameters& hparams) {
 
 } // namespace
 
-std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams) {
+std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams, int64_t max_points) {
+  const auto size = hyperparameter_grid_size(hparams);
+  if (size > max_points)
+    throw config::config_error("hyperparameters: the grid has " +
+                               (size == INT64_MAX ? std::string("more than 9.2e18") : std::to_string(size)) +
+                               " points, one trial each; this master runs grids of at most " + std::to_string(max_points) +
+                               " trials (max_grid_trials in its master.toml): lower the counts");
   auto axes = axes_of(hparams);
   std::vector<std::string> points;
   if (std::any_of(axes.begin(), axes.end(), [](const axis& a) { return a.values.empty(); })) return points;
@@ -103,9 +147,7 @@ std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hpar
 }
 
 int64_t hyperparameter_grid_size(const config::hyperparameters& hparams) {
-  int64_t size = 1;
-  for (const auto& a : axes_of(hparams)) size *= static_cast<int64_t>(a.values.size());
-  return size;
+  return grid_size(hparams, "");
 }
 
 } // namespace det::searcher

@@ -16,9 +16,16 @@ namespace det::searcher {
 /// min + i·(max-min)/(count-1), or the midpoint for one; log base raised to those exponents.
 /// With no hyperparameters the grid is one empty point. Throws config::config_error naming the
 /// hyperparameter when an int, double or log one has no count.
-std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams);
+/// How many trials a grid may have unless the master's config says otherwise (max_grid_trials).
+constexpr int64_t default_max_grid_trials = 100'000;
 
-/// The number of points hyperparameter_grid returns, without building them.
+/// Throws config::config_error, before building anything, when the grid has more than
+/// `max_points` points.
+std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams,
+                                             int64_t max_points = default_max_grid_trials);
+
+/// The number of points hyperparameter_grid returns, without building them (INT64_MAX when the
+/// product is larger).
 int64_t hyperparameter_grid_size(const config::hyperparameters& hparams);
 
 } // namespace det::searcher

@@ -207,3 +207,23 @@ TEST_CASE("the experiment seed decides every grid trial's seed; the points keep 
   CHECK(other_seeds);
   CHECK(same_points);
 }
+
+TEST_CASE("a grid's size is a product computed before any point is made, and capped") {
+  auto huge = grid_config("a = { type = \"double\", minval = 0, maxval = 1, count = 4000000000 }\n"
+                          "b = { type = \"double\", minval = 0, maxval = 1, count = 4000000000 }\n")
+                  .hparams;
+  CHECK(searcher::hyperparameter_grid_size(huge) == INT64_MAX);  // 1.6e19 saturates
+  std::string message;
+  try {
+    searcher::hyperparameter_grid(huge);  // it once filled 16 GB in 20 s
+  } catch (const config::config_error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("more than 9.2e18 points") != std::string::npos);
+  CHECK(message.find("max_grid_trials") != std::string::npos);
+  auto ints = grid_config("i = { type = \"int\", minval = 0, maxval = 9, count = 1000000 }\n"
+                          "j = { type = \"double\", minval = 0, maxval = 1, count = 20000 }\n").hparams;
+  CHECK(searcher::hyperparameter_grid_size(ints) == 200000);  // 10 integers, not a million
+  CHECK_THROWS_AS(searcher::hyperparameter_grid(ints), config::config_error);
+  CHECK(searcher::hyperparameter_grid(ints, 200000).size() == 200000);
+}

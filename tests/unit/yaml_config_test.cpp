@@ -1,5 +1,6 @@
 // Determined's YAML experiment configs: read as det's TOML would be, errors at YAML lines.
 
+#include "config/document_limits.hpp"
 #include "config/yaml_config.hpp"
 
 #include <doctest/doctest.h>
@@ -95,4 +96,27 @@ TEST_CASE("a stored TOML config shows as YAML that reads back the same") {
   CHECK(again.hparams.at("learning_rate").minval == first.hparams.at("learning_rate").minval);
   CHECK(again.searcher.max_length->value == first.searcher.max_length->value);
   CHECK(again.environment.bind_mounts.size() == 1);
+}
+
+TEST_CASE("a document past det's limits is refused by name and position, never parsed to exhaustion") {
+  const std::string head = "name: x\nentrypoint: builtin:simulate\n";
+  // 60,000 digits: std::regex once recursed a frame a digit here and took the master down.
+  CHECK(yaml_errors(head + "max_restarts: " + std::string(60000, '7') + "\n").rfind("exp.yaml:3:", 0) == 0);
+  CHECK(yaml_errors(head + "max_restarts: " + std::string(70000, '7') + "\n") ==
+        "exp.yaml:3:15: a value of 70000 bytes is longer than det's limit of 65536");
+  // YAML refuses implicit keys past 1024 characters itself; an explicit key ("? KEY") can be longer.
+  CHECK(yaml_errors(head + "? " + std::string(2000, 'k') + "\n: 1\n") ==
+        "exp.yaml:3:3: a key of 2000 bytes is longer than det's limit of 1024");
+  CHECK(yaml_errors(head + "description: \"" + std::string(max_document_bytes, 'a') + "\"\n")
+            .find("det reads configs of at most 1048576 bytes") != std::string::npos);
+  CHECK(yaml_errors(head + "data: " + std::string(100000, '[') + "\n") == "exp.yaml:3:39: nests more than 32 levels deep");
+  // Aliases: ten lists of ten, each naming the one before, would write out 10^10 values.
+  std::string laughs = head + "data:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 10; ++i) {
+    std::string prev = "*a" + std::to_string(i - 1);
+    laughs += "  a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int j = 1; j < 10; ++j) laughs += ", " + prev;
+    laughs += "]\n";
+  }
+  CHECK(yaml_errors(laughs).find("the config expands to more than 100000 values") != std::string::npos);
 }

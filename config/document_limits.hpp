@@ -1,0 +1,22 @@
+#pragma once
+// How large a config document det reads: its size, the size of each key and scalar, how deep it
+// nests, and (YAML, whose aliases can repeat a node any number of times) how many values it
+// expands to. Every config a user sends the master (experiments, previews, tasks) is checked
+// against these before anything is built from it, so that no document can exhaust the master's
+// stack or memory; crossing one is an error naming the file, the position and the limit.
+
+#include <cstddef>
+#include <string_view>
+
+namespace det::config {
+
+constexpr std::size_t max_document_bytes = std::size_t{1} << 20;
+constexpr std::size_t max_scalar_bytes = std::size_t{64} << 10;
+constexpr std::size_t max_key_bytes = 1024;
+constexpr std::size_t max_nesting_depth = 32;
+constexpr std::size_t max_document_values = 100'000;
+
+/// Throws config_error "SOURCE: ..." when `text` is longer than max_document_bytes.
+void check_document_size(std::string_view text, std::string_view source_path);
+
+}  // namespace det::config
