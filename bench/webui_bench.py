@@ -56,7 +56,10 @@ def page_ms(d, c, path, ready_js):
 def psql(c, sql):
     socket_dir = os.path.join(c.data_dir, "run")
     port = glob.glob(os.path.join(socket_dir, ".s.PGSQL.*"))[0].rsplit(".", 1)[1]
-    subprocess.run(["psql", "-q", "-h", socket_dir, "-p", port, "-U", "postgres", "-d", "det", "-c", sql], check=True)
+    # The master's password file (libpq's format); a baseline build's database asks for none.
+    env = dict(os.environ, PGPASSFILE=os.path.join(c.data_dir, "postgres-password"))
+    subprocess.run(["psql", "-q", "-h", socket_dir, "-p", port, "-U", "postgres", "-d", "det", "-c", sql], check=True,
+                   env=env)
 
 
 def timed_get(c, path):

@@ -25,7 +25,7 @@ stop_server() {
 case "$CMD" in
 start)
   stop_server
-  rm -rf "$DIR"; mkdir -p "$DIR"
+  rm -rf "$DIR"; mkdir -p "$DIR"; chmod 700 "$DIR"   # the socket is in DIR, and the server trusts whoever reaches it
   if [ -n "$AS" ]; then chown postgres:postgres "$DIR"; fi
   if ! $AS "$PGBIN/initdb" -D "$DIR/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 \
       >"$DIR/initdb.log" 2>&1; then

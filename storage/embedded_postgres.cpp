@@ -12,11 +12,17 @@
 #include <filesystem>
 #include <fstream>
 #include <pqxx/pqxx>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include <libpq-fe.h>
+
+#include "auth/credentials.hpp"
+#include "auth/private_file.hpp"
 #include "storage/child_process.hpp"
+#include "storage/libpq_calls.hpp"
 
 namespace det::storage {
 
@@ -28,6 +34,16 @@ namespace {
 constexpr int port = 5432;
 // pg_ctl status exit code for "no server running"; 0 means one is.
 constexpr int pg_ctl_not_running = 3;
+// The superuser's password, 0600 in the master's data directory, in libpq's password-file format
+// ("*:*:*:postgres:SECRET"): conninfo() names the file (passfile=) rather than holding the secret, so
+// the password is in no connection string, and hence in no error message or log line that quotes one.
+constexpr const char* password_file_name = "postgres-password";
+constexpr const char* password_line_prefix = "*:*:*:postgres:";
+// Only the unix socket is served (listen_addresses=''), and only with the password.
+constexpr const char* scram_only_hba =
+    "# Written by det: the master connects over the unix socket with the password kept in its data directory\n"
+    "# (postgres-password, 0600). Nothing is trusted.\n"
+    "local all all scram-sha-256\n";
 
 // $PGBIN, else the PostgreSQL a release archive carries beside det-node (scripts/package.sh puts it in
 // pgsql/bin next to bin/), else the system's.
@@ -63,6 +79,12 @@ std::string conninfo_value(const std::string& value) {
     quoted += c;
   }
   return quoted + "'";
+}
+
+// The superuser's connection to `dbname` over the socket under DIR/run, with the password file under DIR.
+std::string conninfo_of(const std::string& dir, const std::string& dbname) {
+  return "host=" + conninfo_value(dir + "/run") + " port=" + std::to_string(port) + " user=postgres dbname=" + dbname +
+         " passfile=" + conninfo_value(dir + "/" + password_file_name);
 }
 
 // pg_ctl passes -o through /bin/sh.
@@ -149,6 +171,62 @@ void wait_until_reaped(const fs::path& pid_file) {
   for (int i = 0; i < 500 && is_zombie(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds{20});
 }
 
+// The master's data directory holds the admin password, the agent token and the database's
+// password: group and others get nothing. A group-execute bit alone is left, since under root it is
+// the ACL mask that lets the `postgres` user (and no one else) through (ensure_traversable).
+void close_to_others(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw std::runtime_error("Could not read the permissions of " + dir.string() + ": " + std::strerror(errno) + ".");
+  if ((st.st_mode & (S_IRWXO | S_IRGRP | S_IWGRP)) != 0 && ::chmod(dir.c_str(), 0700) != 0)
+    throw std::runtime_error("Could not make " + dir.string() + " private (mode 0700): " + std::strerror(errno) + ".");
+}
+
+void make_private_directory(const fs::path& dir) {
+  if (::chmod(dir.c_str(), 0700) != 0)
+    throw std::runtime_error("Could not make " + dir.string() + " private (mode 0700): " + std::strerror(errno) + ".");
+}
+
+// The password the file holds, or a new one written there (0600) when there is no file yet.
+std::string password_in(const fs::path& file) {
+  if (!fs::exists(file)) {
+    const std::string password = auth::random_secret();
+    auth::write_private_file(file.string(), password_line_prefix + password + "\n");
+    return password;
+  }
+  const auto line = auth::read_first_line(file.string());
+  if (!line || line->rfind(password_line_prefix, 0) != 0 || line->size() == std::strlen(password_line_prefix))
+    throw std::runtime_error(file.string() + " does not hold the embedded PostgreSQL's password as det writes it (" +
+                             password_line_prefix + "PASSWORD); restore it from a backup.");
+  // libpq ignores a password file that others can read.
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  return line->substr(std::strlen(password_line_prefix));
+}
+
+// Whether any line of pg_hba.conf lets a client in without a password: clusters made before det set
+// a password were initialised with --auth=trust.
+bool hba_trusts_anyone(const fs::path& hba) {
+  std::ifstream in{hba};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words{line.substr(0, line.find('#'))};
+    for (std::string word; words >> word;)
+      if (word == "trust") return true;
+  }
+  return false;
+}
+
+// ALTER ROLE with the SCRAM verifier libpq computes, so the password itself never reaches the server's
+// statement log or pg_stat_activity.
+void set_superuser_password(pqxx::connection& connection, const std::string& password) {
+  ::pg_conn* handle = libpq_handle(connection);
+  char* verifier = ::PQencryptPasswordConn(handle, password.c_str(), "postgres", "scram-sha-256");
+  if (!verifier) throw std::runtime_error("libpq could not hash the password: " + libpq_error(handle));
+  const std::string hashed = verifier;
+  ::PQfreemem(verifier);
+  pqxx::nontransaction tx{connection};
+  tx.exec("ALTER ROLE postgres PASSWORD " + tx.quote(hashed));
+}
+
 }  // namespace
 
 embedded_postgres::embedded_postgres(std::string data_dir) {
@@ -188,21 +266,32 @@ void embedded_postgres::start() {
 
   fs::create_directories(dir_, error);
   if (error) throw std::runtime_error("Could not create the data directory " + dir_ + ": " + error.message() + ".");
+  close_to_others(dir_);  // before ensure_traversable, whose ACL entry it would otherwise mask
   const server_user user = server_user::for_this_process();
   user.ensure_traversable(dir_);
   for (const auto& sub : {cluster, socket_dir}) {
     fs::create_directories(sub, error);
     if (error) throw std::runtime_error("Could not create " + sub.string() + ": " + error.message() + ".");
     user.give(sub);
+    // The server refuses a group- or world-readable cluster, and whoever enters run/ reaches its socket.
+    make_private_directory(sub);
   }
-  fs::permissions(cluster, fs::perms::owner_all, error);  // the server refuses a group- or world-readable cluster
   std::ofstream{server_log, std::ios::app};
   user.give(server_log);
+  const std::string password = password_in(fs::path{dir_} / password_file_name);
 
   if (!fs::exists(cluster / "PG_VERSION")) {
-    const int status = run_process(user.command({bin + "/initdb", "-D", cluster.string(), "--auth=trust", "--no-sync",
-                                                 "-E", "UTF8", "--locale=C.UTF-8", "-U", "postgres"}),
-                                   dir_, initdb_log);
+    // initdb reads the password from a file; as root it runs as `postgres`, which cannot read the master's
+    // 0600 file, so it gets a copy of its own in the socket directory for as long as initdb runs.
+    const fs::path initdb_password = socket_dir / "initdb-password";
+    auth::write_private_file(initdb_password.string(), password + "\n");
+    user.give(initdb_password);
+    const int status = run_process(
+        user.command({bin + "/initdb", "-D", cluster.string(), "--auth=scram-sha-256",
+                      "--pwfile=" + initdb_password.string(), "--no-sync", "-E", "UTF8", "--locale=C.UTF-8", "-U",
+                      "postgres"}),
+        dir_, initdb_log);
+    fs::remove(initdb_password, error);
     if (status != 0)
       throw std::runtime_error("initdb could not create a PostgreSQL cluster in " + cluster.string() +
                                " (exit status " + std::to_string(status) + "). " + log_tail(initdb_log));
@@ -228,9 +317,24 @@ void embedded_postgres::start() {
   }
   running_ = true;
 
+  // An upgrade: clusters made before det set a password trusted every local connection. The first start
+  // after the upgrade sets the password (connecting under that trust one last time), writes a pg_hba.conf
+  // that asks for it, and has the server reload it.
+  if (hba_trusts_anyone(cluster / "pg_hba.conf")) {
+    try {
+      pqxx::connection admin{conninfo_of(dir_, "postgres")};
+      set_superuser_password(admin, password);
+      auth::write_private_file((cluster / "pg_hba.conf").string(), scram_only_hba);
+      user.give(cluster / "pg_hba.conf");
+      pqxx::nontransaction{admin}.exec("SELECT pg_reload_conf()");
+    } catch (const std::exception& e) {
+      throw std::runtime_error("PostgreSQL in " + cluster.string() + " trusts local connections, and det could not "
+                               "give it a password: " + e.what());
+    }
+  }
+
   try {
-    pqxx::connection admin{"host=" + conninfo_value(socket_dir.string()) + " port=" + std::to_string(port) +
-                           " user=postgres dbname=postgres"};
+    pqxx::connection admin{conninfo_of(dir_, "postgres")};
     pqxx::nontransaction tx{admin};
     if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'det'").empty()) tx.exec("CREATE DATABASE det");
   } catch (const std::exception& e) {
@@ -257,8 +361,6 @@ void embedded_postgres::stop() {
                              std::to_string(status) + "). " + log_tail(server_log));
 }
 
-std::string embedded_postgres::conninfo() const {
-  return "host=" + conninfo_value(dir_ + "/run") + " port=" + std::to_string(port) + " user=postgres dbname=det";
-}
+std::string embedded_postgres::conninfo() const { return conninfo_of(dir_, "det"); }
 
 }  // namespace det::storage

@@ -52,7 +52,9 @@ class ContainerTest(unittest.TestCase):
         cls.data = tempfile.mkdtemp(prefix="det-container-data-")
         with open(os.path.join(cls.data, "value.txt"), "w") as f:
             f.write("42")
-        cls.cluster = Cluster(agents=1, slots="cpu:2").start()
+        # The trial bind-mounts cls.data, which the master allows only where its admin says so.
+        cls.cluster = Cluster(agents=1, slots="cpu:2",
+                              master_config=f'[security]\nallowed_host_paths = ["{cls.data}"]\n').start()
 
     @classmethod
     def tearDownClass(cls):

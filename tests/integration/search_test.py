@@ -229,7 +229,8 @@ class SearchRestoreTest(unittest.TestCase):
                 subprocess.run(["psql", "-h", os.path.join(c.data_dir, "run"), "-p", "5432",
                                 "-U", "postgres", "-d", "det", "-v", "ON_ERROR_STOP=1", "-c",
                                 f"DELETE FROM experiment_snapshots WHERE experiment_id = {exp_id}"],
-                               check=True, capture_output=True)
+                               check=True, capture_output=True,
+                               env=dict(os.environ, PGPASSFILE=os.path.join(c.data_dir, "postgres-password")))
             c.start_master()
             exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
             self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.log("master"))

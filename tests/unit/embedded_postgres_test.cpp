@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -7,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <pqxx/pqxx>
+#include <sstream>
 #include <string>
 
 #include "storage/database.hpp"
@@ -49,7 +52,87 @@ int64_t store_experiment(const std::string& conninfo) {
   return db.insert_experiment(experiment);
 }
 
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Whether the superuser reaches the database `det` over DATA/run with no password at all.
+bool connects_without_password(const std::string& data) {
+  try {
+    pqxx::connection{"host=" + data + "/run port=5432 user=postgres dbname=postgres passfile=/dev/null"};
+    return true;
+  } catch (const pqxx::broken_connection&) {
+    return false;
+  }
+}
+
+// The cluster an older det made: initdb with --auth=trust, as the server's user.
+void make_trusting_cluster(const std::string& data) {
+  const std::string cluster = data + "/postgres";
+  fs::create_directories(cluster);
+  ::chmod(cluster.c_str(), 0700);
+  std::string as_server_user;
+  if (::geteuid() == 0) {
+    const passwd* pw = ::getpwnam("postgres");
+    REQUIRE(pw != nullptr);
+    REQUIRE(::chown(cluster.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+    as_server_user = "runuser -u postgres -- ";
+  }
+  const char* pgbin = std::getenv("PGBIN");
+  const std::string bin = pgbin && *pgbin ? pgbin : "/usr/lib/postgresql/15/bin";
+  REQUIRE(std::system((as_server_user + bin + "/initdb -D " + cluster +
+                       " --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 -U postgres >/dev/null 2>&1")
+                          .c_str()) == 0);
+}
+
 }  // namespace
+
+TEST_CASE("embedded_postgres asks for a password it keeps private, in directories closed to others") {
+  const temp_dir dir{0755};
+  const std::string data = dir.path + "/data";
+  embedded_postgres pg{data};
+  pg.start();
+  CHECK(mode_of(data + "/postgres-password") == 0600);
+  CHECK((mode_of(data) & 0067) == 0);  // under root the ACL mask may show as group execute, for `postgres` alone
+  CHECK(mode_of(data + "/run") == 0700);
+  CHECK(text_of(data + "/postgres/pg_hba.conf").find("scram-sha-256") != std::string::npos);
+  CHECK_FALSE(connects_without_password(data));
+  CHECK(database{pg.conninfo()}.migrate().size() > 0);
+  CHECK(pg.conninfo().find(text_of(data + "/postgres-password").substr(15, 16)) == std::string::npos);
+  pg.stop();
+}
+
+TEST_CASE("embedded_postgres gives a cluster an older det made with trust a password, and keeps its data") {
+  const temp_dir dir{0755};
+  const std::string data = dir.path + "/data";
+  make_trusting_cluster(data);
+  REQUIRE(text_of(data + "/postgres/pg_hba.conf").find("trust") != std::string::npos);
+  {
+    embedded_postgres pg{data};
+    pg.start();
+    CHECK_FALSE(connects_without_password(data));
+    store_experiment(pg.conninfo());
+    pg.stop();
+  }
+  std::istringstream hba{text_of(data + "/postgres/pg_hba.conf")};
+  for (std::string line; std::getline(hba, line);)
+    if (!line.empty() && line.front() != '#') CHECK(line.find("trust") == std::string::npos);
+  CHECK(mode_of(data + "/postgres-password") == 0600);
+  embedded_postgres pg{data};
+  pg.start();
+  CHECK_FALSE(connects_without_password(data));
+  CHECK(database{pg.conninfo()}.migrate().empty());
+  pg.stop();
+}
 
 TEST_CASE("embedded_postgres keeps its data across restarts") {
   const temp_dir dir{0755};
@@ -58,7 +141,8 @@ TEST_CASE("embedded_postgres keeps its data across restarts") {
   {
     embedded_postgres pg{data};
     pg.start();
-    CHECK(pg.conninfo() == "host=" + data + "/run port=5432 user=postgres dbname=det");
+    CHECK(pg.conninfo() ==
+          "host=" + data + "/run port=5432 user=postgres dbname=det passfile=" + data + "/postgres-password");
     id = store_experiment(pg.conninfo());
     pg.stop();
     CHECK(postmaster_pid(data) == 0);  // pg_ctl stop removed it
