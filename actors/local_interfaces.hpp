@@ -18,6 +18,7 @@
 #include "caf/actor.hpp"
 #include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
+#include "config/host_access_policy.hpp"
 #include "config/length.hpp"
 #include "messages/interfaces.hpp"
 #include "storage/database.hpp"
@@ -390,7 +391,7 @@ using allocation_listener = caf::typed_actor<
 /// A command, shell, notebook or TensorBoard: its allocation's events, and its owner's kill.
 using task_actor = allocation_listener::extend<
     caf::reacts_to<kill_atom>,
-    caf::replies_to<proxy_atom>::with<pb::Task>,  // a request to its service: it was used just now
+    caf::replies_to<proxy_atom>::with<pb::Task>,  // the task as a request to its service sees it
     caf::reacts_to<tick_atom>,                     // time to check its idle timeout
     caf::replies_to<inspect_atom>::with<std::string>>;
 
@@ -404,6 +405,8 @@ using tasks_actor = caf::typed_actor<
     caf::replies_to<kill_atom, std::string>::with<bool>,                    // false: it had ended
     // A request to a running task's service: the task as it is now (errc::not_found unless it runs).
     caf::replies_to<proxy_atom, std::string>::with<pb::Task>,
+    // The gateway let a request through to the task `allocation_id` names: its idle clock restarts.
+    caf::reacts_to<pb::ContainerActivity>,
     caf::replies_to<list_atom>::with<pb::GetTaskSummariesResponse>,         // tasks and running trials
     caf::reacts_to<update_atom, pb::Task>>;                                 // a task's new state, from its actor
 
@@ -510,6 +513,8 @@ struct master_handles {
   int64_t agent_reconnect_wait_s = 25;
   /// Where checkpoints go when an experiment's checkpoint_storage names no host_path.
   std::string default_checkpoint_root;
+  /// What users' configs may take from an agent's host (master.toml's [security]); checked at submission.
+  config::host_access_policy host_access;
   /// What the persistence writer committed, for the gateway's event streams.
   std::shared_ptr<change_feed> feed = std::make_shared<change_feed>();
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).

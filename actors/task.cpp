@@ -198,10 +198,12 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
       self->send(st.allocation, kill_atom::value, int32_t{SIGTERM}, stop_grace_s);
   } else {
     // Its process acts for its owner (the det CLI, a custom searcher) with a token of its own, as in
-    // Determined: stored before the process can use it, revoked when the task ends.
+    // Determined: stored before the process can use it, revoked when the task ends. It is a task's
+    // token, which cannot create tokens or users: another user who reads the process's environment
+    // cannot turn it into a lasting one.
     const auto token = auth::random_secret();
     self->request(st.setup.handles.accounts, accounts_timeout, create_atom::value, user_id{t.owner_id()},
-                  auth::sha256(token), pb::TOKEN_KIND_ACCESS, user_token_description(t), user_token_lifespan_s)
+                  auth::sha256(token), pb::TOKEN_KIND_TASK, user_token_description(t), user_token_lifespan_s)
         .then(
             [=](pb::AccessToken&) {
               auto start = container_of(self);
@@ -236,10 +238,7 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
         apply(self, {task_event_kind::became_ready, {}});
         store(self);
       },
-      [=](proxy_atom) {
-        self->state.last_used = std::chrono::steady_clock::now();
-        return task(self);
-      },
+      [=](proxy_atom) { return task(self); },
       [=](const pb::ContainerActivity&) { self->state.last_used = std::chrono::steady_clock::now(); },
       [=](tick_atom) {
         auto& st = self->state;

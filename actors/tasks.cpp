@@ -108,6 +108,10 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
         if (it == live.end()) return make_error(errc::not_found, "task " + id + " is not running");
         return self->delegate(it->second, proxy_atom::value);
       },
+      [=](pb::ContainerActivity& used) {
+        auto& live = self->state.live;
+        if (auto it = live.find(used.allocation_id()); it != live.end()) self->send(it->second, std::move(used));
+      },
       [&db](list_atom) {
         return answer_with(attempt_storage("cannot list the tasks", [&] {
           pb::GetTaskSummariesResponse out;

@@ -27,29 +27,46 @@ std::chrono::seconds wait_in(Map& failures_by, const typename Map::key_type& key
   return std::chrono::ceil<std::chrono::seconds>(left);
 }
 
+// The name a failure is counted under. User names have at most 64 characters: any longer one
+// names no account, and keeping it whole would let failures of huge names take memory.
+std::string account_key(const std::string& username) { return username.substr(0, 65); }
+
+// Drops every key of `failures_by` once it holds 100000: an address or name that failed and never
+// came back is forgotten with the others rather than kept for ever.
+template <class Map>
+void bound(Map& failures_by) {
+  if (failures_by.size() >= 100000) failures_by.clear();
+}
+
 } // namespace
 
 std::chrono::seconds login_throttle::wait(const std::string& address, const std::string& username,
                                           clock::time_point now) {
   std::lock_guard<std::mutex> lock{mutex_};
-  auto user = wait_in(by_user_, {address, username}, max_per_user, now);
+  auto user = wait_in(by_user_, {address, account_key(username)}, max_per_user, now);
   auto all = wait_in(by_address_, address, max_per_address, now);
   return std::max(user, all);
 }
 
+std::chrono::seconds login_throttle::account_wait(const std::string& username, clock::time_point now) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  return wait_in(by_account_, account_key(username), max_per_account, now);
+}
+
 void login_throttle::failed(const std::string& address, const std::string& username, clock::time_point now) {
   std::lock_guard<std::mutex> lock{mutex_};
-  // Bounded: an address that failed and never came back is forgotten with every other once
-  // 100000 are kept, rather than kept for ever.
-  if (by_user_.size() >= 100000) by_user_.clear();
-  if (by_address_.size() >= 100000) by_address_.clear();
-  by_user_[{address, username}].push_back(now);
+  bound(by_user_);
+  bound(by_address_);
+  bound(by_account_);
+  const auto account = account_key(username);
+  by_user_[{address, account}].push_back(now);
   by_address_[address].push_back(now);
+  by_account_[account].push_back(now);
 }
 
 void login_throttle::succeeded(const std::string& address, const std::string& username) {
   std::lock_guard<std::mutex> lock{mutex_};
-  by_user_.erase({address, username});
+  by_user_.erase({address, account_key(username)});
 }
 
 } // namespace det::auth

@@ -2,7 +2,9 @@
 // Failed logins slow down whoever makes them: each costs the master an Argon2id hash (about
 // 120 ms and 64 MiB), and a password is guessed by trying many. At most 5 failures a minute for
 // one user from one address, and 30 from one address for all users; then that address waits.
-// A success clears its user's count.
+// At most 20 failures a minute for one user from all addresses together; then every address
+// waits to try that user, so that guesses spread over many addresses are slowed as well. A
+// success clears its user's count from its address.
 
 #include <chrono>
 #include <cstdint>
@@ -19,10 +21,15 @@ public:
   using clock = std::chrono::steady_clock;
   static constexpr std::size_t max_per_user = 5;
   static constexpr std::size_t max_per_address = 30;
+  static constexpr std::size_t max_per_account = 20;
   static constexpr std::chrono::seconds window{60};
 
-  /// How long `address` must wait before it may try to log in as `username` again; 0 if now.
+  /// How long `address` must wait before it may try to log in as `username` again because of its
+  /// own failures; 0 if now.
   std::chrono::seconds wait(const std::string& address, const std::string& username, clock::time_point now);
+  /// How long every address must wait before it may try to log in as `username` again because of
+  /// the failures of all of them together; 0 if now.
+  std::chrono::seconds account_wait(const std::string& username, clock::time_point now);
   void failed(const std::string& address, const std::string& username, clock::time_point now);
   void succeeded(const std::string& address, const std::string& username);
 
@@ -31,6 +38,7 @@ private:
   // The failures in the window, oldest first.
   std::map<std::pair<std::string, std::string>, std::deque<clock::time_point>> by_user_;
   std::map<std::string, std::deque<clock::time_point>> by_address_;
+  std::map<std::string, std::deque<clock::time_point>> by_account_;
 };
 
 } // namespace det::auth

@@ -135,7 +135,25 @@ void read_tls(table_reader& security, master_config& config) {
   if (!files.cert.empty() && !files.key.empty() && !files.ca.empty()) config.tls = files;
 }
 
-/// `[security]`: where the agent token is kept, how long a login lasts, and TLS.
+std::optional<std::vector<std::string>> read_strings(table_reader& reader, std::string_view key);
+
+/// `[security] allowed_host_paths, allowed_capabilities`: the host access users' configs may have.
+void read_host_access(table_reader& security, host_access_policy& policy) {
+  if (auto paths = read_strings(security, "allowed_host_paths")) {
+    for (const auto& path : *paths)
+      if (path.empty() || path.front() != '/')
+        security.error("allowed_host_paths", "expected absolute directories, got \"" + path + "\"");
+    policy.allowed_host_paths = std::move(*paths);
+  }
+  if (auto capabilities = read_strings(security, "allowed_capabilities")) {
+    for (const auto& capability : *capabilities)
+      if (capability.empty())
+        security.error("allowed_capabilities", "expected capability names such as \"NET_ADMIN\", got \"\"");
+    policy.allowed_capabilities = std::move(*capabilities);
+  }
+}
+
+/// `[security]`: where the agent token is kept, how long a login and an access token last, and TLS.
 void read_security(table_reader& root, master_config& config) {
   const auto* table = root.read_table("security");
   if (!table) return;
@@ -144,6 +162,10 @@ void read_security(table_reader& root, master_config& config) {
   if (auto seconds = read_duration_s(reader, "session_lifespan", 1,
                                      "expected seconds as a positive integer or a duration such as \"7d\" or \"12h\""))
     config.session_lifespan_s = *seconds;
+  if (auto seconds = read_duration_s(reader, "max_token_lifespan", 1,
+                                     "expected seconds as a positive integer or a duration such as \"30d\" or \"12h\""))
+    config.max_token_lifespan_s = *seconds;
+  read_host_access(reader, config.host_access);
   read_tls(reader, config);
   reader.refuse({"authz", "initial_user_password", "default_task", "ssh", "token"}, not_implemented);
   reader.report_unknown_keys();

@@ -2,6 +2,7 @@
 
 #include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
+#include "config/host_access_policy.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -69,7 +70,8 @@ struct resource_pool_config {
 /// pool_name, description, max_aux_containers_per_agent, [resource_pools.scheduler]`,
 /// `[resource_manager] type, default_compute_resource_pool, default_aux_resource_pool,
 /// agent_reconnect_wait, [resource_manager.scheduler]`, `[security] agent_token_file,
-/// session_lifespan, [security.tls] cert, key, ca`. Other keys of Determined's master.yaml are
+/// session_lifespan, max_token_lifespan, allowed_host_paths, allowed_capabilities, [security.tls] cert, key,
+/// ca`. Other keys of Determined's master.yaml are
 /// refused with a sentence naming them.
 struct master_config {
   /// The actor system's port (agents and workers connect here); 0 picks a free one.
@@ -99,9 +101,15 @@ struct master_config {
   std::string agent_token_file;
   /// `[security] session_lifespan`: how long a login lasts (seconds, or "7d", "12h").
   int64_t session_lifespan_s = 7 * 24 * 3600;
+  /// `[security] max_token_lifespan`: the longest an access token (det token create) may last
+  /// (seconds, or "30d"); a longer one is refused.
+  int64_t max_token_lifespan_s = 30 * 24 * 3600;
   /// `[security.tls] cert, key, ca`: REST over HTTPS and the actor port over TLS, where agents,
   /// workers and REPLs show certificates signed by `ca`. Unset: both serve plain text.
   std::optional<auth::tls_files> tls;
+  /// `[security] allowed_host_paths, allowed_capabilities`: what users' configs may take from an
+  /// agent's host (config/host_access_policy.hpp).
+  host_access_policy host_access;
 };
 
 /// Parses and validates a master config; errors as for experiment configs.

@@ -1,5 +1,6 @@
 #include "runtime/account_routes.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "actors/token_check.hpp"
@@ -22,7 +23,22 @@ std::string bad_user_name_reason(const std::string& name) {
 }
 
 constexpr int64_t default_access_token_lifespan_s = 30 * 24 * 3600;
-constexpr int64_t max_token_lifespan_s = int64_t{10} * 365 * 24 * 3600;
+
+/// `seconds` as security.max_token_lifespan would take it: "30d", "12h" or "90s".
+std::string duration_text(int64_t seconds) {
+  if (seconds % 86400 == 0) return std::to_string(seconds / 86400) + "d";
+  if (seconds % 3600 == 0) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds) + "s";
+}
+
+/// Why an access token may not last `lifespan_s`, as a sentence naming the setting, or "".
+std::string bad_lifespan_reason(int64_t lifespan_s, int64_t max_lifespan_s) {
+  if (lifespan_s <= 0) return "lifespan_s must be a positive number of seconds, not " + std::to_string(lifespan_s);
+  if (lifespan_s > max_lifespan_s)
+    return "a token may last at most " + duration_text(max_lifespan_s) +
+           " (security.max_token_lifespan in master.toml), not " + duration_text(lifespan_s);
+  return "";
+}
 
 } // namespace
 
@@ -104,6 +120,8 @@ void account_routes::add_to(http_router& server) {
     ask(res, [&](pb::GetUsersResponse& out) { reply_json(res, out); }, list_atom::value);
   }));
   server.Post("/api/v1/users", signed_in([this, ask](const http_request& req, http_response& res, const principal& who) {
+    if (auto e = require_personal_token(who, "creating a user"))
+      return reply_error(res, sys, e);
     if (auto e = require_admin(who, "creating a user"))
       return reply_error(res, sys, e);
     auto body = body_of<pb::PostUserRequest>(req, res);
@@ -121,6 +139,8 @@ void account_routes::add_to(http_router& server) {
   }));
   server.Post(R"(/api/v1/users/([^/]+)/password)",
               signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
+                if (auto e = require_personal_token(who, "changing a password"))
+                  return reply_error(res, sys, e);
                 auto body = body_of<pb::SetUserPasswordRequest>(req, res);
                 if (!body)
                   return;
@@ -142,12 +162,14 @@ void account_routes::add_to(http_router& server) {
                 if (auto why = auth::weak_password_reason(body->password()); !why.empty())
                   return reply_error(res, 400, why);
                 ask(res, [&](bool) {
-                  auth.forget_user(user.user.id());  // its sessions were revoked with the change
+                  auth.forget_user(user.user.id());  // its sessions and tokens were revoked with the change
                   res.set_content("{}", "application/json");
                 }, password_atom::value, user_id{user.user.id()}, auth::hash_password(body->password()));
               }));
   server.Patch(R"(/api/v1/users/([^/]+))",
                signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
+                 if (auto e = require_personal_token(who, "activating or deactivating a user"))
+                   return reply_error(res, sys, e);
                  if (auto e = require_admin(who, "activating or deactivating a user"))
                    return reply_error(res, sys, e);
                  auto body = body_of<pb::PatchUserRequest>(req, res);
@@ -167,13 +189,18 @@ void account_routes::add_to(http_router& server) {
                  }, enable_atom::value, user_id{user.user.id()}, body->active());
                }));
   server.Post("/api/v1/tokens", signed_in([this, ask, issue](const http_request& req, http_response& res, const principal& who) {
+    if (auto e = require_personal_token(who, "creating a token"))
+      return reply_error(res, sys, e);
     auto body = body_of<pb::CreateAccessTokenRequest>(req, res);
     if (!body)
       return;
-    const auto lifespan = body->lifespan_s() == 0 ? default_access_token_lifespan_s : body->lifespan_s();
-    if (lifespan < 0 || lifespan > max_token_lifespan_s)
-      return reply_error(res, 400, "lifespan_s must be between 1 second and 10 years, not " + std::to_string(lifespan));
+    const auto lifespan = body->lifespan_s() == 0 ? std::min(default_access_token_lifespan_s, max_token_lifespan_s)
+                                                  : body->lifespan_s();
+    if (auto why = bad_lifespan_reason(lifespan, max_token_lifespan_s); !why.empty())
+      return reply_error(res, 400, why);
     ask(res, [&](storage::stored_user& u) {
+      if (!who.admin && !password_confirmed(req, res, u, body->password()))
+        return;
       issue(res, u.user, pb::TOKEN_KIND_ACCESS, body->description(), lifespan, [&](const std::string& token, pb::AccessToken info) {
         pb::CreateAccessTokenResponse out;
         out.set_token(token);
@@ -200,10 +227,29 @@ void account_routes::add_to(http_router& server) {
   }));
 }
 
+bool account_routes::password_confirmed(const http_request& req, http_response& res, const storage::stored_user& user,
+                                        const std::string& password) {
+  const std::string refusal = "creating a token needs the password of user " + user.user.username() +
+                              " again, in password (det token create asks for it), or an admin";
+  if (password.empty()) {
+    reply_error(res, 403, refusal);
+    return false;
+  }
+  auto matches = check_password(req, res, user.user.username(), password, user.password_hash);
+  if (matches && !*matches)
+    reply_error(res, 403, refusal + ", and that is not it");
+  return matches.value_or(false);
+}
+
 std::optional<bool> account_routes::check_password(const http_request& req, http_response& res,
                                                    const std::string& username, const std::string& password,
                                                    const std::string& hash) {
   const auto now = auth::login_throttle::clock::now();
+  if (auto wait = throttle.account_wait(username, now); wait.count() > 0) {
+    reply_error(res, 429, "too many failed logins as \"" + username + "\" from all addresses together: try again in " +
+                              std::to_string(wait.count()) + " s");
+    return std::nullopt;
+  }
   if (auto wait = throttle.wait(req.remote_addr, username, now); wait.count() > 0) {
     reply_error(res, 429, "too many failed logins as \"" + username + "\" from " + req.remote_addr +
                               ": try again in " + std::to_string(wait.count()) + " s");

@@ -22,6 +22,8 @@ struct account_routes {
   accounts_actor accounts;
   authenticator& auth;
   int64_t session_lifespan_s;
+  /// security.max_token_lifespan: the longest an access token may last.
+  int64_t max_token_lifespan_s;
   /// Wraps a handler so that it runs only for a caller with a valid token.
   std::function<http_handler(signed_in_handler)> signed_in;
   auth::login_throttle throttle;
@@ -33,6 +35,11 @@ struct account_routes {
   /// answered, while the caller's address must wait.
   std::optional<bool> check_password(const http_request& req, http_response& res, const std::string& username,
                                      const std::string& password, const std::string& hash);
+
+  /// Whether `password` is `user`'s, asked again of a session before it makes a lasting token (a
+  /// stolen session alone must not outlive its logout); false with 403 or 429 answered if not.
+  bool password_confirmed(const http_request& req, http_response& res, const storage::stored_user& user,
+                          const std::string& password);
 };
 
 

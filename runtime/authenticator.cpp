@@ -13,7 +13,15 @@ namespace {
 constexpr auto lookup_timeout = std::chrono::seconds(10);
 // A row changed behind this master's back (an operator's SQL) takes effect within this long.
 constexpr auto cache_for = std::chrono::seconds(60);
+// A task's token is revoked by its task's actor, which cannot tell the gateway: it is looked up
+// again after this long, so that it ends within a second of its task.
+constexpr auto task_token_cache_for = std::chrono::seconds(1);
+
 constexpr std::size_t max_cached = 100000;
+
+std::chrono::steady_clock::duration cache_period(pb::TokenKind kind) {
+  return kind == pb::TOKEN_KIND_TASK ? task_token_cache_for : cache_for;
+}
 
 caf::error unauthenticated(const std::string& sentence) {
   return make_error(errc::unauthenticated, sentence);
@@ -41,14 +49,18 @@ caf::expected<principal> authenticator::authenticate(const std::string& authoriz
   const auto token = bearer_token(authorization);
   if (token.empty())
     return unauthenticated("the Authorization header must be \"Bearer TOKEN\"");
-  const auto sha = auth::sha256(token);
+  return authenticate_sha256(auth::sha256(token));
+}
+
+caf::expected<principal> authenticator::authenticate_sha256(const std::string& sha) {
   const auto now = std::chrono::system_clock::now();
   uint64_t forgets = 0;
   {
     std::lock_guard<std::mutex> lock{mutex_};
     forgets = forgets_;
     auto it = by_sha256_.find(sha);
-    if (it != by_sha256_.end() && std::chrono::steady_clock::now() - it->second.looked_up < cache_for) {
+    if (it != by_sha256_.end() &&
+        std::chrono::steady_clock::now() - it->second.looked_up < cache_period(it->second.who.kind)) {
       if (now < it->second.expires)
         return it->second.who;
       by_sha256_.erase(it);  // expired: the lookup below says so with the time
@@ -107,6 +119,13 @@ void authenticator::forget_user(int64_t user_id) {
   ++forgets_;
   for (auto it = by_sha256_.begin(); it != by_sha256_.end();)
     it = it->second.who.user_id == user_id ? by_sha256_.erase(it) : std::next(it);
+}
+
+caf::error require_personal_token(const principal& who, const std::string& action) {
+  if (who.kind != pb::TOKEN_KIND_TASK)
+    return {};
+  return make_error(errc::forbidden, action + " needs a login or an access token of user " + who.username +
+                                         ", not a task's token (DET_USER_TOKEN)");
 }
 
 caf::error require_admin(const principal& who, const std::string& action) {

@@ -1,8 +1,9 @@
 #pragma once
 // Who is calling the REST API: the user a request's bearer token speaks for, and what that user
 // may do. Tokens are looked up by their SHA-256 in the accounts actor once, then answered from
-// memory for up to a minute, so that authentication costs a hash and a map lookup per request;
-// a logout, revocation, password change or deactivation on this master forgets them at once.
+// memory for up to a minute (a task's token for a second: its task's end revokes it elsewhere), so
+// that authentication costs a hash and a map lookup per request; a logout, revocation, password
+// change or deactivation on this master forgets them at once.
 
 #include <chrono>
 #include <cstdint>
@@ -35,6 +36,9 @@ public:
 
   /// The user `authorization` ("Bearer TOKEN") speaks for, or errc::unauthenticated saying why not.
   caf::expected<principal> authenticate(const std::string& authorization);
+  /// As authenticate(), for the token whose SHA-256 is `sha`: whether a token given earlier (an
+  /// event stream's) still speaks for its user, at the cost of a map lookup while it is cached.
+  caf::expected<principal> authenticate_sha256(const std::string& sha);
 
   /// A token just issued: its first use needs no lookup.
   void remember(const principal& who, std::chrono::system_clock::time_point expires);
@@ -62,6 +66,9 @@ private:
 /// The TOKEN of "Bearer TOKEN" (the scheme in any case), or "".
 std::string bearer_token(const std::string& authorization);
 
+/// forbidden when `who` came with a task's token (DET_USER_TOKEN): "<action> needs a login, not a
+/// task's token". Whoever reads a task's environment must not turn it into lasting access.
+caf::error require_personal_token(const principal& who, const std::string& action);
 /// forbidden unless `who` is an admin: "<action> needs an admin".
 caf::error require_admin(const principal& who, const std::string& action);
 /// forbidden unless `who` owns it (`owner`) or is an admin: "only <thing>'s owner (<name>) or an admin may <verb> it".

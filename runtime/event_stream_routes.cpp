@@ -19,14 +19,25 @@ constexpr size_t changes_per_piece = 5000;
 
 enum class stream_scope { all, experiment, trial };
 
+/// What keeps a stream going for its caller: the token it came with, checked on every poll, and
+/// the slot of its user's quota it holds.
+struct stream_caller {
+  authenticator& auth;
+  std::string token_sha256;
+  std::unique_ptr<stream_quota::slot> slot;
+};
+
 class event_stream final : public response_stream {
  public:
   event_stream(caf::actor_system& sys, persistence_reader_actor reader, std::shared_ptr<change_feed> feed,
-               stream_scope scope, int64_t id, std::optional<uint64_t> after, std::string generation)
-      : sys_(sys), reader_(std::move(reader)), feed_(std::move(feed)), scope_(scope), id_(id), after_(after),
-        client_generation_(std::move(generation)) {}
+               stream_caller caller, stream_scope scope, int64_t id, std::optional<uint64_t> after,
+               std::string generation)
+      : sys_(sys), reader_(std::move(reader)), feed_(std::move(feed)), caller_(std::move(caller)), scope_(scope),
+        id_(id), after_(after), client_generation_(std::move(generation)) {}
 
   std::optional<std::string> next() override {
+    // A revoked or expired token ends what it opened (a cached lookup while it is valid).
+    if (!caller_.auth.authenticate_sha256(caller_.token_sha256)) return std::nullopt;
     if (!started_) return first_line();
     auto read = feed_->read_after(cursor_, changes_per_piece);
     if (read.fell_behind) return line(reset());
@@ -143,6 +154,7 @@ class event_stream final : public response_stream {
   caf::actor_system& sys_;
   persistence_reader_actor reader_;
   std::shared_ptr<change_feed> feed_;
+  stream_caller caller_;
   stream_scope scope_;
   int64_t id_;
   std::optional<uint64_t> after_;
@@ -155,8 +167,21 @@ class event_stream final : public response_stream {
 
 }  // namespace
 
+std::unique_ptr<stream_quota::slot> stream_quota::take(int64_t user_id) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  auto& open = open_[user_id];
+  if (open >= max_streams_per_user) return nullptr;
+  ++open;
+  return std::make_unique<slot>(shared_from_this(), user_id);
+}
+
+void stream_quota::give_back(int64_t user_id) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  if (--open_[user_id] == 0) open_.erase(user_id);
+}
+
 void event_stream_routes::add_to(http_router& server) {
-  server.Get("/api/v1/stream", signed_in([this](const http_request& req, http_response& res, const principal&) {
+  server.Get("/api/v1/stream", signed_in([this](const http_request& req, http_response& res, const principal& who) {
     auto scope = stream_scope::all;
     int64_t id = 0;
     for (auto [key, kind] : {std::pair{"experiment_id", stream_scope::experiment}, std::pair{"trial_id", stream_scope::trial}}) {
@@ -176,9 +201,14 @@ void event_stream_routes::add_to(http_router& server) {
     // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
     if (scope == stream_scope::experiment && !exists_or_reply(sys, res, handles.reader, experiment_id{id})) return;
     if (scope == stream_scope::trial && !exists_or_reply(sys, res, handles.reader, trial_id{id})) return;
+    auto slot = quota->take(who.user_id);
+    if (!slot)
+      return reply_error(res, 429, "user " + who.username + " has " + std::to_string(stream_quota::max_streams_per_user) +
+                                       " event streams (GET /api/v1/stream) open, as many as one may: close one first");
     res.content_type = "application/x-ndjson";
-    res.stream = std::make_shared<event_stream>(sys, handles.reader, handles.feed, scope, id, after,
-                                                req.get_param_value("generation"));
+    res.stream = std::make_shared<event_stream>(sys, handles.reader, handles.feed,
+                                                stream_caller{auth, who.token_sha256, std::move(slot)}, scope, id,
+                                                after, req.get_param_value("generation"));
   }));
 }
 

@@ -14,6 +14,7 @@
 #include "caf/all.hpp"
 #include "config/continuation.hpp"
 #include "config/experiment_config.hpp"
+#include "config/host_access_policy.hpp"
 #include "messages/caf_types.hpp"
 #include "config/yaml_config.hpp"
 #include "messages/errc.hpp"
@@ -35,6 +36,8 @@
 #include "runtime/webui_routes.hpp"
 #include "runtime/http_replies.hpp"
 #include "runtime/http_server.hpp"
+#include "auth/untrusted_names.hpp"
+#include "runtime/open_beneath.hpp"
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
@@ -93,20 +96,29 @@ struct http_gateway::impl {
   std::unique_ptr<http_server> http;
 
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan,
-       const std::optional<auth::tls_files>& tls, std::string webui_directory)
+       int64_t max_token_lifespan, const std::optional<auth::tls_files>& tls, std::string webui_directory)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p),
         auth(s, handles.accounts),
-        accounts{s, handles.accounts, auth, lifespan, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        accounts{s, handles.accounts, auth, lifespan, max_token_lifespan,
+                 [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         series{s, handles.reader, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         alerts{s, front, handles.persistence},
-        streams{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        streams{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         prometheus{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         webui{std::move(webui_directory)},
-        http(std::make_unique<http_server>(server, [this](const http_request& req) { return tasks.proxy_target_of(req); },
-                                           tls)) {}
+        http(std::make_unique<http_server>(
+            server, [this](const http_request& req) { return tasks.proxy_target_of(req); },
+            [this](const http_request& req) { return authenticated(req); }, tls)) {}
+
+  /// Whether the caller of a request whose body has not been read yet is one det knows: a task's
+  /// service decides for what goes to it, the REST API by the bearer token.
+  bool authenticated(const http_request& req) {
+    if (req.path.rfind("/proxy/", 0) == 0) return tasks.proxy_target_of(req).refusal_status == 0;
+    return static_cast<bool>(auth.authenticate(req.get_header_value("Authorization")));
+  }
 
   /// `handler`, run only for a caller whose bearer token is valid; 401 with the reason otherwise.
   http_handler signed_in(signed_in_handler handler) {
@@ -416,6 +428,9 @@ struct http_gateway::impl {
       return reply_error(res, 400,
                          path + ": resources.resource_pool: there is no resource pool named \"" +
                              cfg.resources.resource_pool + "\"");
+    if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
+        !refusal.empty())
+      return reply_error(res, 403, path + ": " + refusal);
     if (body.validate_only()) {
       pb::CreateExperimentResponse resp;
       resp.mutable_experiment()->set_name(cfg.name);
@@ -739,20 +754,6 @@ struct http_gateway::impl {
                  [](pb::CoreApiCall& c) { c.set_preemption(true); });
   }
 
-  /// Whether `name` is a path inside a checkpoint's directory: relative, without "." or ".."
-  /// components (a trial's process names its checkpoint's files itself).
-  static bool inside_checkpoint(const std::string& name) {
-    if (name.empty() || name.front() == '/') return false;
-    for (std::size_t start = 0; start <= name.size();) {
-      auto end = name.find('/', start);
-      if (end == std::string::npos) end = name.size();
-      const auto part = name.substr(start, end - start);
-      if (part.empty() || part == "." || part == "..") return false;
-      start = end + 1;
-    }
-    return true;
-  }
-
   /// One file of a checkpoint, read from the checkpoint storage; `name` may be in a subdirectory
   /// (code/model_def.py).
   void checkpoint_file(const http_request& req, http_response& res) {
@@ -768,15 +769,19 @@ struct http_gateway::impl {
       return reply_error(res, sys, failure);
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) ||
-        !inside_checkpoint(name))
+        !auth::is_plain_relative_path(name))
       return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
-    // Streamed from disk: checkpoints can be larger than the master's spare memory.
-    const std::string path = c.storage_path() + "/" + uuid + "/" + name;
-    std::error_code error;
-    if (!std::filesystem::is_regular_file(path, error))
-      return reply_error(res, 500, "cannot read " + name + " of checkpoint " + uuid + " from " + c.storage_path());
+    // Streamed from disk (checkpoints can be larger than the master's spare memory), opened
+    // beneath the storage root: the trial wrote the directory, and a link in it must not lead
+    // the master to send its own files.
+    auto file = open_beneath(c.storage_path(), c.uuid() + "/" + name);
+    if (!file)
+      return reply_error(res, errno == ENOENT ? 404 : 403,
+                         "cannot send " + name + " of checkpoint " + uuid + ": it is " +
+                             (errno == ENOENT ? "gone from " + c.storage_path()
+                                              : "not a regular file beneath the checkpoint storage (a link, or a directory)"));
     res.content_type = "application/octet-stream";
-    res.file_path = path;
+    res.file = std::make_shared<unique_fd>(std::move(file));
   }
 
   void routes() {
@@ -907,10 +912,10 @@ struct http_gateway::impl {
 };
 
 http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-                           int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls,
-                           std::string webui_directory)
-    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s, tls,
-                                   std::move(webui_directory))) {
+                           int actor_port, int64_t session_lifespan_s, int64_t max_token_lifespan_s,
+                           const std::optional<auth::tls_files>& tls, std::string webui_directory)
+    : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s,
+                                   max_token_lifespan_s, tls, std::move(webui_directory))) {
   impl_->routes();
 }
 

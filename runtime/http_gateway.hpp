@@ -14,12 +14,13 @@ namespace det::runtime {
 
 class http_gateway {
 public:
-  /// Sessions from POST /api/v1/auth/login last `session_lifespan_s`. With `tls` it serves HTTPS
+  /// Sessions from POST /api/v1/auth/login last `session_lifespan_s`; access tokens at most
+  /// `max_token_lifespan_s` (security.max_token_lifespan). With `tls` it serves HTTPS
   /// only, with tls->cert and tls->key (clients are not asked for certificates: they sign in).
   /// The web UI's pages and assets come from `webui_directory`.
   http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
-               int actor_port, int64_t session_lifespan_s, const std::optional<auth::tls_files>& tls,
-               std::string webui_directory);
+               int actor_port, int64_t session_lifespan_s, int64_t max_token_lifespan_s,
+               const std::optional<auth::tls_files>& tls, std::string webui_directory);
   ~http_gateway();
 
   /// Binds and serves on a thread of its own; returns the bound port (useful

@@ -80,8 +80,9 @@ void restore_warm_start(storage::database& db, const std::vector<pb::Trial>& tri
   plan.warm_start_dir = checkpoint->storage_path() + "/" + uuid;
 }
 
-// On the first start admin gets a random password, kept in DATA_DIR/admin-password (0600) and
-// printed once; no cluster ever has a blank or well-known one.
+// On the first start admin gets a random password, kept in DATA_DIR/admin-password (0600); no
+// cluster ever has a blank or well-known one. The log names the file, never the password: logs
+// are read by more people than the data directory.
 void set_first_admin_password(storage::database& db, const std::string& data_dir) {
   auto admin = db.find_user("admin");
   if (!admin || !admin->password_hash.empty())
@@ -92,8 +93,8 @@ void set_first_admin_password(storage::database& db, const std::string& data_dir
   auth::write_private_file(path, password + "\n");
   if (!db.set_admin_password_if_unset(auth::hash_password(password)))
     return;
-  std::cout << "master: created user admin with password " << password << " (also in " << path
-            << "; change it with det user change-password)" << std::endl;
+  std::cout << "master: created user admin with the password in " << path
+            << " (readable by this user only; change it with det user change-password)" << std::endl;
 }
 
 // The token agents present to register: the configured file's, or one made at the first start
@@ -214,6 +215,7 @@ int run_master(const master_options& opts) {
   handles.default_aux_pool = mc.default_aux_resource_pool;
   handles.agent_reconnect_wait_s = mc.agent_reconnect_wait_s;
   handles.default_checkpoint_root = data_dir + "/checkpoints";
+  handles.host_access = mc.host_access;
   for (auto& pool : mc.resource_pools)
     handles.pools[pool.name] = spawn_resource_pool(sys, pool, mc.agent_reconnect_wait_s);
   auto directory = spawn_directory(sys);
@@ -239,8 +241,8 @@ int run_master(const master_options& opts) {
     throw std::runtime_error("cannot serve the actor port " + opts.listen + ":" +
                              std::to_string(port) + ": " + sys.render(bound.error()));
   start_provisioners(sys, mc, handles, directory, db_url, data_dir, opts.listen, static_cast<int>(*bound));
-  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.tls,
-                       opts.webui_dir.empty() ? default_webui_directory() : opts.webui_dir};
+  http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.max_token_lifespan_s,
+                       mc.tls, opts.webui_dir.empty() ? default_webui_directory() : opts.webui_dir};
   int bound_http = gateway.start(opts.listen, http_port);
   handles.http_port->store(bound_http);
   write_ready_file(opts.ready_file, *bound, bound_http);

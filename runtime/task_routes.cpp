@@ -12,6 +12,7 @@
 #include "messages/caf_types.hpp"
 #include "config/config_error.hpp"
 #include "config/experiment_config.hpp"
+#include "config/host_access_policy.hpp"
 #include "config/task_config.hpp"
 #include "runtime/route_helpers.hpp"
 
@@ -135,6 +136,12 @@ bool task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::T
   return true;
 }
 
+void task_routes::mark_used(const std::string& task_id) {
+  pb::ContainerActivity used;
+  used.set_allocation_id(task_id);
+  caf::anon_send(handles.tasks, std::move(used));
+}
+
 proxy_target task_routes::proxy_target_of(const http_request& req) {
   constexpr std::string_view prefix = "/proxy/";
   const auto rest = req.path.substr(prefix.size());
@@ -175,6 +182,7 @@ proxy_target task_routes::proxy_target_of(const http_request& req) {
   target.host = task.service_address().substr(0, colon);
   target.port = *port;
   target.raw_tcp = task.kind() == pb::TASK_KIND_SHELL;
+  mark_used(task.id());
   return target;
 }
 
@@ -210,6 +218,9 @@ void task_routes::add_to(http_router& server) {
         const auto pool = handles.pool_name(cfg.resource_pool, cfg.slots);
         if (!handles.pools_at(pool))
           return reply_error(res, 400, path + ": resources.resource_pool: there is no resource pool named " + pool);
+        if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
+            !refusal.empty())
+          return reply_error(res, 403, path + ": " + refusal);
         pb::Task task;
         task.set_kind(kind);
         task.set_owner_id(who.user_id);

@@ -22,11 +22,14 @@ struct task_routes {
 
   /// Where a request under /proxy/{task}/ goes: the running task's service, for its owner or an
   /// admin (a session as a Bearer header or the `auth` cookie), or anyone with a notebook's own
-  /// token (?token=, "Authorization: token T", or the cookie its first use sets). Each request
-  /// counts as a use of the task (its idle clock).
+  /// token (?token=, "Authorization: token T", or the cookie its first use sets). Each request let
+  /// through counts as a use of the task (its idle clock); a refused one does not, or anyone could
+  /// keep a task from its idle_timeout.
   proxy_target proxy_target_of(const http_request& req);
 
  private:
+  /// Restarts the idle clock of task `task_id`.
+  void mark_used(const std::string& task_id);
   /// A TensorBoard's entrypoint: its trials' event directories, from the experiments and trials
   /// the request names; false with the reply made when one does not exist.
   bool add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task, http_response& res);

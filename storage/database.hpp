@@ -171,7 +171,7 @@ class database {
   std::vector<pb::User> list_users();
   /// nullopt when the name is taken.
   std::optional<pb::User> insert_user(const std::string& username, const std::string& password_hash, bool admin);
-  /// Also revokes the user's sessions.
+  /// Also revokes every session and token of the user: whoever knew the old password may have made them.
   void set_password_hash(int64_t user_id, const std::string& password_hash);
   void set_user_active(int64_t user_id, bool active);
   /// Gives `admin` its first password; false when it already has one (not the first start).
@@ -181,7 +181,7 @@ class database {
   /// Expired and revoked tokens too: the caller says why they no longer work.
   std::optional<token_holder> find_token(const std::string& sha256);
   std::optional<pb::AccessToken> get_token(int64_t id);
-  /// Access tokens (not sessions) of `user_id`, or of everyone for 0; by id.
+  /// Access and task tokens (not sessions) of `user_id`, or of everyone for 0; by id.
   std::vector<pb::AccessToken> list_access_tokens(int64_t user_id);
   void revoke_token(int64_t id);
   /// Revokes the user's tokens that `description` describes (a command's, when it ends).

@@ -94,9 +94,8 @@ void database::set_password_hash(int64_t user_id, const std::string& password_ha
     pqxx::work tx{impl_->connection};
     expect_one_row(tx.exec_params("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, password_hash),
                    "user " + std::to_string(user_id));
-    // Everyone who knew the old password is logged out; access tokens stay (they are revoked one by one).
-    tx.exec_params("UPDATE user_tokens SET revoked_at = now() WHERE user_id = $1 AND kind = 'TOKEN_KIND_SESSION' "
-                   "AND revoked_at IS NULL", user_id);
+    // Whoever knew the old password may have logged in or made tokens with it: all of them end.
+    tx.exec_params("UPDATE user_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL", user_id);
     tx.commit();
   });
 }
@@ -164,7 +163,7 @@ std::vector<pb::AccessToken> database::list_access_tokens(int64_t user_id) {
   return describing_failure("list the access tokens", [&] {
     pqxx::read_transaction tx{impl_->connection};
     std::vector<pb::AccessToken> tokens;
-    for (const auto& row : tx.exec_params(token_select + "WHERE t.kind = 'TOKEN_KIND_ACCESS' AND ($1 = 0 OR t.user_id = $1) "
+    for (const auto& row : tx.exec_params(token_select + "WHERE t.kind <> 'TOKEN_KIND_SESSION' AND ($1 = 0 OR t.user_id = $1) "
                                                          "ORDER BY t.id",
                                           user_id))
       tokens.push_back(token_from(row));

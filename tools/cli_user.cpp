@@ -29,6 +29,12 @@ int64_t lifespan_seconds(const std::string& text) {
   return *seconds;
 }
 
+/// `username`'s password: DET_PASS when set (scripts), else asked.
+std::string password_of(const std::string& username) {
+  const char* pass = std::getenv("DET_PASS");
+  return pass ? pass : read_secret("Password for " + username + ": ");
+}
+
 /// A new password, asked twice on a terminal.
 std::string new_password(const std::string& whose) {
   auto password = read_secret("New password for " + whose + ": ");
@@ -55,8 +61,7 @@ int login(rest_client& master, std::string username) {
     std::cerr << "Username: " << std::flush;
     std::getline(std::cin, username);
   }
-  const char* pass = std::getenv("DET_PASS");
-  auto reply = log_in(master, username, pass ? pass : read_secret("Password for " + username + ": "));
+  auto reply = log_in(master, username, password_of(username));
   save_login(master.master_url(), {reply.user().username(), reply.token()});
   std::cout << "Logged in to " << master.master_url() << " as user " << reply.user().username()
             << (reply.user().admin() ? " (admin)" : "") << ".\n";
@@ -144,6 +149,10 @@ int create_token(rest_client& master, const std::string& lifespan, const std::st
   if (!lifespan.empty())
     request.set_lifespan_s(lifespan_seconds(lifespan));
   request.set_description(description);
+  // A lasting token needs its user's password again (DET_PASS, as for det user login), unless an admin asks.
+  const auto me = master.get<pb::GetMeResponse>("/api/v1/me").user();
+  if (!me.admin())
+    request.set_password(password_of(me.username()));
   pb::CreateAccessTokenResponse reply;
   master.post("/api/v1/tokens", request, reply);
   if (json) {

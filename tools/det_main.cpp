@@ -539,8 +539,10 @@ void add_workspaces(CLI::App& app, command_line& cl) {
 void add_token(CLI::App& app, command_line& cl) {
   auto* t = app.add_subcommand("token", "Manage long-lived access tokens for automation.");
   t->require_subcommand(1);
-  auto* create = t->add_subcommand("create", "Create an access token for yourself; it is printed once.");
-  create->add_option("--lifespan", cl.lifespan, "How long it is valid, e.g. 30d, 12h (default 30d).");
+  auto* create = t->add_subcommand("create", "Create an access token for yourself; it is printed once. It asks for "
+                                             "your password again (DET_PASS for scripts) unless you are an admin.");
+  create->add_option("--lifespan", cl.lifespan,
+                     "How long it is valid, e.g. 30d, 12h (default 30d; at most the master's security.max_token_lifespan).");
   create->add_option("--description", cl.description, "What it is for.");
   add_json_flag(create, cl);
   cl.on_master(create, [&cl](rest_client& m) { return det::tools::create_token(m, cl.lifespan, cl.description, cl.json); });

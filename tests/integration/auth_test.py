@@ -121,25 +121,26 @@ class AuthTest(unittest.TestCase):
         code, error = self.cluster.status("GET", "/api/v1/me", token=session)
         self.assertEqual(code, 401)
         self.assertIn("revoked", error)
-        short = c.post("/api/v1/tokens", {"lifespan_s": 1, "description": "short"}, token=self.bob)["token"]
+        short = c.post("/api/v1/tokens", {"lifespan_s": 1, "description": "short", "password": PASSWORD}, token=self.bob)["token"]
         self.assertEqual(c.get("/api/v1/me", token=short)["user"]["username"], "bob")
         time.sleep(1.5)
         code, error = self.cluster.status("GET", "/api/v1/me", token=short)
         self.assertEqual(code, 401)
         self.assertIn("expired", error)
-        # A new password logs out bob's sessions (not his access tokens).
+        # A new password logs out bob's sessions and revokes his access tokens.
         session = c.login("bob", PASSWORD)
-        lasting = c.post("/api/v1/tokens", {"description": "ci"}, token=session)["token"]
+        lasting = c.post("/api/v1/tokens", {"description": "ci", "password": PASSWORD}, token=session)["token"]
         code, error = self.cluster.status("POST", "/api/v1/users/bob/password", {"password": PASSWORD + "!"}, token=session)
         self.assertEqual(code, 403)  # one's own password needs the current one
         self.assertIn("needs your current one", error)
         c.post("/api/v1/users/bob/password", {"password": PASSWORD + "!", "old_password": PASSWORD}, token=session)
         self.assertEqual(self.cluster.status("GET", "/api/v1/me", token=session)[0], 401)
-        self.assertEqual(self.cluster.status("GET", "/api/v1/me", token=lasting)[0], 200)
+        self.assertEqual(self.cluster.status("GET", "/api/v1/me", token=lasting)[0], 401)
+        c.post("/api/v1/users/bob/password", {"password": PASSWORD})
+        lasting = c.post("/api/v1/tokens", {"description": "ci", "password": PASSWORD}, token=c.login("bob", PASSWORD))["token"]
         code, error = self.cluster.status("POST", "/api/v1/auth/logout", {}, token=lasting)
         self.assertEqual(code, 400)  # an access token is revoked, not logged out
         self.assertIn("det token revoke", error)
-        c.post("/api/v1/users/bob/password", {"password": PASSWORD})
         # A deactivated user's tokens stop working at once and it cannot log in.
         c.request("PATCH", "/api/v1/users/bob", {"active": False})
         code, error = self.cluster.status("GET", "/api/v1/me", token=lasting)

@@ -495,6 +495,19 @@ TEST_CASE("[security] sets the agent token file and the session lifespan") {
   CHECK(errors.find("security.require_tls: unknown key") != std::string::npos);
 }
 
+TEST_CASE("[security] max_token_lifespan caps access tokens: 30 days unless set, a duration or seconds") {
+  CHECK(parse_master_config("", "master.toml").max_token_lifespan_s == 30 * 86400);
+  CHECK(parse_master_config("[security]\nmax_token_lifespan = \"90d\"\n", "master.toml").max_token_lifespan_s == 90 * 86400);
+  CHECK(parse_master_config("[security]\nmax_token_lifespan = 3600\n", "master.toml").max_token_lifespan_s == 3600);
+  std::string errors;
+  try {
+    parse_master_config("[security]\nmax_token_lifespan = \"forever\"\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("security.max_token_lifespan: expected seconds as a positive integer") != std::string::npos);
+}
+
 TEST_CASE("[security.tls] takes the certificate, its key and the client CA, all three or none") {
   CHECK_FALSE(parse_master_config("", "master.toml").tls);
   auto config = parse_master_config("[security.tls]\ncert = \"m.pem\"\nkey = \"m.key\"\nca = \"ca.pem\"\n", "master.toml");

@@ -29,3 +29,30 @@ TEST_CASE("thirty failures a minute from one address make it wait for every user
   CHECK(t.wait("10.0.0.9", "someone-new", start + 1s) == 59s);
   CHECK(t.wait("10.0.0.8", "someone-new", start + 1s) == 0s);
 }
+
+TEST_CASE("twenty failures a minute for one user from many addresses make every address wait for that user") {
+  login_throttle t;
+  const auto start = login_throttle::clock::now();
+  // Four guesses from each of five addresses: under the per-address limits, not under the account's.
+  for (int address = 0; address < 5; ++address)
+    for (int i = 0; i < 4; ++i) {
+      const auto from = "10.0.1." + std::to_string(address);
+      CHECK(t.wait(from, "alice", start) == 0s);
+      CHECK(t.account_wait("alice", start) == 0s);
+      t.failed(from, "alice", start);
+    }
+  CHECK(t.account_wait("alice", start + 1s) == 59s);  // a new address too
+  CHECK(t.wait("10.0.9.9", "alice", start + 1s) == 0s);  // its own failures are none
+  CHECK(t.account_wait("bob", start + 1s) == 0s);       // another user
+  t.succeeded("10.0.1.0", "alice");                      // a success does not clear the others' guesses
+  CHECK(t.account_wait("alice", start + 1s) == 59s);
+  CHECK(t.account_wait("alice", start + 60s) == 0s);     // the window moved on
+}
+
+TEST_CASE("a name longer than any user's counts as one account however it ends") {
+  login_throttle t;
+  const auto start = login_throttle::clock::now();
+  const std::string prefix(100, 'x');
+  for (int i = 0; i < 20; ++i) t.failed("10.0.2." + std::to_string(i), prefix + std::to_string(i), start);
+  CHECK(t.account_wait(prefix + "new", start) == 60s);
+}
