@@ -18,6 +18,7 @@
 #include "caf/actor.hpp"
 #include "caf/actor_addr.hpp"
 #include "caf/meta/type_name.hpp"
+#include "config/document_limits.hpp"
 #include "config/host_access_policy.hpp"
 #include "config/length.hpp"
 #include "messages/interfaces.hpp"
@@ -515,6 +516,8 @@ struct master_handles {
   std::string default_checkpoint_root;
   /// What users' configs may take from an agent's host (master.toml's [security]); checked at submission.
   config::host_access_policy host_access;
+  /// The most trials a grid search may have (master.toml's max_grid_trials); checked at submission.
+  int64_t max_grid_trials = config::default_max_grid_trials;
   /// What the persistence writer committed, for the gateway's event streams.
   std::shared_ptr<change_feed> feed = std::make_shared<change_feed>();
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).

@@ -6,6 +6,7 @@
 // stack or memory; crossing one is an error naming the file, the position and the limit.
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace det::config {
@@ -15,6 +16,11 @@ constexpr std::size_t max_scalar_bytes = std::size_t{64} << 10;
 constexpr std::size_t max_key_bytes = 1024;
 constexpr std::size_t max_nesting_depth = 32;
 constexpr std::size_t max_document_values = 100'000;
+
+/// How many trials a grid search may have: master.toml's max_grid_trials, by default, and at
+/// most (its points are built in the master's memory when the experiment is created).
+constexpr int64_t default_max_grid_trials = 100'000;
+constexpr int64_t largest_max_grid_trials = 1'000'000;
 
 /// Throws config_error "SOURCE: ..." when `text` is longer than max_document_bytes.
 void check_document_size(std::string_view text, std::string_view source_path);

@@ -334,6 +334,7 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   if (auto v = reader.read_integer_in("http_port", 0, 65535)) config.http_port = static_cast<int>(*v);
   config.db = read_db(reader);
   if (auto v = reader.read_string("data_dir")) config.data_dir = *v;
+  if (auto v = reader.read_integer_in("max_grid_trials", 1, largest_max_grid_trials)) config.max_grid_trials = *v;
   std::optional<std::string> default_pool, default_aux_pool;
   read_resource_manager(reader, config, default_pool, default_aux_pool);
   read_resource_pools(reader, config);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/document_limits.hpp"
 #include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
 #include "config/host_access_policy.hpp"
@@ -96,6 +97,8 @@ struct master_config {
   /// How long an agent that lost its connection may take to come back before its work fails.
   /// TOML: seconds as an integer, or a duration string such as "25s" or "1m".
   int64_t agent_reconnect_wait_s = 25;
+  /// `max_grid_trials`: the most trials a grid search may have (at most largest_max_grid_trials).
+  int64_t max_grid_trials = default_max_grid_trials;
   /// `[security] agent_token_file`: the file holding the token agents must present; empty means
   /// DATA_DIR/agent-token, made at the first start.
   std::string agent_token_file;

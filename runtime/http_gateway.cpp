@@ -21,6 +21,7 @@
 #include "messages/states.hpp"
 #include "messages/json.hpp"
 #include "messages/preview_json.hpp"
+#include "searcher/hyperparameter_grid.hpp"
 #include "searcher/preview.hpp"
 #include "messages/version.hpp"
 #include "runtime/account_routes.hpp"
@@ -431,6 +432,7 @@ struct http_gateway::impl {
     if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
         !refusal.empty())
       return reply_error(res, 403, path + ": " + refusal);
+    if (auto refusal = grid_too_large(cfg, path)) return reply_error(res, 400, *refusal);
     if (body.validate_only()) {
       pb::CreateExperimentResponse resp;
       resp.mutable_experiment()->set_name(cfg.name);
@@ -446,6 +448,17 @@ struct http_gateway::impl {
                  [&](caf::error& e) { reply_error(res, sys, e); });
   }
 
+  /// Why a grid search has more trials than this master runs, counted before any is made.
+  std::optional<std::string> grid_too_large(const config::experiment_config& cfg, const std::string& path) const {
+    if (cfg.searcher.name != "grid") return std::nullopt;
+    const auto trials = searcher::hyperparameter_grid_size(cfg.hparams);
+    if (trials <= handles.max_grid_trials) return std::nullopt;
+    return path + ": hyperparameters: the grid has " +
+           (trials == INT64_MAX ? std::string("more than 9.2e18") : std::to_string(trials)) +
+           " points, one trial each; this master runs grids of at most " + std::to_string(handles.max_grid_trials) +
+           " trials (max_grid_trials in its master.toml): lower the counts";
+  }
+
   void preview_search(const http_request& req, http_response& res) {
     auto parsed = body_of<pb::PreviewSearchRequest>(req, res);
     if (!parsed)
@@ -456,6 +469,7 @@ struct http_gateway::impl {
     try {
       auto cfg = config::is_yaml_path(path) ? config::parse_yaml_experiment_config(body.config(), path)
                                             : config::parse_experiment_config(body.config(), path);
+      if (auto refusal = grid_too_large(cfg, path)) return reply_error(res, 400, *refusal);
       plan.set_searcher(cfg.searcher.name);
       for (auto& b : searcher::preview(cfg)) {
         auto* t = plan.add_trials();

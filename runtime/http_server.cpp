@@ -252,9 +252,9 @@ struct http_server::impl {
   /// the master buffer a large body before it knows who sends it.
   template <class Parser>
   awaitable<std::size_t> body_limit_of(Parser& parser, const std::string& remote) {
-    const auto& header = parser.get();
-    const auto size = header.payload_size();  // none for a chunked body
+    const auto size = parser.content_length();  // none for a chunked body
     if (size && *size <= unauthenticated_body_bytes) co_return unauthenticated_body_bytes;
+    const auto& header = parser.get();
     bool allowed = false;
     auto request = to_request(header, remote);
     co_await on_handler_thread([&] { allowed = may_send_large_body(request); });
@@ -269,18 +269,25 @@ struct http_server::impl {
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.header_limit(header_bytes);
+      parser.body_limit(max_body_bytes);
       beast::get_lowest_layer(stream).expires_after(header_timeout);
       auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, as_tuple_awaitable);
       if (ec) co_return;
+      // Beast checks a declared length against the limit as it parses the header (hence the
+      // largest one above) and a chunked body as it arrives: the caller's own limit is checked
+      // here for the first and set for the second.
       const auto limit = co_await body_limit_of(parser, remote);
       parser.body_limit(limit);
-      beast::get_lowest_layer(stream).expires_after(idle_timeout);
-      if (parser.get()[http::field::expect] == "100-continue") {
-        http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
-        co_await http::async_write(stream, go_on, use_awaitable);
+      const auto declared = parser.content_length();
+      if (!(declared && *declared > limit)) {
+        beast::get_lowest_layer(stream).expires_after(idle_timeout);
+        if (parser.get()[http::field::expect] == "100-continue") {
+          http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+          co_await http::async_write(stream, go_on, use_awaitable);
+        }
+        std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
       }
-      std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
-      if (ec == http::error::body_limit) {
+      if ((declared && *declared > limit) || ec == http::error::body_limit) {
         auto res = error_response(413, limit == max_body_bytes
                                            ? "the request body is larger than the " + std::to_string(max_body_bytes >> 20) +
                                                  " MiB the master reads"

@@ -216,6 +216,7 @@ int run_master(const master_options& opts) {
   handles.agent_reconnect_wait_s = mc.agent_reconnect_wait_s;
   handles.default_checkpoint_root = data_dir + "/checkpoints";
   handles.host_access = mc.host_access;
+  handles.max_grid_trials = mc.max_grid_trials;
   for (auto& pool : mc.resource_pools)
     handles.pools[pool.name] = spawn_resource_pool(sys, pool, mc.agent_reconnect_wait_s);
   auto directory = spawn_directory(sys);

@@ -129,8 +129,8 @@ std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hpar
   if (size > max_points)
     throw config::config_error("hyperparameters: the grid has " +
                                (size == INT64_MAX ? std::string("more than 9.2e18") : std::to_string(size)) +
-                               " points, one trial each; this master runs grids of at most " + std::to_string(max_points) +
-                               " trials (max_grid_trials in its master.toml): lower the counts");
+                               " points, one trial each; det builds grids of at most " + std::to_string(max_points) +
+                               " trials: lower the counts");
   auto axes = axes_of(hparams);
   std::vector<std::string> points;
   if (std::any_of(axes.begin(), axes.end(), [](const axis& a) { return a.values.empty(); })) return points;

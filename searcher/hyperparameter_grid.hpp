@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/document_limits.hpp"
 #include "config/hyperparameter.hpp"
 
 #include <cstdint>
@@ -16,13 +17,10 @@ namespace det::searcher {
 /// min + i·(max-min)/(count-1), or the midpoint for one; log base raised to those exponents.
 /// With no hyperparameters the grid is one empty point. Throws config::config_error naming the
 /// hyperparameter when an int, double or log one has no count.
-/// How many trials a grid may have unless the master's config says otherwise (max_grid_trials).
-constexpr int64_t default_max_grid_trials = 100'000;
-
 /// Throws config::config_error, before building anything, when the grid has more than
-/// `max_points` points.
+/// `max_points` points (the gateway holds a submission to the master's max_grid_trials first).
 std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams,
-                                             int64_t max_points = default_max_grid_trials);
+                                             int64_t max_points = config::largest_max_grid_trials);
 
 /// The number of points hyperparameter_grid returns, without building them (INT64_MAX when the
 /// product is larger).

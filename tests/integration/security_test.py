@@ -62,6 +62,29 @@ class SecurityTest(unittest.TestCase):
         self.assertEqual(status, 400, sentence)
         self.assert_master_serves()
 
+    def test_a_grid_of_billions_of_trials_is_a_400_before_anything_is_built(self):
+        c = self.cluster
+        config = """
+name = "grid"
+entrypoint = "builtin:simulate"
+[hyperparameters]
+a = { type = "double", minval = 0.0, maxval = 1.0, count = 4000000000 }
+b = { type = "double", minval = 0.0, maxval = 1.0, count = 4000000000 }
+[searcher]
+name = "grid"
+metric = "loss"
+max_length = { batches = 1 }
+"""
+        before = resident_mib(c.master.pid)
+        started = time.monotonic()
+        for route in ("/api/v1/preview-hp-search", "/api/v1/experiments"):
+            status, sentence = c.status("POST", route, {"config": config, "config_path": "grid.toml"}, token=self.mallory)
+            self.assertEqual(status, 400, sentence)
+            self.assertIn("max_grid_trials", sentence)
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertLess(resident_mib(c.master.pid) - before, 100)  # it once grew by 16 GB in 20 s
+        self.assert_master_serves()
+
     def test_a_path_of_a_million_digits_does_not_exhaust_the_router(self):
         c = self.cluster
         with socket.create_connection(("127.0.0.1", c.http_port), timeout=30) as s:
