@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
+#include <cstddef>
 
 namespace det::config {
 
@@ -67,8 +67,15 @@ bool experiment_config::harness_entrypoint() const {
 
 bool experiment_config::legacy_trial_class_entrypoint() const {
   if (entrypoint.size() != 1 || harness_entrypoint()) return false;
-  static const std::regex trial_class("^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$");
-  return std::regex_match(entrypoint.front(), trial_class);
+  // MODULE:CLASS as Determined matches it (^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$), scanned by hand: det
+  // reads no user input with std::regex, which recurses a frame a character.
+  const auto& entry = entrypoint.front();
+  const auto colon = entry.find(':');
+  auto all_of = [&](size_t from, size_t to, bool dots) {
+    return from < to && std::all_of(entry.begin() + static_cast<std::ptrdiff_t>(from), entry.begin() + static_cast<std::ptrdiff_t>(to),
+                                    [&](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (dots && c == '.'); });
+  };
+  return colon != std::string::npos && all_of(0, colon, true) && all_of(colon + 1, entry.size(), false);
 }
 
 std::vector<std::string> experiment_config::process_command() const {

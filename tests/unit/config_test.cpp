@@ -274,6 +274,10 @@ TEST_CASE("entrypoints are told apart: harness, legacy trial class, or command")
   CHECK(std::string(kind("\"model_def:Trial extra\"")) == "command");
   CHECK(std::string(kind("[\"model_def:Trial\"]")) == "legacy");
   CHECK(std::string(kind("[\"python3\", \"model_def:Trial\"]")) == "command");
+  CHECK(std::string(kind("\"model_def:Trial:x\"")) == "command");
+  CHECK(std::string(kind("\"model_def:pkg.Trial\"")) == "command");
+  CHECK(std::string(kind("\":Trial\"")) == "command");
+  CHECK(std::string(kind("\"" + std::string(60000, 'm') + ":Trial\"")) == "legacy");  // scanned, not a regex's recursion
 }
 
 TEST_CASE("a legacy trial class runs through Determined's harness, one process per slot; a command as it is") {
