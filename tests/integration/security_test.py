@@ -88,8 +88,8 @@ max_length = { batches = 1 }
     def test_a_path_of_a_million_digits_does_not_exhaust_the_router(self):
         c = self.cluster
         with socket.create_connection(("127.0.0.1", c.http_port), timeout=30) as s:
-            s.sendall(b"GET /api/v1/trials/" + b"7" * 1_000_000 + b"/logs HTTP/1.1\r\nHost: x\r\n\r\n")
-            try:
+            try:  # the master drops the connection once the header passes 16 KiB, often mid-send
+                s.sendall(b"GET /api/v1/trials/" + b"7" * 1_000_000 + b"/logs HTTP/1.1\r\nHost: x\r\n\r\n")
                 s.recv(100)
             except OSError:
                 pass
