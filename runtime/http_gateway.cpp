@@ -451,12 +451,10 @@ struct http_gateway::impl {
   /// Why a grid search has more trials than this master runs, counted before any is made.
   std::optional<std::string> grid_too_large(const config::experiment_config& cfg, const std::string& path) const {
     if (cfg.searcher.name != "grid") return std::nullopt;
-    const auto trials = searcher::hyperparameter_grid_size(cfg.hparams);
-    if (trials <= handles.max_grid_trials) return std::nullopt;
-    return path + ": hyperparameters: the grid has " +
-           (trials == INT64_MAX ? std::string("more than 9.2e18") : std::to_string(trials)) +
-           " points, one trial each; this master runs grids of at most " + std::to_string(handles.max_grid_trials) +
-           " trials (max_grid_trials in its master.toml): lower the counts";
+    auto refusal = searcher::grid_too_large(cfg.hparams, handles.max_grid_trials,
+                                            "this master (max_grid_trials in its master.toml) runs grids of");
+    if (!refusal) return std::nullopt;
+    return path + ": " + *refusal;
   }
 
   void preview_search(const http_request& req, http_response& res) {

@@ -124,13 +124,17 @@ std::vector<axis> axes_of(const config::hyperparameters& hparams) {
 
 } // namespace
 
-std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams, int64_t max_points) {
+std::optional<std::string> grid_too_large(const config::hyperparameters& hparams, int64_t max_points,
+                                          const std::string& whose_limit) {
   const auto size = hyperparameter_grid_size(hparams);
-  if (size > max_points)
-    throw config::config_error("hyperparameters: the grid has " +
-                               (size == INT64_MAX ? std::string("more than 9.2e18") : std::to_string(size)) +
-                               " points, one trial each; det builds grids of at most " + std::to_string(max_points) +
-                               " trials: lower the counts");
+  if (size <= max_points) return std::nullopt;
+  return "hyperparameters: the grid has " + (size == INT64_MAX ? std::string("more than 9.2e18") : std::to_string(size)) +
+         " points, one trial each; " + whose_limit + " at most " + std::to_string(max_points) +
+         " trials: lower the counts";
+}
+
+std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams, int64_t max_points) {
+  if (auto refusal = grid_too_large(hparams, max_points, "det builds grids of")) throw config::config_error(*refusal);
   auto axes = axes_of(hparams);
   std::vector<std::string> points;
   if (std::any_of(axes.begin(), axes.end(), [](const axis& a) { return a.values.empty(); })) return points;

@@ -4,6 +4,7 @@
 #include "config/hyperparameter.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ namespace det::searcher {
 /// `max_points` points (the gateway holds a submission to the master's max_grid_trials first).
 std::vector<std::string> hyperparameter_grid(const config::hyperparameters& hparams,
                                              int64_t max_points = config::largest_max_grid_trials);
+
+/// Why a grid has more than `max_points` points ("...; WHOSE_LIMIT at most N trials: ..."), counted
+/// without building any; nothing when it has not.
+std::optional<std::string> grid_too_large(const config::hyperparameters& hparams, int64_t max_points,
+                                          const std::string& whose_limit);
 
 /// The number of points hyperparameter_grid returns, without building them (INT64_MAX when the
 /// product is larger).

@@ -31,18 +31,25 @@ def resident_mib(pid):
     return 0
 
 
-class SecurityTest(unittest.TestCase):
+class TwoUsersCluster(unittest.TestCase):
+    """A cluster of its own for the class, with mallory (the attacker) and alice, neither an admin."""
+
+    MASTER_CONFIG = None
+    PASSWORD = "mallory-password-1"
+
     @classmethod
     def setUpClass(cls):
-        cls.cluster = Cluster(agents=1, slots="cpu:2").start()
+        cls.cluster = Cluster(agents=1, slots="cpu:2", master_config=cls.MASTER_CONFIG).start()
         c = cls.cluster
-        cls.mallory = c.add_user("mallory", "mallory-password-1")
+        cls.mallory = c.add_user("mallory", cls.PASSWORD)
         cls.alice = c.add_user("alice", "alice-password-12")
 
     @classmethod
     def tearDownClass(cls):
         cls.cluster.stop()
 
+
+class SecurityTest(TwoUsersCluster):
     def assert_master_serves(self):
         c = self.cluster
         self.assertIsNone(c.master.poll(), c.log("master"))
@@ -270,24 +277,13 @@ def login_from(c, source, username, password):
         conn.close()
 
 
-class TokenAndStreamTest(unittest.TestCase):
+class TokenAndStreamTest(TwoUsersCluster):
     """Tokens, logins and event streams, attacked by users without admin rights: a stolen session or
     a task's DET_USER_TOKEN made into a lasting token, tokens that outlive a password change,
     a task kept from its idle_timeout by strangers, guesses spread over addresses, and streams
     without end."""
 
-    PASSWORD = "mallory-password-1"
-
-    @classmethod
-    def setUpClass(cls):
-        cls.cluster = Cluster(agents=1, slots="cpu:2", master_config='[security]\nmax_token_lifespan = "2d"\n').start()
-        c = cls.cluster
-        cls.mallory = c.add_user("mallory", cls.PASSWORD)
-        cls.alice = c.add_user("alice", "alice-password-12")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cluster.stop()
+    MASTER_CONFIG = '[security]\nmax_token_lifespan = "2d"\n'
 
     def test_b_a_session_alone_cannot_mint_a_lasting_token(self):
         c = self.cluster
