@@ -435,7 +435,7 @@ caf::result<pb::CoreApiReply> core_api(self_ptr self, pb::CoreApiCall& call) {
       reply.set_completed(st.lifecycle.searcher_closed || st.lifecycle.trained >= st.lifecycle.length);
       return reply;
     case pb::CoreApiCall::kProgress:
-      if (call.progress() < 0 || call.progress() > 1)
+      if (!(call.progress() >= 0 && call.progress() <= 1))  // NaN too
         return make_error(errc::invalid_input, "progress is a share of the searcher operation, from 0 to 1");
       st.reported_progress = call.progress();
       caf::anon_send(st.setup.experiment, progress_atom::value, trial(self).request_id(), call.progress());

@@ -22,7 +22,8 @@ constexpr std::size_t max_document_values = 100'000;
 constexpr int64_t default_max_grid_trials = 100'000;
 constexpr int64_t largest_max_grid_trials = 1'000'000;
 
-/// Throws config_error "SOURCE: ..." when `text` is longer than max_document_bytes.
-void check_document_size(std::string_view text, std::string_view source_path);
+/// Throws config_error "SOURCE[:LINE:COLUMN]: ..." when `text` is longer than max_document_bytes
+/// or nests deeper than max_nesting_depth, before a parser recurses into it.
+void check_document_shape(std::string_view text, std::string_view source_path);
 
 }  // namespace det::config

@@ -259,7 +259,7 @@ void check_sizes(const toml::node& node, const std::string& path, size_t depth, 
 } // namespace
 
 toml::table parse_document(std::string_view toml_text, std::string_view source_path, diagnostics& diag) {
-  check_document_size(toml_text, source_path);
+  check_document_shape(toml_text, source_path);
   toml::table document;
   try {
     document = toml::parse(toml_text, source_path);

@@ -239,42 +239,13 @@ class toml_writer {
   size_t values_ = 0;
 };
 
-// yaml-cpp parses flow collections ([...], {...}) recursively, one level a bracket: a document of
-// brackets alone would exhaust the stack before any node is built. A conservative scan (brackets
-// outside quotes and comments) refuses what nests deeper than det reads.
-void check_flow_depth(std::string_view text, std::string_view source_path) {
-  size_t depth = 0, line = 1, column = 0;
-  char quote = 0;
-  bool comment = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    ++column;
-    if (c == '\n') {
-      ++line, column = 0, comment = false;
-      continue;
-    }
-    if (comment) continue;
-    if (quote) {
-      if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) comment = true;
-    else if ((c == '[' || c == '{') && ++depth > max_nesting_depth)
-      throw config_error(std::string(source_path) + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                         ": nests more than " + std::to_string(max_nesting_depth) + " levels deep");
-    else if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-}
-
 struct converted {
   std::string toml;
   line_marks marks;
 };
 
 converted convert(std::string_view yaml_text, std::string_view source_path) {
-  check_document_size(yaml_text, source_path);
-  check_flow_depth(yaml_text, source_path);
+  check_document_shape(yaml_text, source_path);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -363,6 +334,11 @@ bool is_yaml_path(std::string_view path) {
 }
 
 bool is_yaml_text(std::string_view text) {
+  try {
+    check_document_shape(text, "");
+  } catch (const config_error&) {
+    return false;  // read as TOML, whose reader says what is wrong with it
+  }
   try {
     toml::parse(text);
     return false;

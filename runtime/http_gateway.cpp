@@ -118,7 +118,31 @@ struct http_gateway::impl {
   /// service decides for what goes to it, the REST API by the bearer token.
   bool authenticated(const http_request& req) {
     if (req.path.rfind("/proxy/", 0) == 0) return tasks.proxy_target_of(req).refusal_status == 0;
+    if (auto trial = core_api_trial_of(req.path)) return holds_run_token(req, *trial);
     return static_cast<bool>(auth.authenticate(req.get_header_value("Authorization")));
+  }
+
+  /// The trial a Core API path names (/api/v1/trials/ID/...), whose process calls with its run's token.
+  static std::optional<int64_t> core_api_trial_of(const std::string& path) {
+    static const std::string prefix = "/api/v1/trials/";
+    if (path.rfind(prefix, 0) != 0) return std::nullopt;
+    const auto slash = path.find('/', prefix.size());
+    if (slash == std::string::npos) return std::nullopt;
+    return parse_id(path.substr(prefix.size(), slash - prefix.size()));
+  }
+
+  /// Whether the request carries the token of trial's current run: the trial checks it, with a
+  /// preemption poll, the Core API call that changes nothing.
+  bool holds_run_token(const http_request& req, int64_t trial) {
+    pb::CoreApiCall check;
+    check.set_trial_id(trial);
+    check.set_token(bearer_token(req.get_header_value("Authorization")));
+    check.set_preemption(true);
+    bool allowed = false;
+    caf::scoped_actor self{sys};
+    self->request(front, route_timeout, std::move(check))
+        .receive([&](pb::CoreApiReply&) { allowed = true; }, [](caf::error&) {});
+    return allowed || static_cast<bool>(auth.authenticate(req.get_header_value("Authorization")));
   }
 
   /// `handler`, run only for a caller whose bearer token is valid; 401 with the reason otherwise.

@@ -252,8 +252,9 @@ struct http_server::impl {
   /// the master buffer a large body before it knows who sends it.
   template <class Parser>
   awaitable<std::size_t> body_limit_of(Parser& parser, const std::string& remote) {
-    const auto size = parser.content_length();  // none for a chunked body
-    if (size && *size <= unauthenticated_body_bytes) co_return unauthenticated_body_bytes;
+    // Without a declared length and not chunked (a GET), there is no body: no one need be asked.
+    if (!parser.chunked() && parser.content_length().value_or(0) <= unauthenticated_body_bytes)
+      co_return unauthenticated_body_bytes;
     const auto& header = parser.get();
     bool allowed = false;
     auto request = to_request(header, remote);

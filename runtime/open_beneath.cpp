@@ -35,7 +35,7 @@ unique_fd open_component_by_component(int root, const std::string& relative) {
     auto end = relative.find('/', start);
     const bool last = end == std::string::npos;
     auto part = relative.substr(start, last ? std::string::npos : end - start);
-    int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? 0 : O_DIRECTORY);
+    int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | (last ? 0 : O_DIRECTORY);
     unique_fd next(::openat(dir.get(), part.c_str(), flags));
     if (!next || last) return next;
     dir = std::move(next);
@@ -53,7 +53,8 @@ unique_fd open_beneath(const std::string& root, const std::string& relative) {
   unique_fd base(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!base) return base;
   open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC;
+  // O_NONBLOCK: a FIFO a trial left in its checkpoint must not block the opening thread.
+  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
   unique_fd file(static_cast<int>(::syscall(SYS_openat2, base.get(), relative.c_str(), &how, sizeof how)));
   if (!file && (errno == ENOSYS || errno == EPERM))  // an old kernel, or a seccomp filter that blocks it

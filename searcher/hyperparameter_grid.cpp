@@ -44,8 +44,8 @@ std::vector<nlohmann::json> axis_values(const config::hyperparameter& hp, const 
         break;
       }
       for (int64_t i = 0; i < count; ++i)
-        values.push_back(static_cast<int64_t>(std::llround(
-            static_cast<double>(lo) + static_cast<double>(i * (hi - lo)) / static_cast<double>(count - 1))));
+        values.push_back(static_cast<int64_t>(std::llround(  // in doubles: i * (hi - lo) may pass int64
+            static_cast<double>(lo) + static_cast<double>(i) * static_cast<double>(hi - lo) / static_cast<double>(count - 1))));
       break;
     }
     case hyperparameter_type::double_range:

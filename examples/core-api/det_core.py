@@ -155,7 +155,7 @@ class Context:
             op = self._call("GET", f"/api/v1/trials/{self.trial_id}/searcher/operation")
             if op.get("completed"):
                 return
-            if op.get("noLength"):  # train until done, then exit
+            if op.get("no_length"):  # train until done, then exit
                 yield SearcherOperation(self, None, None)
                 return
             unit = op.get("unit", "LENGTH_UNIT_BATCHES").replace("LENGTH_UNIT_", "").lower()

@@ -119,6 +119,21 @@ max_length = { batches = 1 }
         self.assertEqual(status, 400, sentence)
         self.assert_master_serves()
 
+    def test_a_trials_report_past_64_kib_is_read_with_its_run_token(self):
+        c = self.cluster
+        path = os.path.join(c.root, "large-report.toml")
+        with open(path, "w") as f:
+            f.write('name = "large-report"\nentrypoint = "python3 large_report.py"\n'
+                    '[searcher]\nname = "single"\nmetric = "loss"\nmax_length = { batches = 1 }\n')
+        out = c.det("experiment", "create", path, ATTACKS, token=self.mallory)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp = c.wait_experiment(int(out.stdout.split()[-1]), {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                timeout=120)
+        trial = exp["trials"][0]
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED", c.trial_logs(trial["id"])[-10:])
+        reports = c.get(f"/api/v1/trials/{trial['id']}/metrics?group=training")["metrics"]
+        self.assertEqual(reports[0]["metrics"]["metric_04999"], 4999.0)
+
     def run_thief(self, mode):
         """Mallory's trial records a checkpoint of `mode`; returns (its log line, the experiment)."""
         c = self.cluster

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,6 +48,9 @@ TEST_CASE("a symlink anywhere on the way, or a name that climbs out, is refused"
   CHECK(!open_beneath(s.storage(), "../secret"));
   CHECK(errno == EINVAL);
   CHECK(!open_beneath(s.storage(), "ckpt/sub"));  // a directory is not a file to send
+  // A FIFO with no writer would block a blocking open forever: refused at once instead.
+  REQUIRE(::mkfifo((s.root / "storage" / "ckpt" / "pipe").c_str(), 0600) == 0);
+  CHECK(!open_beneath(s.storage(), "ckpt/pipe"));
 }
 
 TEST_CASE("uuids and plain relative paths") {

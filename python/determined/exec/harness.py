@@ -29,12 +29,9 @@ def trial_class_from_entrypoint(entrypoint: str) -> type:
     module_name, _, class_name = entrypoint.partition(":")
     sys.path.insert(0, os.getcwd())
     module = importlib.import_module(module_name)
-    target: Any = module
-    for part in class_name.split("."):
-        if not hasattr(target, part):
-            raise ImportError(f"module {module_name} ({getattr(module, '__file__', '?')}) has no {class_name}")
-        target = getattr(target, part)
-    return target
+    if not hasattr(module, class_name):
+        raise ImportError(f"module {module_name} ({getattr(module, '__file__', '?')}) has no {class_name}")
+    return getattr(module, class_name)
 
 
 def _run_pytorch_trial(trial_class: type, info: det.ClusterInfo) -> None:

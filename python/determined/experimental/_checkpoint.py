@@ -9,6 +9,16 @@ from typing import Any, Dict, Optional
 from determined.experimental._session import Session, quoted
 
 
+def _inside(target: pathlib.Path, name: str) -> pathlib.Path:
+    """Where file `name` of a checkpoint goes under `target`: a name the master sends must stay
+    beneath it on any system (no "..", no drive or backslash, no absolute path)."""
+    parts = name.split("/")
+    if (not name or name.startswith("/") or "\\" in name or ":" in name
+            or any(part in ("", ".", "..") for part in parts)):
+        raise ValueError(f"refusing to download checkpoint file {name!r}: not a plain path inside the checkpoint")
+    return target.joinpath(*parts)
+
+
 class CheckpointState(enum.Enum):
     ACTIVE = "ACTIVE"
     COMPLETED = "COMPLETED"
@@ -84,10 +94,12 @@ class Checkpoint:
                              f"{self.state.value if self.state else 'unknown'}")
         target = pathlib.Path(path) if path is not None else pathlib.Path("checkpoints", self.uuid)
         if not (target / "metadata.json").exists():
-            for name in self.resources or {}:
+            # metadata.json last: a download cut short is not taken for a finished one.
+            names = sorted(self.resources or {}, key=lambda n: n == "metadata.json")
+            for name in names:
+                local = _inside(target, name)
                 data = self._session.request_bytes(
                     "GET", f"/api/v1/checkpoints/{quoted(self.uuid)}/files/{quoted(name)}")
-                local = target / name
                 local.parent.mkdir(parents=True, exist_ok=True)
                 local.write_bytes(data)
         metadata = target / "metadata.json"

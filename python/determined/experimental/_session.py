@@ -57,15 +57,21 @@ class Session:
                 self._tls = ssl.create_default_context(
                     cafile=cert_path or os.environ.get("DET_MASTER_CERT_FILE") or None)
         self._token: Optional[str] = None
-        user = user or os.environ.get("DET_USER") or None
-        password = password if password is not None else os.environ.get("DET_PASS")
+        # The environment's credentials are for the environment's master (DET_MASTER) only: a
+        # script told to log in elsewhere must not hand them to that other host.
+        env_master = master is None or given == given_master(None)
+        user_given = user is not None
+        if env_master:
+            user = user or os.environ.get("DET_USER") or None
+            password = password if password is not None else os.environ.get("DET_PASS")
         if password is not None:
             if user is None:
                 raise ValueError("login() was given a password without a user: pass user= or set DET_USER")
             reply = self.post("/api/v1/auth/login", {"username": user, "password": password})
             self._token = reply["token"]
         else:
-            self._token = os.environ.get("DET_USER_TOKEN") or _saved_token(given, self.master, user)
+            env_token = os.environ.get("DET_USER_TOKEN") if env_master and not user_given else None
+            self._token = env_token or _saved_token(given, self.master, user)
         if not self._token:
             who = f"user {user}" if user else "anyone"
             raise APIError(401, f"no saved login of {who} for {self.master}: run `det user login` (det's CLI "

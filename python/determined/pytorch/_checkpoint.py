@@ -25,6 +25,9 @@ from determined.pytorch._context import CheckpointLoadContext, PyTorchTrialConte
 logger = logging.getLogger("determined.pytorch")
 
 STATE_DICT = "state_dict.pth"
+# state_dict.pth holds numpy's random state, which torch >= 2.6's default weights_only=True
+# refuses; the file is the trial's own (or one its user chose to load).
+_TRUSTED_LOAD: Dict[str, Any] = {"map_location": "cpu", "weights_only": False}
 TRIAL_STATE = "trial_state.pkl"
 LOAD_DATA = "load_data.json"
 CODE = "code"
@@ -135,7 +138,7 @@ def load(path: pathlib.Path, context: PyTorchTrialContext, callbacks: Dict[str, 
     state_path = path / STATE_DICT
     if not state_path.exists():
         raise FileNotFoundError(f"{path} is not a PyTorchTrial checkpoint: it has no {STATE_DICT}")
-    state = torch.load(state_path, map_location="cpu")
+    state = torch.load(state_path, **_TRUSTED_LOAD)
     for callback in callbacks.values():
         callback.on_checkpoint_load_start(state)
     saved_models = state["models_state_dict"]
@@ -188,7 +191,7 @@ def load_trial_from_checkpoint_path(path: str, trial_class: Optional[Type] = Non
     session = core.Context(checkpoint=None, distributed=core.DummyDistributedContext())  # type: ignore[arg-type]
     context = CheckpointLoadContext(session, load_data.get("hparams"), load_data.get("experiment_config"))
     trial = trial_class(context, **(trial_kwargs or {}))
-    state = torch.load(checkpoint / STATE_DICT, **(torch_load_kwargs or {"map_location": "cpu"}))
+    state = torch.load(checkpoint / STATE_DICT, **(torch_load_kwargs or _TRUSTED_LOAD))
     for model, saved in zip(context._models, state["models_state_dict"]):
         _load_model(model, saved)
     return trial

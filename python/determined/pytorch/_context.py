@@ -183,7 +183,8 @@ class PyTorchTrialContext:
         if self._auto_amp:
             model.forward = torch.autocast(self.device.type)(model.forward)  # type: ignore[method-assign]
         if self.distributed.size > 1 and os.environ.get("USE_TORCH_DISTRIBUTED"):
-            model = nn.parallel.DistributedDataParallel(model)
+            device_ids = [self.device.index] if self.device.type == "cuda" else None
+            model = nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
         self._models.append(model)
         return model
 

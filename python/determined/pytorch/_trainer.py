@@ -95,6 +95,9 @@ def _torch_distributed() -> core.DistributedContext:
     """Joins the processes det's launcher started (torch.distributed's variables): NCCL on GPUs,
     Gloo on CPUs."""
     if not torch.distributed.is_initialized():
+        if torch.cuda.is_available():
+            # Each process's NCCL communicator on its own GPU, not every one on GPU 0.
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         torch.distributed.init_process_group(backend=backend)
     return core.DistributedContext.from_torch_distributed()

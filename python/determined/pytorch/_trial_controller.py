@@ -82,6 +82,11 @@ class TrialController:
         self.smaller_is_better = bool(searcher.get("smaller_is_better", True))
         info = self.core.info
         self.trial_id = info.trial.trial_id if info is not None else 0
+        # Checked on every process before training: the chief alone failing at its first validation
+        # would leave the others waiting on it in a collective.
+        if checkpoint_policy == "best" and self.searcher_metric is None:
+            raise det.InvalidExperimentException(
+                "checkpoint_policy \"best\" needs the searcher's metric, and the experiment config names none")
         if _is_overridden(trial, "evaluate_batch") == _is_overridden(trial, "evaluate_full_dataset"):
             raise det.InvalidExperimentException(
                 f"{type(trial).__name__} must define exactly one of evaluate_batch and evaluate_full_dataset")
@@ -239,8 +244,6 @@ class TrialController:
     def _is_best(self, metrics: Dict[str, Any]) -> bool:
         if self.checkpoint_policy != "best":
             return False
-        if self.searcher_metric is None:
-            raise RuntimeError("checkpoint_policy \"best\" needs the searcher's metric, and the experiment config names none")
         value = _checkpoint._searcher_metric_value(metrics, self.searcher_metric)
         best = self.best_validation
         if best is None or (value < best if self.smaller_is_better else value > best):
@@ -290,7 +293,7 @@ class TrialController:
     def run(self) -> None:
         latest = self.latest_checkpoint
         for callback in self.callbacks.values():
-            callback.on_trial_startup(self.batches_trained, latest)
+            callback.on_trial_startup(self.context._steps_completed, latest)
         self.training_loader = self.trial.build_training_data_loader()
         self.validation_loader = self.trial.build_validation_data_loader()
         self._restore()
@@ -309,8 +312,8 @@ class TrialController:
             raise
         finally:
             self.context._current_batch_idx = None
-        for callback in self.callbacks.values():
-            callback.on_trial_shutdown()
+            for callback in self.callbacks.values():
+                callback.on_trial_shutdown()
 
     def _loop(self, iterator: Any) -> None:
         if self.step_zero_validation and self.batches_trained == 0 and self.last_validation is None:
