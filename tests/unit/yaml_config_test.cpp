@@ -120,3 +120,14 @@ TEST_CASE("a document past det's limits is refused by name and position, never p
   }
   CHECK(yaml_errors(laughs).find("the config expands to more than 100000 values") != std::string::npos);
 }
+
+TEST_CASE("a config's depth is checked before a parser recurses: TOML's dotted keys, brackets after a quote") {
+  std::string dotted;
+  for (int i = 0; i < 40; ++i) dotted += "a.";
+  CHECK_THROWS_AS(check_document_shape(dotted + "b = 1\n", "deep.toml"), config_error);
+  CHECK_THROWS_AS(check_document_shape("[" + dotted + "b]\n", "deep.toml"), config_error);
+  // An apostrophe inside a word opens no quote that would hide the brackets of the next line.
+  CHECK_THROWS_AS(check_document_shape("k: it's\nv: " + std::string(40, '[') + "\n", "deep.yaml"), config_error);
+  CHECK_NOTHROW(check_document_shape("url: http://a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g.h\n"
+                                     "name = \"x\"\n", "ok.yaml"));
+}
