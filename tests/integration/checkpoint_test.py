@@ -120,22 +120,33 @@ class CheckpointTest(unittest.TestCase):
                                           checkpoint_period=50))
         exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
-        def collected():
-            checkpoints = c.get(f"/api/v1/experiments/{exp_id}/checkpoints").get("checkpoints", [])
-            return checkpoints if any(x["state"] == "CHECKPOINT_STATE_DELETED" for x in checkpoints) else None
+        trial_ids = [t["id"] for t in exp["trials"]]
 
-        everything = wait_for(collected, 30, "GC to run")
-        self.assertEqual(len(everything), 8)  # 50, 100, 150, 200 for each trial
-        for trial in exp["trials"]:
-            mine = [x for x in everything if x["trial_id"] == trial["id"]]
-            kept = [x for x in mine if x["state"] == "CHECKPOINT_STATE_COMPLETED"]
+        def expected_kept(checkpoints, trial_id):
+            mine = [x for x in checkpoints if x["trial_id"] == trial_id]
             latest = max(mine, key=lambda x: int(x["steps_completed"]))
             best = min((x for x in mine if "validation_loss" in x.get("validation_metrics", {})),
                        key=lambda x: x["validation_metrics"]["validation_loss"])
-            self.assertEqual({x["uuid"] for x in kept}, {latest["uuid"], best["uuid"]})
-            for x in mine:
-                on_disk = os.path.isdir(os.path.join(x["storage_path"], x["uuid"]))
-                self.assertEqual(on_disk, x["state"] == "CHECKPOINT_STATE_COMPLETED", x)
+            return {latest["uuid"], best["uuid"]}
+
+        def collected():
+            # The collector marks checkpoints deleted one at a time: wait for all of them, and
+            # fail by timeout when GC keeps the wrong ones.
+            checkpoints = c.get(f"/api/v1/experiments/{exp_id}/checkpoints").get("checkpoints", [])
+            if len(checkpoints) != 8:
+                return None
+            for trial_id in trial_ids:
+                kept = {x["uuid"] for x in checkpoints
+                        if x["trial_id"] == trial_id and x["state"] == "CHECKPOINT_STATE_COMPLETED"}
+                if kept != expected_kept(checkpoints, trial_id):
+                    return None
+            return checkpoints
+
+        everything = wait_for(collected, 30, "GC to keep each trial's best and latest")
+        self.assertEqual(len(everything), 8)  # 50, 100, 150, 200 for each trial
+        for x in everything:
+            on_disk = os.path.isdir(os.path.join(x["storage_path"], x["uuid"]))
+            self.assertEqual(on_disk, x["state"] == "CHECKPOINT_STATE_COMPLETED", x)
 
         listed = c.det("experiment", "list-checkpoints", str(exp_id), "--best", "1", "--json")
         self.assertEqual(listed.returncode, 0, listed.stderr)
