@@ -32,12 +32,13 @@ std::string agent_startup_script(const config::provider_config& config, const pr
             "  echo \"det: det-node is not installed on $(hostname); install it in the pool's startup_script\" >&2\n"
             "  exit 1\n"
             "}\n"
-            // The token goes in the environment, which only this user and root can read, rather
-            // than a file left behind.
-            "DET_AGENT_TOKEN=" + quoted(context.agent_token) + "\n"
-            "export DET_AGENT_TOKEN\n"
+            // The token goes in a fresh file only this user can read (mktemp makes it 0600 and
+            // cannot be led through a planted symlink), never in the environment, which the
+            // agent's children would inherit, nor in argv, which every user can read.
+            "token_file=$(umask 077 && mktemp \"${TMPDIR:-/tmp}/det-agent-token.XXXXXX\")\n"
+            "printf '%s\\n' " + quoted(context.agent_token) + " >\"$token_file\"\n"
             "exec \"$node\" --role=agent --master=" + quoted(context.master) + " --pool=" + quoted(context.pool) +
-            " --id=" + quoted(id) + " --slots=" + slots + "\n";
+            " --id=" + quoted(id) + " --agent-token-file=\"$token_file\" --slots=" + slots + "\n";
   return script;
 }
 

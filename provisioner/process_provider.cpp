@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "auth/private_file.hpp"
 #include "process/process_exit.hpp"
 #include "process/process_spawn.hpp"
 #include "provisioner/agent_processes.hpp"
@@ -39,11 +40,14 @@ class process_provider final : public instance_provider {
 
   void launch(const std::string& id) override {
     std::filesystem::create_directories(context_.directory);
+    // The token in a file only this user can read: an environment is inherited by whatever the
+    // agent starts, and argv is readable by every user of the machine.
+    const auto token_file = context_.directory / (id + ".token");
+    auth::write_private_file(token_file.string(), context_.agent_token + "\n");
     process::spawn_request request;
     request.argv = {context_.node_binary, "--role=agent", "--master=" + context_.master, "--pool=" + context_.pool,
-                    "--id=" + id,
+                    "--id=" + id, "--agent-token-file=" + token_file.string(),
                     "--slots=" + (config_.gpus.empty() ? "cpu:" + std::to_string(config_.instance_slots) : "auto")};
-    request.env["DET_AGENT_TOKEN"] = context_.agent_token;
     if (!config_.gpus.empty()) {
       auto gpus = free_gpus();
       request.env["CUDA_VISIBLE_DEVICES"] = gpus;

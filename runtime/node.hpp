@@ -63,8 +63,8 @@ int wait_for_stop_signal();
 /// Splits "HOST:PORT"; throws std::runtime_error naming the flag on bad input.
 std::pair<std::string, uint16_t> split_host_port(const std::string& text, const std::string& flag);
 
-/// The agent token from `path`, else from DET_AGENT_TOKEN; throws std::runtime_error with a
-/// sentence when neither gives one.
+/// The agent token from `path`, else from DET_AGENT_TOKEN (then removed from this process's
+/// environment); throws std::runtime_error with a sentence when neither gives one.
 std::string read_agent_token(const std::string& path);
 
 /// Absolute path of det-worker, installed next to the running det-node.

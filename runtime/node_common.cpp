@@ -54,8 +54,12 @@ std::string read_agent_token(const std::string& path) {
       return *token;
     throw std::runtime_error("--agent-token-file: cannot read a token from " + path);
   }
-  if (const char* env = std::getenv("DET_AGENT_TOKEN"); env && *env)
-    return env;
+  if (const char* env = std::getenv("DET_AGENT_TOKEN"); env && *env) {
+    std::string token = env;
+    // Out of this process's environment, so that no worker, task or container inherits it.
+    ::unsetenv("DET_AGENT_TOKEN");
+    return token;
+  }
   throw std::runtime_error("an agent needs the master's agent token: pass --agent-token-file (the master writes it to "
                            "DATA_DIR/agent-token) or set DET_AGENT_TOKEN");
 }

@@ -67,6 +67,20 @@ def agent_instances(pool="elastic"):
     return ids
 
 
+def assert_token_hidden(test, c, pids):
+    """The agent token is in neither the environment nor the command line of any of `pids`: what
+    an agent's environment holds, every worker and task it starts inherits."""
+    token = c.read_data_file("agent-token").strip().encode()
+    test.assertTrue(pids)
+    for pid in pids:
+        for part in ("environ", "cmdline"):
+            try:
+                with open(f"/proc/{pid}/{part}", "rb") as f:
+                    test.assertNotIn(token, f.read(), f"agent {pid}'s {part}")
+            except FileNotFoundError:
+                pass  # it ended meanwhile
+
+
 class ProcessProviderTest(unittest.TestCase):
     def test_scales_up_for_pending_work_and_back_to_zero_when_idle(self):
         c = Cluster(agents=0, master_config=process_provider()).start()
@@ -101,6 +115,7 @@ class ProcessProviderTest(unittest.TestCase):
         c = Cluster(agents=0, master_config=process_provider(min_instances=1, idle="2s")).start()
         try:
             wait_for(lambda: len(c.connected_agents()) == 1, 60, "the minimum agent to register")
+            assert_token_hidden(self, c, agent_processes())
             time.sleep(6)  # three idle periods
             p = provisioner(c)
             self.assertEqual(len(p["instances"]), 1)
@@ -157,6 +172,8 @@ terminate = "kill $(cat {cloud}/{{instance_id}}.pid) && rm {cloud}/{{instance_id
         c = Cluster(agents=0, master_config=pool_config(provider)).start()
         try:
             exp = c.submit(search(trials=2, batches=40))
+            wait_for(lambda: c.connected_agents(), 60, "a launched agent to register")
+            assert_token_hidden(self, c, agent_processes())
             c.wait_experiment(exp, DONE, timeout=180)
             self.assertEqual(c.experiment(exp)["experiment"]["state"], "STATE_COMPLETED")
             self.assertEqual(int(provisioner(c)["launched"]), 2)
