@@ -215,6 +215,10 @@ void account_routes::add_to(http_router& server) {
         user_id{who.admin ? 0 : who.user_id});
   }));
   server.Delete(R"(/api/v1/tokens/(\d+))", signed_in([this, ask](const http_request& req, http_response& res, const principal& who) {
+    // A task's token revoking its owner's logins would let whoever reads a process's environment
+    // lock its owner out.
+    if (auto e = require_personal_token(who, "revoking a token"))
+      return reply_error(res, sys, e);
     const auto id = parse_id(req.matches[1]).value_or(0);
     ask(res, [&](pb::AccessToken& token) {
       if (auto e = require_owner(who, token.user_id(), token.username(), "token " + std::to_string(id), "revoke"))

@@ -350,6 +350,13 @@ class TokenAndStreamTest(TwoUsersCluster):
             self.assertIn("not a task's token (DET_USER_TOKEN)", sentence)
         self.assertNotIn("intruder", [u["username"] for u in c.get("/api/v1/users")["users"]])
         self.assertNotIn("kept", [t["description"] for t in c.get("/api/v1/tokens")["tokens"]])
+        # Nor revoke its owner's logins.
+        logins = [t["id"] for t in c.get("/api/v1/tokens")["tokens"] if t["kind"] != "TOKEN_KIND_TASK"]
+        self.assertTrue(logins)
+        for login in logins:
+            code, sentence = c.status("DELETE", f"/api/v1/tokens/{login}", None, token=stolen)
+            self.assertEqual(code, 403, sentence)
+        self.assertEqual(c.status("GET", "/api/v1/me")[0], 200)
         self.assertEqual(c.status("POST", "/api/v1/auth/login", {"username": "alice", "password": "alice-password-12"},
                                   token=None)[0], 200)
         kinds = [t["kind"] for t in c.get("/api/v1/tokens")["tokens"] if t["description"] == f"the token of task {task_id}"]
