@@ -367,8 +367,8 @@ void write_events(self_ptr self, const pb::MetricReport& r) {
     st.events_run = st.runs;
     const auto& t = trial(self);
     try {
-      st.events = tensorboard::open_trial_event_file(
-          config::tensorboard_dir_under(st.setup.checkpoint_root, t.experiment_id(), t.id()), t.hparams());
+      st.events = tensorboard::open_trial_event_file_beneath(
+          st.setup.checkpoint_root, config::tensorboard_subdir(t.experiment_id(), t.id()), t.hparams());
     } catch (const std::exception& e) {
       st.events.reset();
       log_line(self, std::string("writing no TensorBoard event files: ") + e.what());

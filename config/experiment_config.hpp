@@ -101,9 +101,12 @@ struct checkpoint_storage_config {
 
 /// Where a trial's TensorBoard event files go under a checkpoint root (Determined's layout): its
 /// workers write them there and `det tensorboard` reads them.
+inline std::string tensorboard_subdir(int64_t experiment_id, int64_t trial_id) {
+  return "tensorboard/experiment/" + std::to_string(experiment_id) + "/trial/" + std::to_string(trial_id);
+}
+/// The same beneath `checkpoint_root`.
 inline std::string tensorboard_dir_under(const std::string& checkpoint_root, int64_t experiment_id, int64_t trial_id) {
-  return checkpoint_root + "/tensorboard/experiment/" + std::to_string(experiment_id) + "/trial/" +
-         std::to_string(trial_id);
+  return checkpoint_root + "/" + tensorboard_subdir(experiment_id, trial_id);
 }
 
 inline std::string checkpoint_storage_config::tensorboard_dir(const std::string& default_root, int64_t experiment_id,

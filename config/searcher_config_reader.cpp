@@ -10,6 +10,15 @@ namespace {
 
 constexpr int64_t no_limit = std::numeric_limits<int64_t>::max();
 
+// Ceilings on what one search may ask for. A preview simulates the whole search and a searcher
+// keeps a record per trial, so these bound the work one request can make the master do; each is
+// far beyond a search anyone runs (Determined's defaults are 5 rungs and tens of trials).
+constexpr int64_t most_trials = 1'000'000;
+constexpr int64_t most_rungs = 64;
+constexpr int64_t most_population = 10'000;
+constexpr int64_t most_pbt_trials = 1'000'000;  // population_size × num_rounds
+constexpr int64_t most_ei_candidates = 100'000;
+
 /// Whether a searcher needs a training length (max_length, or time_metric and max_time).
 enum class length_rule {
   /// Its decisions are made at lengths: always.
@@ -135,11 +144,11 @@ void read_fields(table_reader& reader, searcher_config& config) {
     else
       reader.error("unit", "expected batches, records or epochs, got \"" + *v + "\"");
   }
-  if (auto v = reader.read_integer_in("max_trials", 1, no_limit)) config.max_trials = *v;
-  if (auto v = reader.read_integer_in("max_concurrent_trials", 0, no_limit)) config.max_concurrent_trials = *v;
-  if (auto v = reader.read_integer_in("num_rungs", 1, no_limit)) config.num_rungs = *v;
-  if (auto v = reader.read_integer_in("n_startup_trials", 0, no_limit)) config.n_startup_trials = *v;
-  if (auto v = reader.read_integer_in("n_ei_candidates", 1, no_limit)) config.n_ei_candidates = *v;
+  if (auto v = reader.read_integer_in("max_trials", 1, most_trials)) config.max_trials = *v;
+  if (auto v = reader.read_integer_in("max_concurrent_trials", 0, most_trials)) config.max_concurrent_trials = *v;
+  if (auto v = reader.read_integer_in("num_rungs", 1, most_rungs)) config.num_rungs = *v;
+  if (auto v = reader.read_integer_in("n_startup_trials", 0, most_trials)) config.n_startup_trials = *v;
+  if (auto v = reader.read_integer_in("n_ei_candidates", 1, most_ei_candidates)) config.n_ei_candidates = *v;
   if (auto v = reader.read_number("gamma")) {
     if (*v > 0 && *v <= 1)
       config.gamma = *v;
@@ -152,7 +161,7 @@ void read_fields(table_reader& reader, searcher_config& config) {
     else
       reader.error("divisor", "must be greater than 1");
   }
-  if (auto v = reader.read_integer_in("max_rungs", 1, no_limit)) config.max_rungs = *v;
+  if (auto v = reader.read_integer_in("max_rungs", 1, most_rungs)) config.max_rungs = *v;
   if (auto v = reader.read_string("mode")) {
     if (*v == "standard" || *v == "aggressive" || *v == "conservative")
       config.mode = *v;
@@ -160,16 +169,26 @@ void read_fields(table_reader& reader, searcher_config& config) {
       reader.error("mode", "expected standard, aggressive or conservative, got \"" + *v + "\"");
   }
   if (const auto* rungs = reader.read_array("bracket_rungs")) {
+    if (static_cast<int64_t>(rungs->size()) > most_rungs)
+      reader.error("bracket_rungs", "may hold at most " + std::to_string(most_rungs) + " brackets, got " +
+                                        std::to_string(rungs->size()));
     for (const auto& rung : *rungs) {
-      if (!rung.is_integer() || rung.as_integer()->get() < 1) {
-        reader.error("bracket_rungs", "expected an array of positive integers");
+      if (static_cast<int64_t>(config.bracket_rungs.size()) >= most_rungs) break;
+      if (!rung.is_integer() || rung.as_integer()->get() < 1 || rung.as_integer()->get() > most_rungs) {
+        reader.error("bracket_rungs", "expected an array of integers between 1 and " + std::to_string(most_rungs));
         break;
       }
       config.bracket_rungs.push_back(rung.as_integer()->get());
     }
   }
-  if (auto v = reader.read_integer_in("population_size", 1, no_limit)) config.population_size = *v;
-  if (auto v = reader.read_integer_in("num_rounds", 1, no_limit)) config.num_rounds = *v;
+  if (auto v = reader.read_integer_in("population_size", 1, most_population)) config.population_size = *v;
+  if (auto v = reader.read_integer_in("num_rounds", 1, most_pbt_trials)) {
+    config.num_rounds = *v;
+    if (config.population_size * config.num_rounds > most_pbt_trials)
+      reader.error("num_rounds", "population_size × num_rounds is the number of trials pbt runs, at most " +
+                                     std::to_string(most_pbt_trials) + ", got " +
+                                     std::to_string(config.population_size * config.num_rounds));
+  }
   config.length_per_round = read_length(reader, "length_per_round", 1);
   read_pbt_functions(reader, config);
   config.source_trial_id = reader.read_integer_in("source_trial_id", 1, no_limit);

@@ -68,4 +68,26 @@ unique_fd open_beneath(const std::string& root, const std::string& relative) {
   return file;
 }
 
+unique_fd create_beneath(const std::string& root, const std::string& relative_directory, const std::string& name) {
+  if (!auth::is_plain_relative_path(relative_directory) || name.empty() || name.find('/') != std::string::npos ||
+      name == "." || name == "..") {
+    errno = EINVAL;
+    return unique_fd();
+  }
+  unique_fd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  size_t start = 0;
+  while (dir && start <= relative_directory.size()) {
+    auto end = relative_directory.find('/', start);
+    if (end == std::string::npos) end = relative_directory.size();
+    const auto part = relative_directory.substr(start, end - start);
+    // Made when missing; then opened with O_NOFOLLOW, which fails on a link that was there before
+    // or was put there between the two calls.
+    if (::mkdirat(dir.get(), part.c_str(), 0755) != 0 && errno != EEXIST) return unique_fd();
+    dir = unique_fd(::openat(dir.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    start = end + 1;
+  }
+  if (!dir) return dir;
+  return unique_fd(::openat(dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644));
+}
+
 }  // namespace det::runtime

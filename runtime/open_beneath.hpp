@@ -1,6 +1,6 @@
 #pragma once
-// Opening a file that a user named, beneath a directory the master owns, without following any
-// symlink: a trial writes its checkpoint's directory itself, so a name in it may be a link to
+// Opening (or creating) a file that a user named, beneath a directory the master owns, without
+// following any symlink: a trial writes its checkpoint's directory itself, so a name in it may be a link to
 // the master's data (its agent token, its TLS key). openat2(RESOLVE_BENEATH |
 // RESOLVE_NO_SYMLINKS) where the kernel has it (Linux 5.6), else one O_NOFOLLOW component at a
 // time.
@@ -30,6 +30,13 @@ class unique_fd {
  private:
   int fd_;
 };
+
+/// Creates file `name` for writing in directory `relative_directory` (a plain relative path)
+/// beneath `root`, making the directories it lacks, never through a symlink and never over an
+/// existing file: the master writes Core API trials' event files beneath a directory those
+/// trials write too. Returns the descriptor, or an invalid one with errno set (ELOOP for a link,
+/// EEXIST, ...).
+unique_fd create_beneath(const std::string& root, const std::string& relative_directory, const std::string& name);
 
 /// Opens regular file `relative` (a plain relative path) beneath directory `root` for reading,
 /// refusing any symlink on the way (`root` itself may be one: the operator chose it). Returns

@@ -25,14 +25,14 @@ std::string host_name() {
   return name;
 }
 
-std::string file_name() {
+}  // namespace
+
+std::string new_event_file_name() {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%010lld", static_cast<long long>(std::time(nullptr)));
   return std::string("events.out.tfevents.") + seconds + "." + host_name() + "." + std::to_string(::getpid()) + "." +
          std::to_string(files_opened++);
 }
-
-}  // namespace
 
 double wall_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -43,10 +43,25 @@ event_file_writer::event_file_writer(const std::string& directory) {
   std::filesystem::create_directories(directory, error);
   if (error)
     throw std::runtime_error("cannot create the TensorBoard directory " + directory + ": " + error.message());
-  path_ = directory + "/" + file_name();
+  path_ = directory + "/" + new_event_file_name();
   file_ = std::fopen(path_.c_str(), "wbxe");  // x: never another writer's file; e: not inherited by children
   if (!file_)
     throw std::runtime_error("cannot create the TensorBoard event file " + path_ + ": " + std::strerror(errno));
+  start();
+}
+
+event_file_writer::event_file_writer(int fd, std::string path) : path_(std::move(path)) {
+  file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    const int error = errno;
+    ::close(fd);
+    throw std::runtime_error("cannot write the TensorBoard event file " + path_ + ": " + std::strerror(error));
+  }
+  start();
+}
+
+// The file version first, flushed, so a reader knows the file from the start.
+void event_file_writer::start() {
   try {
     write_record(file_version_event(wall_time_now()));
     flush();

@@ -26,6 +26,9 @@ class event_file_writer {
 
   /// Creates `directory` as needed and the file in it, whose first record is the file version.
   explicit event_file_writer(const std::string& directory);
+  /// Writes to `fd`, a new file opened for writing at `path` by a caller that chose how (the
+  /// master, beneath a directory users write to), and owns it from here on.
+  event_file_writer(int fd, std::string path);
   ~event_file_writer();
   event_file_writer(const event_file_writer&) = delete;
   event_file_writer& operator=(const event_file_writer&) = delete;
@@ -45,12 +48,16 @@ class event_file_writer {
  private:
   void write_record(std::string_view data);
   void flush_if_due();
+  void start();
 
   std::string path_;
   std::FILE* file_ = nullptr;
   std::set<std::string> tagged_;  // tags whose first event, with the plugin metadata, is written
   std::chrono::steady_clock::time_point last_flush_;
 };
+
+/// A new event file's name: `events.out.tfevents.<unix secs>.<host>.<pid>.<n>`.
+std::string new_event_file_name();
 
 /// Seconds since the Unix epoch, with microseconds: an Event's wall_time.
 double wall_time_now();

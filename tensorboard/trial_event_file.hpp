@@ -14,4 +14,10 @@ namespace det::tensorboard {
 /// std::runtime_error with a sentence naming the file when it cannot be made.
 std::unique_ptr<event_file_writer> open_trial_event_file(const std::string& directory, const std::string& hparams_json);
 
+/// The same in `relative_directory` beneath `root`, made without following any symlink: the master
+/// writes Core API trials' files there, in a tree those trials write to as well.
+std::unique_ptr<event_file_writer> open_trial_event_file_beneath(const std::string& root,
+                                                                 const std::string& relative_directory,
+                                                                 const std::string& hparams_json);
+
 }  // namespace det::tensorboard

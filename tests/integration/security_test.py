@@ -178,6 +178,29 @@ max_length = {{ batches = 1 }}
         self.assertIn("UUID", line)
         self.assert_master_serves()
 
+    def test_the_master_writes_no_event_file_through_a_planted_link(self):
+        c = self.cluster
+        config = f"""
+name = "event-link"
+entrypoint = "python3 plant_event_link.py"
+[hyperparameters]
+target = "{c.data_dir}"
+[searcher]
+name = "single"
+metric = "loss"
+max_length = {{ batches = 1 }}
+"""
+        path = os.path.join(c.root, "event-link.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        out = c.det("experiment", "create", path, ATTACKS, token=self.mallory)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        exp = c.wait_experiment(int(out.stdout.split()[-1]), {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                timeout=120)
+        self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
+        self.assertIn("PLANTED", c.trial_logs(exp["trials"][0]["id"]))
+        self.assertEqual([f for f in os.listdir(c.data_dir) if f.startswith("events.out.tfevents")], [])
+        self.assert_master_serves()
 
     # -- Host access: the policy in master.toml's [security], checked by the master at submission --
 

@@ -384,6 +384,25 @@ explore_function = { resample_probability = 0.2, perturb_factor = 0.1 }
   CHECK(config.target_batches() == 4000);
 }
 
+TEST_CASE("a search is held to a size one request may make the master simulate") {
+  const std::string head = "entrypoint = \"x\"\n[searcher]\nmetric = \"loss\"\nmax_length = { batches = 9 }\n";
+  CHECK(parse_errors(head + "name = \"random\"\nmax_trials = 1000000000\n") ==
+        "inline.toml:6:14: searcher.max_trials: must be between 1 and 1000000, got 1000000000");
+  CHECK(parse_errors(head + "name = \"async_halving\"\nnum_rungs = 65\nmax_trials = 9\n").find(
+            "searcher.num_rungs: must be between 1 and 64, got 65") != std::string::npos);
+  CHECK(parse_errors(head + "name = \"adaptive_asha\"\nmax_trials = 9\nbracket_rungs = [1, 100]\n").find(
+            "searcher.bracket_rungs: expected an array of integers between 1 and 64") != std::string::npos);
+  const std::string pbt = "entrypoint = \"x\"\n[searcher]\nname = \"pbt\"\nmetric = \"loss\"\n"
+                          "length_per_round = { batches = 5 }\nreplace_function = { truncate_fraction = 0.5 }\n"
+                          "explore_function = { resample_probability = 0.2, perturb_factor = 0.1 }\n";
+  CHECK(parse_errors(pbt + "population_size = 10000\nnum_rounds = 100\n").empty());
+  CHECK(parse_errors(pbt + "population_size = 10000\nnum_rounds = 101\n").find(
+            "searcher.num_rounds: population_size × num_rounds is the number of trials pbt runs, at most 1000000, "
+            "got 1010000") != std::string::npos);
+  CHECK(parse_errors(pbt + "population_size = 10001\nnum_rounds = 1\n").find(
+            "searcher.population_size: must be between 1 and 10000, got 10001") != std::string::npos);
+}
+
 TEST_CASE("resources and top-level numbers are range checked") {
   auto errors = parse_errors("entrypoint = \"x\"\nmax_restarts = -1\n[resources]\nslots_per_trial = -2\npriority = 100\n" +
                              single_searcher);

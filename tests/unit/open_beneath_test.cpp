@@ -11,6 +11,7 @@
 #include "runtime/open_beneath.hpp"
 
 using det::auth::is_plain_relative_path;
+using det::runtime::create_beneath;
 using det::runtime::open_beneath;
 namespace fs = std::filesystem;
 
@@ -51,6 +52,36 @@ TEST_CASE("a symlink anywhere on the way, or a name that climbs out, is refused"
   // A FIFO with no writer would block a blocking open forever: refused at once instead.
   REQUIRE(::mkfifo((s.root / "storage" / "ckpt" / "pipe").c_str(), 0600) == 0);
   CHECK(!open_beneath(s.storage(), "ckpt/pipe"));
+}
+
+TEST_CASE("an event file is created beneath the storage root, making the directories it lacks") {
+  scratch s;
+  auto fd = create_beneath(s.storage(), "tensorboard/experiment/1/trial/2", "events.out.tfevents.1");
+  REQUIRE(fd);
+  CHECK(::write(fd.get(), "e", 1) == 1);
+  CHECK(fs::file_size(s.root / "storage" / "tensorboard" / "experiment" / "1" / "trial" / "2" / "events.out.tfevents.1") == 1);
+  CHECK(!create_beneath(s.storage(), "tensorboard/experiment/1/trial/2", "events.out.tfevents.1"));  // never over a file
+  CHECK(errno == EEXIST);
+}
+
+TEST_CASE("an event file is not created through a symlink a trial planted") {
+  scratch s;
+  // A trial made the tensorboard directory, or one below it, a link into the master's data.
+  fs::create_directory_symlink(s.root, s.root / "storage" / "tensorboard");
+  CHECK(!create_beneath(s.storage(), "tensorboard/experiment/1", "events.out.tfevents.1"));
+  CHECK((errno == ELOOP || errno == ENOTDIR));  // O_DIRECTORY | O_NOFOLLOW on a link: ENOTDIR
+  fs::remove(s.root / "storage" / "tensorboard");
+  fs::create_directories(s.root / "storage" / "tensorboard" / "experiment");
+  fs::create_directory_symlink(s.root, s.root / "storage" / "tensorboard" / "experiment" / "1");
+  CHECK(!create_beneath(s.storage(), "tensorboard/experiment/1", "events.out.tfevents.1"));
+  // Nor over a link in the file's place.
+  fs::create_directories(s.root / "storage" / "tensorboard" / "experiment" / "2");
+  fs::create_symlink(s.root / "planted", s.root / "storage" / "tensorboard" / "experiment" / "2" / "events.out.tfevents.1");
+  CHECK(!create_beneath(s.storage(), "tensorboard/experiment/2", "events.out.tfevents.1"));
+  CHECK(!fs::exists(s.root / "planted"));
+  CHECK(!fs::exists(s.root / "experiment"));
+  CHECK(!create_beneath(s.storage(), "../outside", "events.out.tfevents.1"));
+  CHECK(!create_beneath(s.storage(), "tensorboard", "../escape"));
 }
 
 TEST_CASE("uuids and plain relative paths") {
