@@ -31,11 +31,19 @@ std::chrono::seconds wait_in(Map& failures_by, const typename Map::key_type& key
 // names no account, and keeping it whole would let failures of huge names take memory.
 std::string account_key(const std::string& username) { return username.substr(0, 65); }
 
-// Drops every key of `failures_by` once it holds 100000: an address or name that failed and never
-// came back is forgotten with the others rather than kept for ever.
+// Whether `failures_by` may take key `key`: it has it, or has room once the keys whose failures
+// all left the window are dropped.
 template <class Map>
-void bound(Map& failures_by) {
-  if (failures_by.size() >= 100000) failures_by.clear();
+bool room_for(Map& failures_by, const typename Map::key_type& key, clock::time_point now) {
+  if (failures_by.size() < login_throttle::max_keys || failures_by.count(key)) return true;
+  for (auto it = failures_by.begin(); it != failures_by.end();)
+    it = now - it->second.back() >= login_throttle::window ? failures_by.erase(it) : std::next(it);
+  return failures_by.size() < login_throttle::max_keys;
+}
+
+template <class Map>
+void count_failure(Map& failures_by, const typename Map::key_type& key, clock::time_point now) {
+  if (room_for(failures_by, key, now)) failures_by[key].push_back(now);
 }
 
 } // namespace
@@ -48,25 +56,34 @@ std::chrono::seconds login_throttle::wait(const std::string& address, const std:
   return std::max(user, all);
 }
 
-std::chrono::seconds login_throttle::account_wait(const std::string& username, clock::time_point now) {
+std::chrono::seconds login_throttle::account_wait(const std::string& address, const std::string& username,
+                                                  clock::time_point now) {
   std::lock_guard<std::mutex> lock{mutex_};
-  return wait_in(by_account_, account_key(username), max_per_account, now);
+  const auto account = account_key(username);
+  if (auto it = known_.find({address, account}); it != known_.end()) {
+    if (now - it->second < known_for) return std::chrono::seconds{0};
+    known_.erase(it);
+  }
+  return wait_in(by_account_, account, max_per_account, now);
 }
 
 void login_throttle::failed(const std::string& address, const std::string& username, clock::time_point now) {
   std::lock_guard<std::mutex> lock{mutex_};
-  bound(by_user_);
-  bound(by_address_);
-  bound(by_account_);
   const auto account = account_key(username);
-  by_user_[{address, account}].push_back(now);
-  by_address_[address].push_back(now);
-  by_account_[account].push_back(now);
+  count_failure(by_user_, {address, account}, now);
+  count_failure(by_address_, address, now);
+  count_failure(by_account_, account, now);
 }
 
-void login_throttle::succeeded(const std::string& address, const std::string& username) {
+void login_throttle::succeeded(const std::string& address, const std::string& username, clock::time_point now) {
   std::lock_guard<std::mutex> lock{mutex_};
-  by_user_.erase({address, account_key(username)});
+  const auto key = std::make_pair(address, account_key(username));
+  by_user_.erase(key);
+  // Only a login proves an address; the oldest ones go first when there are too many.
+  if (known_.size() >= max_keys && !known_.count(key))
+    known_.erase(std::min_element(known_.begin(), known_.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; }));
+  known_[key] = now;
 }
 
 } // namespace det::auth

@@ -5,12 +5,13 @@ GET /api/v1/trials/N/metrics (a finished trial's 200 training and 4 validation r
 GET /api/v1/agents. One agent runs that trial and is then stopped, so nothing runs while wrk does
 and the stored experiments stay queued.
 Reported for each route: requests/s, p50 and p99 latency, timeouts and other socket
-errors, and non-2xx answers. The same script against another build
-(`--bin-dir`) gives the figures to compare a gateway with.
+errors, and non-2xx answers. `--baseline-bin-dir` measures another build first in the same run
+(e.g. a release unpacked from dist/) and gives the ratios.
 
 Needs wrk (Debian package wrk).
 
 Usage: bench/rest_load_bench.py [--experiments 1000] [--connections 200] [--seconds 10] [--bin-dir DIR]
+                                [--baseline-bin-dir DIR]
 """
 
 import argparse
@@ -84,28 +85,44 @@ def settle(c):
         time.sleep(0.1)
 
 
+def measure(bin_dir, args):
+    """{route label: figures} for a cluster of `bin_dir`'s det-node (None: this build's)."""
+    figures = {}
+    c = Cluster(agents=1, bin_dir=bin_dir).start()
+    try:
+        trial = finished_trial(c)
+        c.stop_process(c.agents[0])
+        last = store_experiments(c, args.experiments)
+        for label, path in (("experiments", "/api/v1/experiments"), ("experiment", f"/api/v1/experiments/{last}"),
+                            ("trial metrics", f"/api/v1/trials/{trial}/metrics"), ("agents", "/api/v1/agents")):
+            settle(c)
+            f = load(c, path, args.connections, args.seconds)
+            print(f"{bin_dir or 'this build'}: GET {path}: requests_per_s={f['requests_per_s']:.0f} "
+                  f"p50_ms={f['p50_ms']:.1f} p99_ms={f['p99_ms']:.1f} timeouts={f['timeouts']} "
+                  f"socket_errors={f['socket_errors']} non_2xx={f['non_2xx']}", flush=True)
+            figures[label] = f
+    finally:
+        c.stop()
+    return figures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--experiments", type=int, default=1000)
     ap.add_argument("--connections", type=int, default=200)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--bin-dir", help="the det-node to measure (default: this build's)")
+    ap.add_argument("--baseline-bin-dir", help="another build's bin directory, measured first in the same run; "
+                                               "each route's p99 and throughput are then given as ratios to it")
     args = ap.parse_args()
-    c = Cluster(agents=1, bin_dir=args.bin_dir).start()
-    try:
-        trial = finished_trial(c)
-        c.stop_process(c.agents[0])
-        last = store_experiments(c, args.experiments)
-        for path in ("/api/v1/experiments", f"/api/v1/experiments/{last}", f"/api/v1/trials/{trial}/metrics",
-                     "/api/v1/agents"):
-            settle(c)
-            f = load(c, path, args.connections, args.seconds)
-            print(f"GET {path}: requests_per_s={f['requests_per_s']:.0f} p50_ms={f['p50_ms']:.1f} "
-                  f"p99_ms={f['p99_ms']:.1f} timeouts={f['timeouts']} socket_errors={f['socket_errors']} "
-                  f"non_2xx={f['non_2xx']}", flush=True)
-    finally:
-        c.stop()
-
+    baseline = measure(args.baseline_bin_dir, args) if args.baseline_bin_dir else None
+    after = measure(args.bin_dir, args)
+    if baseline:
+        for label, f in after.items():
+            b = baseline[label]
+            print(f"GET {label}: p99 {b['p99_ms']:.1f} -> {f['p99_ms']:.1f} ms "
+                  f"(x{f['p99_ms'] / b['p99_ms']:.2f}), requests/s x{f['requests_per_s'] / b['requests_per_s']:.2f}",
+                  flush=True)
 
 if __name__ == "__main__":
     main()

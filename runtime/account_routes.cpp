@@ -249,7 +249,7 @@ std::optional<bool> account_routes::check_password(const http_request& req, http
                                                    const std::string& username, const std::string& password,
                                                    const std::string& hash) {
   const auto now = auth::login_throttle::clock::now();
-  if (auto wait = throttle.account_wait(username, now); wait.count() > 0) {
+  if (auto wait = throttle.account_wait(req.remote_addr, username, now); wait.count() > 0) {
     reply_error(res, 429, "too many failed logins as \"" + username + "\" from all addresses together: try again in " +
                               std::to_string(wait.count()) + " s");
     return std::nullopt;
@@ -263,7 +263,7 @@ std::optional<bool> account_routes::check_password(const http_request& req, http
     throttle.failed(req.remote_addr, username, now);
     return false;
   }
-  throttle.succeeded(req.remote_addr, username);
+  throttle.succeeded(req.remote_addr, username, now);
   return true;
 }
 

@@ -435,6 +435,7 @@ class TokenAndStreamTest(TwoUsersCluster):
     def test_g_guesses_spread_over_addresses_make_the_account_wait(self):
         c = self.cluster
         c.post("/api/v1/users", {"username": "frank", "password": "frank-password-12"})
+        self.assertEqual(login_from(c, "127.0.0.8", "frank", "frank-password-12")[0], 200)  # frank's own machine
         # Four guesses from each of five addresses: no address reaches its own limit (5).
         for address in range(2, 7):
             for _ in range(4):
@@ -443,6 +444,8 @@ class TokenAndStreamTest(TwoUsersCluster):
         self.assertEqual(code, 429, sentence)
         self.assertIn('too many failed logins as "frank" from all addresses together', sentence)
         self.assertEqual(login_from(c, "127.0.0.7", "alice", "alice-password-12")[0], 200)  # other users as before
+        # The strangers' guesses do not lock frank out of the machine he logs in from.
+        self.assertEqual(login_from(c, "127.0.0.8", "frank", "frank-password-12")[0], 200)
 
     def test_h_a_user_holds_at_most_16_streams_and_they_end_with_the_token(self):
         c = self.cluster
