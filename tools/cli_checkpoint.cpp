@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "auth/untrusted_names.hpp"
 #include "config/experiment_config.hpp"
 #include "messages/api.pb.h"
 #include "messages/json.hpp"
@@ -108,6 +109,14 @@ int download_checkpoint(rest_client& master, const std::string& uuid, std::strin
     std::cerr << "det: checkpoint " << uuid << " was deleted; there is nothing to download.\n";
     return 1;
   }
+  // The names come from whoever wrote the checkpoint: one that climbs out of the output directory
+  // (or a master that passes one on) must not write a file elsewhere on this machine.
+  for (const auto& [name, size] : c.resources())
+    if (!auth::is_plain_relative_path(name)) {
+      std::cerr << "det: checkpoint " << uuid << " names a file \"" << name
+                << "\" that is not a plain relative path; nothing was downloaded.\n";
+      return 1;
+    }
   if (output.empty()) output = "checkpoints/" + uuid;
   std::filesystem::create_directories(output);
   for (const auto& [name, size] : c.resources()) {

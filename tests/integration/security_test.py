@@ -12,13 +12,14 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import BIN, Cluster, parse_time, wait_for  # noqa: E402
+from cluster import BIN, Cluster, parse_time, simulated_config, wait_for  # noqa: E402
 
 ATTACKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attacks")
 
@@ -202,6 +203,25 @@ max_length = {{ batches = 1 }}
         self.assertEqual([f for f in os.listdir(c.data_dir) if f.startswith("events.out.tfevents")], [])
         self.assert_master_serves()
 
+    def test_the_cli_downloads_no_file_a_stored_name_would_put_outside_its_directory(self):
+        # A row stored before names were checked (or by a master that passes one on) names a file
+        # that climbs out of the directory `det checkpoint download` writes to.
+        if not shutil.which("psql"):
+            self.skipTest("psql is not installed")
+        c = self.cluster
+        exp = c.submit(simulated_config("climbing-name", 10, seconds_per_batch=0.001, checkpoint_period=10))
+        exp_state = c.wait_experiment(exp, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)
+        self.assertEqual(exp_state["experiment"]["state"], "STATE_COMPLETED")
+        uuid = c.get(f"/api/v1/experiments/{exp}/checkpoints")["checkpoints"][0]["uuid"]
+        edit = self.psql(passfile=os.path.join(c.data_dir, "postgres-password"),
+                         sql=f"""UPDATE checkpoints SET resources = '{{"../escaped": 8}}' WHERE uuid = '{uuid}'""")
+        self.assertEqual(edit.returncode, 0, edit.stderr)
+        with tempfile.TemporaryDirectory() as where:
+            out = c.det("checkpoint", "download", uuid, "-o", os.path.join(where, "inside"))
+            self.assertEqual(out.returncode, 1, out.stdout)
+            self.assertIn('names a file "../escaped" that is not a plain relative path', out.stderr)
+            self.assertFalse(os.path.exists(os.path.join(where, "escaped")))
+
     # -- Host access: the policy in master.toml's [security], checked by the master at submission --
 
     def reaching_experiment(self, name, extra):
@@ -263,14 +283,14 @@ max_length = {{ batches = 1 }}
 
     # -- The embedded PostgreSQL: a password, kept where only the master reads it -------------------
 
-    def psql(self, *, passfile=None, as_user=None):
-        """The exit status of `SELECT 1` on the master's database over its socket, with libpq's
-        password file `passfile` or no password at all, as this user or as `as_user`."""
+    def psql(self, *, passfile=None, as_user=None, sql="SELECT 1"):
+        """`sql` run by psql on the master's database over its socket, with libpq's password file
+        `passfile` or no password at all, as this user or as `as_user`."""
         c = self.cluster
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["PGPASSFILE"] = passfile or "/dev/null"
         argv = ["psql", "-w", "-h", os.path.join(c.data_dir, "run"), "-p", "5432", "-U", "postgres", "-d", "det",
-                "-c", "SELECT 1"]
+                "-c", sql]
         if as_user:
             argv = ["runuser", "-u", as_user, "--"] + argv
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30, cwd="/")
