@@ -11,7 +11,7 @@ errors, and non-2xx answers. `--baseline-bin-dir` measures another build first i
 Needs wrk (Debian package wrk).
 
 Usage: bench/rest_load_bench.py [--experiments 1000] [--connections 200] [--seconds 10] [--bin-dir DIR]
-                                [--baseline-bin-dir DIR]
+                                [--baseline-bin-dir DIR [--rounds N]]
 """
 
 import argparse
@@ -19,6 +19,7 @@ import http.client
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -112,17 +113,27 @@ def main():
     ap.add_argument("--connections", type=int, default=200)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--bin-dir", help="the det-node to measure (default: this build's)")
-    ap.add_argument("--baseline-bin-dir", help="another build's bin directory, measured first in the same run; "
-                                               "each route's p99 and throughput are then given as ratios to it")
+    ap.add_argument("--baseline-bin-dir", help="another build's bin directory, measured in the same run; each "
+                                               "route's p99 and throughput are then given as ratios to it")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --baseline-bin-dir: measure both this many times, alternating which goes first, "
+                         "and compare medians (the machine's other load weighs on both alike)")
     args = ap.parse_args()
-    baseline = measure(args.baseline_bin_dir, args) if args.baseline_bin_dir else None
-    after = measure(args.bin_dir, args)
-    if baseline:
-        for label, f in after.items():
-            b = baseline[label]
-            print(f"GET {label}: p99 {b['p99_ms']:.1f} -> {f['p99_ms']:.1f} ms "
-                  f"(x{f['p99_ms'] / b['p99_ms']:.2f}), requests/s x{f['requests_per_s'] / b['requests_per_s']:.2f}",
-                  flush=True)
+    if not args.baseline_bin_dir:
+        measure(args.bin_dir, args)
+        return
+    runs = {"baseline": [], "after": []}
+    for r in range(args.rounds):
+        order = [("baseline", args.baseline_bin_dir), ("after", args.bin_dir)]
+        for name, bin_dir in order if r % 2 == 0 else reversed(order):
+            runs[name].append(measure(bin_dir, args))
+    for label in runs["after"][0]:
+        b = {k: statistics.median(run[label][k] for run in runs["baseline"]) for k in ("p99_ms", "requests_per_s")}
+        a = {k: statistics.median(run[label][k] for run in runs["after"]) for k in ("p99_ms", "requests_per_s")}
+        print(f"GET {label}: median p99 {b['p99_ms']:.1f} -> {a['p99_ms']:.1f} ms (x{a['p99_ms'] / b['p99_ms']:.2f}), "
+              f"requests/s {b['requests_per_s']:.0f} -> {a['requests_per_s']:.0f} "
+              f"(x{a['requests_per_s'] / b['requests_per_s']:.2f}) over {args.rounds} rounds", flush=True)
+
 
 if __name__ == "__main__":
     main()
