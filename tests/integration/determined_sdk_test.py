@@ -13,6 +13,7 @@ import sys
 import tempfile
 import unittest
 import urllib.parse
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../python"))
@@ -95,6 +96,9 @@ class DeterminedSdkTest(unittest.TestCase):
         self.assertEqual([m.steps_completed for m in trial.iter_metrics(GROUP)], [1, 2, 3])
         self.assertEqual(list(trial.iter_metrics(GROUP))[0].metrics, {"top 1 %": 0.1, "<b>rate</b>": 2.0})
         self.assertEqual(trial.metric_groups(), sorted([GROUP, "training", "validation"]))
+        # Page by page when there are more reports than one page holds.
+        with mock.patch("determined.experimental._trial._METRICS_PAGE", 2):
+            self.assertEqual([m.steps_completed for m in trial.iter_metrics(GROUP)], [1, 2, 3])
 
     def test_3_the_alert_is_in_the_trials_logs_at_its_level(self):
         logs = self.cluster.get(f"/api/v1/trials/{self.trial_id}/logs?limit=10000")["logs"]

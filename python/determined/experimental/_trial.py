@@ -10,6 +10,9 @@ from determined.experimental._metrics import TrialMetrics
 from determined.experimental._ordering import CheckpointSortBy, OrderBy, sorted_checkpoints
 from determined.experimental._session import Session
 
+# Reports asked for at a time: a trial may hold more than one reply should carry.
+_METRICS_PAGE = 10000
+
 
 class TrialState(enum.Enum):
     ACTIVE = "ACTIVE"
@@ -131,8 +134,16 @@ class Trial:
     def iter_metrics(self, group: str) -> Iterable[TrialMetrics]:
         """The reports of metric `group` ("training", "validation" or any name the trial
         reported), in the order of their steps."""
-        reply = self._session.get(f"/api/v1/trials/{self.id}/metrics", group=group)
-        return iter(TrialMetrics._from_json(r) for r in reply.get("metrics", []))
+        offset = 0
+        while True:
+            # The master answers a page at a time; a short page is the last.
+            page = self._session.get(f"/api/v1/trials/{self.id}/metrics", group=group, offset=offset,
+                                     limit=_METRICS_PAGE).get("metrics", [])
+            for r in page:
+                yield TrialMetrics._from_json(r)
+            if len(page) < _METRICS_PAGE:
+                return
+            offset += len(page)
 
     def stream_metrics(self, group: str) -> Iterable[TrialMetrics]:
         return self.iter_metrics(group)
