@@ -146,17 +146,18 @@ void task_routes::open_service(const http_request& req, http_response& res) {
   auto task = proxied_task(sys, handles, id);
   if (!task) return reply_error(res, sys, task.error());
   const auto token = service_token_of(*task);
-  const auto origin = address.origin_of(id, req.get_header_value("Host"));
-  if (origin.empty()) return reply_error(res, 400, "the Host header names no host the proxy's address can be made from");
   std::string location;
-  if (!token.empty() && auth::same_secret(req.get_param_value("token"), token)) {
-    location = origin + req.target;  // a notebook's own link opens it there as it did here
-  } else if (req.get_header_value("Authorization").empty() && req.cookie(session_cookie_name).empty()) {
+  if (req.get_header_value("Authorization").empty() && req.cookie(session_cookie_name).empty() &&
+      (token.empty() || !auth::same_secret(req.get_param_value("token"), token))) {
     location = "/login?next=" + query_value(req.target);
+  } else if (auto origin = proxy_origin_of(id, req, res); origin.empty()) {
+    return;
+  } else if (!token.empty() && auth::same_secret(req.get_param_value("token"), token)) {
+    location = origin + req.target;  // a notebook's own link opens it there as it did here
   } else {
     auto who = caller_of(auth, req, scheme);
     if (!who) return reply_error(res, sys, who.error());
-    location = ticket_url(id, req.target, req, *who, res);
+    location = ticket_url(*task, origin + req.target, *who, res);
     if (location.empty()) return;
   }
   res.status = 302;
@@ -164,27 +165,23 @@ void task_routes::open_service(const http_request& req, http_response& res) {
   res.set_header("Cache-Control", "no-store");
 }
 
-std::string task_routes::ticket_url(const std::string& id, const std::string& target, const http_request& req,
-                                    const principal& who, http_response& res) {
-  auto task = proxied_task(sys, handles, id);
-  if (!task) {
-    reply_error(res, sys, task.error());
-    return "";
-  }
-  const auto what = config::to_string(from_pb(task->kind())) + " " + id;
+std::string task_routes::proxy_origin_of(const std::string& id, const http_request& req, http_response& res) {
+  auto origin = address.origin_of(id, req.get_header_value("Host"));
+  if (origin.empty()) reply_error(res, 400, "the Host header names no host that the proxy's address can be made from");
+  return origin;
+}
+
+std::string task_routes::ticket_url(const pb::Task& task, const std::string& url, const principal& who,
+                                    http_response& res) {
+  const auto what = config::to_string(from_pb(task.kind())) + " " + task.id();
   auto refusal = require_personal_token(who, "opening " + what);
-  if (!refusal) refusal = require_owner(who, task->owner_id(), task->owner(), what, "open");
+  if (!refusal) refusal = require_owner(who, task.owner_id(), task.owner(), what, "open");
   if (refusal) {
     reply_error(res, sys, refusal);
     return "";
   }
-  const auto origin = address.origin_of(id, req.get_header_value("Host"));
-  if (origin.empty()) {
-    reply_error(res, 400, "the Host header names no host the proxy's address can be made from");
-    return "";
-  }
-  const auto ticket = grants.issue_ticket(id, who.token_sha256);
-  return origin + target + (target.find('?') == std::string::npos ? "?" : "&") + proxy_ticket_parameter + "=" + ticket;
+  const auto ticket = grants.issue_ticket(task.id(), who.token_sha256);
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + proxy_ticket_parameter + "=" + ticket;
 }
 
 void task_routes::add_to(http_router& server) {
@@ -265,7 +262,11 @@ void task_routes::add_to(http_router& server) {
   server.Post(std::string("/api/v1/tasks/") + uuid_pattern + "/proxy_ticket",
               signed_in([this](const http_request& req, http_response& res, const principal& who) {
                 const auto id = req.matches[1].str();
-                const auto url = ticket_url(id, "/proxy/" + id + "/", req, who, res);
+                auto task = proxied_task(sys, handles, id);
+                if (!task) return reply_error(res, sys, task.error());
+                const auto origin = proxy_origin_of(id, req, res);
+                if (origin.empty()) return;
+                const auto url = ticket_url(*task, origin + "/proxy/" + id + "/", who, res);
                 if (url.empty()) return;
                 pb::ProxyTicketResponse out;
                 out.set_url(url);

@@ -32,10 +32,12 @@ struct task_routes {
   /// the caller (session cookie or bearer token) is the task's owner or an admin, as it was with a
   /// notebook's own ?token=; to the login page without either.
   void open_service(const http_request& req, http_response& res);
-  /// A ticket for task `id` on behalf of `who`, as the URL that spends it (`target` is the path
-  /// and query to open); "" with the reply made when `who` may not open it.
-  std::string ticket_url(const std::string& id, const std::string& target, const http_request& req,
-                         const principal& who, http_response& res);
+  /// The proxy's origin of task `id` for a client that reached the master as `req` did; "" with
+  /// a 400 answered when its Host header names no usable host.
+  std::string proxy_origin_of(const std::string& id, const http_request& req, http_response& res);
+  /// `url` on the proxy with a ticket for `task` on behalf of `who` added to its query; "" with
+  /// the refusal answered when `who` may not open it (not its owner or an admin; a task's token).
+  std::string ticket_url(const pb::Task& task, const std::string& url, const principal& who, http_response& res);
   /// A TensorBoard's entrypoint: its trials' event directories, from the experiments and trials
   /// the request names; false with the reply made when one does not exist.
   bool add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task, http_response& res);

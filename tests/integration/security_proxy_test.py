@@ -32,12 +32,16 @@ HOSTILE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attac
 
 
 def raw_request(url, method="GET", headers=None, body=None):
-    """(status, headers, body) of one request, redirects not followed."""
+    """(status, headers, body) of one request, redirects not followed; a host under .localhost is
+    reached at 127.0.0.1 (as browsers resolve it), with its name in the Host header."""
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1" if parts.hostname.endswith(".localhost") else parts.hostname,
+                                      parts.port, timeout=30)
+    headers = dict(headers or {})
+    headers.setdefault("Host", parts.netloc)
     try:
         conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""),
-                     body=None if body is None else json.dumps(body), headers=headers or {})
+                     body=None if body is None else json.dumps(body), headers=headers)
         r = conn.getresponse()
         return r.status, r.headers, r.read().decode(errors="replace")
     finally:
@@ -257,6 +261,44 @@ class ProxyOriginTest(TwoUsersCluster):
         out = c.det("tensorboard", "open", mine, token=self.mallory)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(out.stdout.strip().splitlines()[-1], f"{c.url}/proxy/{mine}/")
+
+
+
+class ProxyHostTest(TwoUsersCluster):
+    """proxy_host: each task at a host of its own (*.localhost resolves to this machine, as browsers
+    and RFC 6761 have it), so that tasks share no origin with each other either."""
+
+    MASTER_CONFIG = 'proxy_host = "*.localhost"\n'
+    AGENT_ARGS = (f"--tensorboard={HOSTILE_SERVER}",)
+
+    def test_a_task_is_served_at_its_own_host_only(self):
+        c = self.cluster
+        exp_id = c.submit(simulated_config("for a host per task", batches=5))
+        c.wait_experiment(exp_id, {"STATE_COMPLETED"}, timeout=120)
+        mine, other = [c.post("/api/v1/tensorboards", {"experiment_ids": [exp_id]}, token=self.mallory)["tensorboard"]["id"]
+                       for _ in range(2)]
+        for task_id in (mine, other):
+            wait_for(lambda: c.get(f"/api/v1/tensorboards/{task_id}")["tensorboard"].get("ready"), 60, "it to serve")
+        proxy_url = c.get("/api/v1/master", token=None)["proxy_url"]
+        self.assertRegex(proxy_url, r"^http://\{task_id\}\.localhost:\d+$")
+        port = int(proxy_url.rsplit(":", 1)[1])
+        status, headers, _ = raw_request(f"{c.url}/proxy/{mine}/page", headers={"Authorization": f"Bearer {self.mallory}"})
+        self.assertEqual(status, 302)
+        ticket_url = headers["Location"]
+        self.assertTrue(ticket_url.startswith(f"http://{mine}.localhost:{port}/proxy/{mine}/page?det_proxy_token="),
+                        ticket_url)
+        # The ticket at another task's host, or at the bare address, opens nothing.
+        ticket_path = ticket_url.split(f":{port}", 1)[1]
+        for host in (f"{other}.localhost:{port}", f"127.0.0.1:{port}"):
+            status, _, sentence = raw_request(f"http://127.0.0.1:{port}{ticket_path}", headers={"Host": host})
+            self.assertEqual(status, 404, sentence)
+            self.assertIn("is served at its own host", sentence)
+        status, headers, _ = raw_request(ticket_url)
+        self.assertEqual(status, 302)
+        grant = headers["Set-Cookie"].split(";")[0]
+        self.assertEqual(raw_request(f"http://{mine}.localhost:{port}/proxy/{mine}/page", headers={"Cookie": grant})[0], 200)
+        self.assertEqual(raw_request(f"http://{other}.localhost:{port}/proxy/{mine}/page",
+                                     headers={"Cookie": grant})[0], 404)
 
 
 if __name__ == "__main__":
