@@ -23,6 +23,13 @@ caf::expected<principal> caller_of(authenticator& auth, const http_request& req,
   const auto authorization = req.get_header_value("Authorization");
   const auto session = req.cookie(session_cookie_name);
   if (!authorization.empty() || session.empty()) return auth.authenticate(authorization);
+  // Browsers say where a request comes from; a page on another port of this host is "same-site",
+  // and its reads (an event stream held open in the user's name) are refused too.
+  const auto fetch_site = req.get_header_value("Sec-Fetch-Site");
+  if (!fetch_site.empty() && fetch_site != "same-origin" && fetch_site != "none")
+    return make_error(errc::forbidden, "a request with the web UI's session cookie must come from the web UI's own "
+                                       "pages, not from a " + fetch_site + " page: scripts and the CLI send "
+                                       "\"Authorization: Bearer TOKEN\" instead");
   if (changes_state(req.method)) {
     const auto own = scheme_of(scheme) + "://" + req.get_header_value("Host");
     const auto origin = req.get_header_value("Origin");

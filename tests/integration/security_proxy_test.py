@@ -227,9 +227,13 @@ class ProxyOriginTest(TwoUsersCluster):
         def probes():
             return [t for t in c.get("/api/v1/tokens", token=self.mallory)["tokens"] if t["description"] == "csrf probe"]
 
-        # Reads need no Origin.
+        # Reads need no Origin, but a page of another origin gets none (a browser says so).
         status, _, me = raw_request(c.url + "/api/v1/me", headers=cookie)
         self.assertEqual((status, json.loads(me)["user"]["username"]), (200, "mallory"))
+        self.assertEqual(raw_request(c.url + "/api/v1/me", headers=dict(cookie, **{"Sec-Fetch-Site": "same-origin"}))[0], 200)
+        status, _, sentence = raw_request(c.url + "/api/v1/stream", headers=dict(cookie, **{"Sec-Fetch-Site": "same-site"}))
+        self.assertEqual(status, 403, sentence)
+        self.assertIn("not from a same-site page", sentence)
         for origin in (None, proxy_origin, "http://evil.example"):
             headers = dict(cookie, **({"Origin": origin} if origin else {}))
             status, _, sentence = raw_request(c.url + "/api/v1/tokens", "POST", headers, body)
