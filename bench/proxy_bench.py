@@ -2,17 +2,21 @@
 """The master's proxy against going straight to a task's service, in one run:
 
 - bulk download: MB/s of a GET of --bytes (default 1 GiB) from the task's HTTP server through
-  /proxy/ID/ and directly, with curl (alternating, --rounds each; the median is reported);
+  /proxy/ID/ on the master's proxy listener (with the cookie a ticket becomes) and directly, with curl (alternating, --rounds each; the median is reported);
 - WebSocket echo: the round trip of a 64-byte message through the proxy and directly, p50 and p99
   over --echoes messages on one connection each.
 
 The service is bench/programs/bulk_server.py, started by the agent in TensorBoard's place
 (det-node --tensorboard=...), so the master runs it as it runs any task's service.
 
+A build from before the proxy had a listener of its own (no proxy_url in GET /api/v1/master) is
+measured on its REST port with a Bearer header, so that DET_BIN_DIR=OLD/bin gives the baseline.
+
 Usage: bench/proxy_bench.py [--bytes N] [--rounds 3] [--echoes 2000]
 """
 
 import argparse
+import http.client
 import os
 import statistics
 import subprocess
@@ -50,6 +54,21 @@ def echo_round_trips_us(url, count, headers):
     return times[len(times) // 2], times[int(len(times) * 0.99)]
 
 
+def proxy_access(c, task_id):
+    """(base URL of the task's service through the proxy, the headers that open it)."""
+    proxy_url = c.get("/api/v1/master").get("proxy_url")
+    if not proxy_url:  # a master from before the proxy listener
+        return f"{c.url}/proxy/{task_id}", [f"Authorization: Bearer {c.token}"]
+    ticket_url = c.post(f"/api/v1/tasks/{task_id}/proxy_ticket", {})["url"]
+    origin = proxy_url.replace("{task_id}", task_id)
+    conn = http.client.HTTPConnection(origin.split("//")[1].split(":")[0], int(origin.rsplit(":", 1)[1]))
+    conn.request("GET", ticket_url[len(origin):])
+    answer = conn.getresponse()
+    cookie = answer.headers["Set-Cookie"].split(";")[0]
+    conn.close()
+    return f"{origin}/proxy/{task_id}", [f"Cookie: {cookie}"]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bytes", type=int, default=1 << 30)
@@ -65,8 +84,7 @@ def main():
         task = wait_for(lambda: (lambda t: t if t.get("ready") else None)(
             c.get(f"/api/v1/tensorboards/{task_id}")["tensorboard"]), 60, "the service to answer")
         direct_base = f"http://{task['service_address']}/proxy/{task_id}"
-        proxy_base = f"{c.url}/proxy/{task_id}"
-        auth = [f"Authorization: Bearer {c.token}"]
+        proxy_base, auth = proxy_access(c, task_id)
         direct, proxied = [], []
         for _ in range(opts.rounds):
             direct.append(download_mb_per_s(f"{direct_base}/bytes?n={opts.bytes}", opts.bytes, []))
@@ -77,7 +95,7 @@ def main():
               f"proxy / direct {p / d:.2f}")
         d50, d99 = echo_round_trips_us(direct_base.replace("http", "ws", 1) + "/echo", opts.echoes, {})
         p50, p99 = echo_round_trips_us(proxy_base.replace("http", "ws", 1) + "/echo", opts.echoes,
-                                       {"Authorization": f"Bearer {c.token}"})
+                                       dict(h.split(": ", 1) for h in auth))
         print(f"WebSocket echo of 64 bytes, {opts.echoes} round trips: direct p50 {d50:.0f} us p99 {d99:.0f} us, "
               f"through the proxy p50 {p50:.0f} us p99 {p99:.0f} us, proxy / direct p50 {p50 / d50:.2f} "
               f"p99 {p99 / d99:.2f}")

@@ -41,8 +41,9 @@ def browser():
 
 
 def signed_in(d, c):
+    """The browser holds the admin's session as the login page leaves it: the HttpOnly cookie."""
     d.get(c.url + "/login")
-    d.execute_script("localStorage.setItem('det.token', arguments[0])", c.token)
+    d.add_cookie({"name": "det_session", "value": c.token, "path": "/", "httpOnly": True, "sameSite": "Strict"})
 
 
 def page_ms(d, c, path, ready_js):

@@ -324,6 +324,35 @@ std::string to_string(provider_type type) {
   return "process";
 }
 
+namespace {
+
+// Why `pattern` cannot be proxy_host, or "": "*." then DNS labels (letters, digits, '-').
+std::string bad_proxy_host_reason(const std::string& pattern) {
+  const std::string example = " (e.g. \"*.proxy.example.com\": task ID is served at ID.proxy.example.com)";
+  if (pattern.rfind("*.", 0) != 0) return "must start with \"*.\"" + example + ", not \"" + pattern + "\"";
+  const auto suffix = pattern.substr(2);
+  if (suffix.empty() || suffix.size() > 200 || suffix.front() == '.' || suffix.back() == '.' ||
+      suffix.find("..") != std::string::npos ||
+      suffix.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != std::string::npos)
+    return "must be \"*.\" and a DNS name of letters, digits, '-' and '.'" + example + ", not \"" + pattern + "\"";
+  return "";
+}
+
+void read_proxy_listener(table_reader& reader, master_config& config) {
+  if (auto v = reader.read_integer_in("proxy_port", 0, 65535)) config.proxy_port = static_cast<int>(*v);
+  if (config.proxy_port != 0 && config.proxy_port == config.http_port)
+    reader.error("proxy_port", "must differ from http_port (" + std::to_string(config.http_port) +
+                                   "): task services are served on an origin apart from the web UI's");
+  if (auto v = reader.read_string("proxy_host")) {
+    if (auto why = bad_proxy_host_reason(*v); !why.empty())
+      reader.error("proxy_host", why);
+    else
+      config.proxy_host = *v;
+  }
+}
+
+}  // namespace
+
 master_config parse_master_config(std::string_view toml_text, std::string_view source_path) {
   diagnostics diag(source_path);
   toml::table root = parse_document(toml_text, source_path, diag);
@@ -332,6 +361,7 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   master_config config;
   if (auto v = reader.read_integer_in("port", 0, 65535)) config.port = static_cast<int>(*v);
   if (auto v = reader.read_integer_in("http_port", 0, 65535)) config.http_port = static_cast<int>(*v);
+  read_proxy_listener(reader, config);
   config.db = read_db(reader);
   if (auto v = reader.read_string("data_dir")) config.data_dir = *v;
   if (auto v = reader.read_integer_in("max_grid_trials", 1, largest_max_grid_trials)) config.max_grid_trials = *v;

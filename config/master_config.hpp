@@ -67,7 +67,7 @@ struct resource_pool_config {
   std::optional<provider_config> provider;  // unset: agents are started by hand
 };
 
-/// The master's TOML config. Keys: `port`, `http_port`, `db`, `data_dir`, `[[resource_pools]]
+/// The master's TOML config. Keys: `port`, `http_port`, `proxy_port`, `proxy_host`, `db`, `data_dir`, `[[resource_pools]]
 /// pool_name, description, max_aux_containers_per_agent, [resource_pools.scheduler]`,
 /// `[resource_manager] type, default_compute_resource_pool, default_aux_resource_pool,
 /// agent_reconnect_wait, [resource_manager.scheduler]`, `[security] agent_token_file,
@@ -79,6 +79,14 @@ struct master_config {
   int port = 8090;
   /// The REST API's port; 0 picks a free one.
   int http_port = 8080;
+  /// `proxy_port`: the listener of task services (notebooks, TensorBoards, shells, commands' ports),
+  /// an origin apart from the web UI's so that a task's pages share no cookie or storage with it;
+  /// 0 picks a free one. On the master's address, with TLS when the REST API has it.
+  int proxy_port = 0;
+  /// `proxy_host`: "*.SUFFIX" serves task ID at ID.SUFFIX:proxy_port, so that tasks do not share an
+  /// origin with each other either (needs a wildcard DNS name, and a wildcard certificate under
+  /// TLS); empty: the host the client reached the master by.
+  std::string proxy_host;
   /// A libpq connection string. A Determined-style `[db]` table (host, port, user, password,
   /// name, ssl_mode) is turned into one.
   std::string db;

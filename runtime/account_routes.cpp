@@ -8,6 +8,7 @@
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 #include "runtime/route_helpers.hpp"
+#include "runtime/session_cookie.hpp"
 
 namespace det::runtime {
 namespace {
@@ -97,6 +98,7 @@ void account_routes::add_to(http_router& server) {
       out.set_token(token);
       *out.mutable_user() = found.user;
       reply_json(res, out);
+      res.set_header("Set-Cookie", session_cookie(token, session_lifespan_s, scheme));
     });
   });
   server.Post("/api/v1/auth/logout", signed_in([this, ask](const http_request&, http_response& res, const principal& who) {
@@ -107,6 +109,7 @@ void account_routes::add_to(http_router& server) {
     ask(res, [&](bool) {
       auth.forget_token(who.token_id);
       res.set_content("{}", "application/json");
+      res.set_header("Set-Cookie", cleared_session_cookie(scheme));
     }, remove_atom::value, token_id{who.token_id});
   }));
   server.Get("/api/v1/me", signed_in([this, ask](const http_request&, http_response& res, const principal& who) {

@@ -1,6 +1,7 @@
 #pragma once
 // The REST routes of users, sessions and access tokens: /api/v1/auth/login|logout, /api/v1/me,
-// /api/v1/users, /api/v1/tokens.
+// /api/v1/users, /api/v1/tokens. A login answers with its token and keeps it in the web UI's
+// HttpOnly session cookie too (runtime/session_cookie.hpp); a logout ends both.
 
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "auth/login_throttle.hpp"
 #include "runtime/authenticator.hpp"
+#include "runtime/transport.hpp"
 
 namespace det::runtime {
 
@@ -27,6 +29,8 @@ struct account_routes {
   /// Wraps a handler so that it runs only for a caller with a valid token.
   std::function<http_handler(signed_in_handler)> signed_in;
   auth::login_throttle throttle;
+  /// Whether the session cookie a login sets is Secure.
+  transport scheme = transport::http;
 
   void add_to(http_router& server);
 

@@ -34,6 +34,10 @@
 #include "runtime/read_coalescer.hpp"
 #include "runtime/prometheus_routes.hpp"
 #include "runtime/task_routes.hpp"
+#include "runtime/task_proxy.hpp"
+#include "runtime/proxy_address.hpp"
+#include "runtime/proxy_grants.hpp"
+#include "runtime/session_cookie.hpp"
 #include "runtime/webui_routes.hpp"
 #include "runtime/http_replies.hpp"
 #include "runtime/http_server.hpp"
@@ -82,7 +86,10 @@ struct http_gateway::impl {
   master_handles handles;
   master_front_actor front;
   int actor_port;
+  transport scheme;
   authenticator auth;
+  proxy_grants grants;
+  proxy_address proxy_at;
   account_routes accounts;  // its routes refer to it: it lives as long as the server
   model_routes models;
   project_routes projects;
@@ -93,33 +100,43 @@ struct http_gateway::impl {
   prometheus_routes prometheus;
   webui_routes webui;
   read_coalescer coalescer;
+  task_proxy proxy;
   http_router server;  // the routes, before the HTTP server that answers with them exists
+  http_router proxy_routes;  // none: the proxy listener relays /proxy/ and has nothing else
   std::unique_ptr<http_server> http;
+  std::unique_ptr<http_server> proxy_http;
 
   impl(caf::actor_system& s, master_handles h, master_front_actor f, int p, int64_t lifespan,
-       int64_t max_token_lifespan, const std::optional<auth::tls_files>& tls, std::string webui_directory)
+       int64_t max_token_lifespan, const std::optional<auth::tls_files>& tls, std::string webui_directory,
+       std::string proxy_host)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p),
+        scheme(tls ? transport::https : transport::http),
         auth(s, handles.accounts),
+        proxy_at(scheme, std::move(proxy_host)),
         accounts{s, handles.accounts, auth, lifespan, max_token_lifespan,
-                 [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+                 [this](signed_in_handler h) { return signed_in(std::move(h)); }, {}, scheme},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
-        tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }, grants, proxy_at,
+              scheme},
         series{s, handles.reader, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         alerts{s, front, handles.persistence},
         streams{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         prometheus{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         webui{std::move(webui_directory)},
-        http(std::make_unique<http_server>(
-            server, [this](const http_request& req) { return tasks.proxy_target_of(req); },
-            [this](const http_request& req) { return authenticated(req); }, tls)) {}
+        proxy{s, handles, auth, grants, proxy_at, scheme},
+        http(std::make_unique<http_server>("the REST API", server, proxy_resolver{},
+                                           [this](const http_request& req) { return authenticated(req); }, tls)),
+        proxy_http(std::make_unique<http_server>(
+            "task services (proxy_port)", proxy_routes,
+            [this](const http_request& req) { return proxy.target_of(req, ticket_use::redeem); },
+            [this](const http_request& req) { return !proxy.target_of(req, ticket_use::keep).answer; }, tls)) {}
 
-  /// Whether the caller of a request whose body has not been read yet is one det knows: a task's
-  /// service decides for what goes to it, the REST API by the bearer token.
+  /// Whether the caller of a request whose body has not been read yet is one det knows: by the
+  /// bearer token or the session cookie, or a trial's run token on the Core API's paths.
   bool authenticated(const http_request& req) {
-    if (req.path.rfind("/proxy/", 0) == 0) return tasks.proxy_target_of(req).refusal_status == 0;
     if (auto trial = core_api_trial_of(req.path)) return holds_run_token(req, *trial);
-    return static_cast<bool>(auth.authenticate(req.get_header_value("Authorization")));
+    return static_cast<bool>(caller_of(auth, req, scheme));
   }
 
   /// The trial a Core API path names (/api/v1/trials/ID/...), whose process calls with its run's token.
@@ -153,7 +170,7 @@ struct http_gateway::impl {
       // same gateway with every caller taken for admin, so that the ratio is authentication's cost.
       return handler(req, res, principal{storage::database::admin_user_id, "admin", true});
 #endif
-      auto who = auth.authenticate(req.get_header_value("Authorization"));
+      auto who = caller_of(auth, req, scheme);
       if (!who)
         return reply_error(res, sys, who.error());
       handler(req, res, *who);
@@ -821,10 +838,11 @@ struct http_gateway::impl {
   }
 
   void routes() {
-    server.Get("/api/v1/master", [this](const http_request&, http_response& res) {
+    server.Get("/api/v1/master", [this](const http_request& req, http_response& res) {
       pb::MasterInfo info;
       info.set_version(det_version);
       info.set_actor_port(actor_port);
+      info.set_proxy_url(proxy_at.base_url(req.get_header_value("Host")));
       reply_json(res, info);
     });
     server.Post("/api/v1/experiments", signed_in([this](const http_request& req, http_response& res,
@@ -949,9 +967,10 @@ struct http_gateway::impl {
 
 http_gateway::http_gateway(caf::actor_system& sys, master_handles handles, master_front_actor front,
                            int actor_port, int64_t session_lifespan_s, int64_t max_token_lifespan_s,
-                           const std::optional<auth::tls_files>& tls, std::string webui_directory)
+                           const std::optional<auth::tls_files>& tls, std::string webui_directory,
+                           std::string proxy_host)
     : impl_(std::make_unique<impl>(sys, std::move(handles), std::move(front), actor_port, session_lifespan_s,
-                                   max_token_lifespan_s, tls, std::move(webui_directory))) {
+                                   max_token_lifespan_s, tls, std::move(webui_directory), std::move(proxy_host))) {
   impl_->routes();
 }
 
@@ -959,13 +978,20 @@ http_gateway::~http_gateway() {
   stop();
 }
 
-int http_gateway::start(const std::string& address, int port) {
-  return impl_->http->start(address, port);
+http_gateway::bound_ports http_gateway::start(const std::string& address, int port, int proxy_port) {
+  bound_ports bound;
+  // The proxy's port first: the REST API's answers (redirects, proxy_url) name it.
+  bound.proxy = impl_->proxy_http->start(address, proxy_port);
+  impl_->proxy_at.set_port(bound.proxy);
+  bound.http = impl_->http->start(address, port);
+  return bound;
 }
 
 void http_gateway::stop() {
-  if (impl_)
+  if (impl_) {
     impl_->http->stop();
+    impl_->proxy_http->stop();
+  }
 }
 
 } // namespace det::runtime

@@ -164,6 +164,7 @@ class connection_counts {
 };
 
 struct http_server::impl {
+  std::string purpose;
   const http_router& router;
   proxy_resolver proxy;
   request_check may_send_large_body;
@@ -175,8 +176,8 @@ struct http_server::impl {
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
 
-  impl(const http_router& r, proxy_resolver p, request_check large_body)
-      : router(r), proxy(std::move(p)), may_send_large_body(std::move(large_body)) {}
+  impl(std::string what, const http_router& r, proxy_resolver p, request_check large_body)
+      : purpose(std::move(what)), router(r), proxy(std::move(p)), may_send_large_body(std::move(large_body)) {}
 
   /// Runs `f` on a handler thread and resumes on the connection's own executor when it is done.
   template <class F>
@@ -300,7 +301,7 @@ struct http_server::impl {
       }
       if (ec) co_return;
       auto req = parser.release();
-      if (is_proxy_path(req.target())) {
+      if (proxy && is_proxy_path(req.target())) {
         if (!co_await relay(stream, std::move(req), remote)) co_return;
         continue;
       }
@@ -328,11 +329,15 @@ struct http_server::impl {
     auto r = to_request(req, remote);
     co_await on_handler_thread([&] { target = proxy(r); });
     const bool keep_alive = req.keep_alive();
-    if (target.refusal_status != 0) {
-      auto res = error_response(target.refusal_status, target.refusal);
-      co_await write_response(client, res, req.version(), keep_alive);
+    if (target.answer) {
+      co_await write_response(client, *target.answer, req.version(), keep_alive);
       co_return keep_alive;
     }
+    // The service gets its own credentials, never det's (a session cookie, a bearer token).
+    req.erase(http::field::cookie);
+    req.erase(http::field::authorization);
+    if (!target.forwarded_cookie.empty()) req.set(http::field::cookie, target.forwarded_cookie);
+    if (!target.forwarded_authorization.empty()) req.set(http::field::authorization, target.forwarded_authorization);
     beast::tcp_stream backend(co_await net::this_coro::executor);
     tcp::resolver resolver(co_await net::this_coro::executor);
     auto [rec, endpoints] = co_await resolver.async_resolve(target.host, std::to_string(target.port), as_tuple_awaitable);
@@ -545,9 +550,9 @@ struct http_server::impl {
   }
 };
 
-http_server::http_server(const http_router& router, proxy_resolver proxy, request_check may_send_large_body,
-                         const std::optional<auth::tls_files>& tls)
-    : impl_(std::make_unique<impl>(router, std::move(proxy), std::move(may_send_large_body))) {
+http_server::http_server(std::string purpose, const http_router& router, proxy_resolver proxy,
+                         request_check may_send_large_body, const std::optional<auth::tls_files>& tls)
+    : impl_(std::make_unique<impl>(std::move(purpose), router, std::move(proxy), std::move(may_send_large_body))) {
   if (!tls) return;
   auto& context = impl_->tls.emplace(ssl::context::tls_server);
   try {
@@ -573,7 +578,7 @@ int http_server::start(const std::string& address, int port) {
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec)
-    throw std::runtime_error("cannot serve the REST API on " + address + ":" + std::to_string(port) + ": " +
+    throw std::runtime_error("cannot serve " + s.purpose + " on " + address + ":" + std::to_string(port) + ": " +
                              ec.message() + " (is the port in use?)");
   const int bound = s.acceptor.local_endpoint().port();
   net::co_spawn(s.io, s.accept_loop(), net::detached);

@@ -1,9 +1,10 @@
 #pragma once
 // The master's HTTP server: Boost.Beast on Asio, HTTP/1.1 with keep-alive, HTTPS with the TLS
 // settings, request bodies bounded. Connections cost no thread while they wait; a request's route
-// runs on a pool of handler threads (routes ask actors and wait for their answers). Paths under
-// /proxy/{task}/ are relayed to the task's service (HTTP, WebSocket, or a TCP stream carried by a
-// WebSocket) once the gateway says where it is and that the caller may reach it.
+// runs on a pool of handler threads (routes ask actors and wait for their answers). The master runs
+// two: the REST API and web UI, and the proxy listener, whose paths under /proxy/{task}/ are
+// relayed to the task's service (HTTP, WebSocket, or a TCP stream carried by a WebSocket) once the
+// gateway says where it is and that the caller may reach it.
 
 #include <functional>
 #include <memory>
@@ -17,12 +18,15 @@ namespace det::runtime {
 
 /// Where one request under /proxy/ goes, as the gateway decided (on a handler thread).
 struct proxy_target {
-  int refusal_status = 0;  ///< not 0: answer with this status and `refusal` instead
-  std::string refusal;
+  /// Set: the request is answered with this instead of relayed (a refusal, a redirect).
+  std::optional<http_response> answer;
   std::string host;
   int port = 0;
   bool raw_tcp = false;    ///< the service is a TCP stream (a shell's sshd) carried in WebSocket binary frames
   std::string set_cookie;  ///< a Set-Cookie header for the relayed HTTP response, or ""
+  /// The Cookie and Authorization headers the service gets ("": none), det's own taken out.
+  std::string forwarded_cookie;
+  std::string forwarded_authorization;
 };
 using proxy_resolver = std::function<proxy_target(const http_request&)>;
 /// A question about a request whose header has arrived (its body has not), answered on a
@@ -33,8 +37,10 @@ class http_server {
  public:
   /// With `tls`, serves HTTPS only with tls->cert and tls->key; throws a sentence if they do not load.
   /// `may_send_large_body` says whether a request's caller is authenticated, and so may send a
-  /// body of more than unauthenticated_body_bytes.
-  http_server(const http_router& router, proxy_resolver proxy, request_check may_send_large_body,
+  /// body of more than unauthenticated_body_bytes. With `proxy`, paths under /proxy/ are relayed
+  /// where it says; without, they are routes like any other. `purpose` names what it serves in
+  /// start()'s error ("the REST API").
+  http_server(std::string purpose, const http_router& router, proxy_resolver proxy, request_check may_send_large_body,
               const std::optional<auth::tls_files>& tls);
   ~http_server();
   http_server(const http_server&) = delete;

@@ -41,13 +41,14 @@ std::string default_data_dir() {
   return std::string(home && *home ? home : "/tmp") + "/.local/share/det";
 }
 
-void write_ready_file(const std::string& path, int port, int http_port) {
+void write_ready_file(const std::string& path, int port, int http_port, int proxy_port) {
   if (path.empty())
     return;
   auto tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
-    out << "{\"port\": " << port << ", \"http_port\": " << http_port << ", \"pid\": " << ::getpid()
+    out << "{\"port\": " << port << ", \"http_port\": " << http_port << ", \"proxy_port\": " << proxy_port
+        << ", \"pid\": " << ::getpid()
         << "}\n";
   }
   std::rename(tmp.c_str(), path.c_str());
@@ -243,12 +244,14 @@ int run_master(const master_options& opts) {
                              std::to_string(port) + ": " + sys.render(bound.error()));
   start_provisioners(sys, mc, handles, directory, db_url, data_dir, opts.listen, static_cast<int>(*bound));
   http_gateway gateway{sys, handles, front, static_cast<int>(*bound), mc.session_lifespan_s, mc.max_token_lifespan_s,
-                       mc.tls, opts.webui_dir.empty() ? default_webui_directory() : opts.webui_dir};
-  int bound_http = gateway.start(opts.listen, http_port);
+                       mc.tls, opts.webui_dir.empty() ? default_webui_directory() : opts.webui_dir, mc.proxy_host};
+  const auto bound_ports = gateway.start(opts.listen, http_port, mc.proxy_port);
+  const int bound_http = bound_ports.http;
   handles.http_port->store(bound_http);
-  write_ready_file(opts.ready_file, *bound, bound_http);
+  write_ready_file(opts.ready_file, *bound, bound_http, bound_ports.proxy);
   std::cout << "master: serving REST on " << (mc.tls ? "https://" : "http://") << opts.listen << ":" << bound_http
-            << " and actors on port " << *bound << (mc.tls ? " over TLS" : "") << std::endl;
+            << ", task services on port " << bound_ports.proxy << " and actors on port " << *bound
+            << (mc.tls ? " over TLS" : "") << std::endl;
 
   auto sig = wait_for_stop_signal();
   std::cout << "master: stopping on signal " << sig << std::endl;

@@ -15,6 +15,8 @@
 #include "config/host_access_policy.hpp"
 #include "config/task_config.hpp"
 #include "runtime/route_helpers.hpp"
+#include "runtime/session_cookie.hpp"
+#include "runtime/task_proxy.hpp"
 
 namespace det::runtime {
 namespace {
@@ -67,17 +69,20 @@ std::string default_description(config::task_kind kind, const std::vector<std::s
   return text.size() > 80 ? text.substr(0, 77) + "..." : text;
 }
 
-// The notebook token in a task's proxy path ("/proxy/ID/?token=T"), or "".
-std::string service_token_of(const pb::Task& task) {
-  const auto at = task.proxy_path().find("?token=");
-  return at == std::string::npos ? std::string{} : task.proxy_path().substr(at + 7);
-}
-
-proxy_target refusal(int status, std::string sentence) {
-  proxy_target t;
-  t.refusal_status = status;
-  t.refusal = std::move(sentence);
-  return t;
+// `text` percent-encoded for a query parameter's value (the login page's ?next=).
+std::string query_value(const std::string& text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -136,54 +141,47 @@ bool task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::T
   return true;
 }
 
-void task_routes::mark_used(const std::string& task_id) {
-  pb::ContainerActivity used;
-  used.set_allocation_id(task_id);
-  caf::anon_send(handles.tasks, std::move(used));
+void task_routes::open_service(const http_request& req, http_response& res) {
+  const auto id = req.matches[1].str();
+  auto task = proxied_task(sys, handles, id);
+  if (!task) return reply_error(res, sys, task.error());
+  const auto token = service_token_of(*task);
+  std::string location;
+  if (req.get_header_value("Authorization").empty() && req.cookie(session_cookie_name).empty() &&
+      (token.empty() || !auth::same_secret(req.get_param_value("token"), token))) {
+    location = "/login?next=" + query_value(req.target);
+  } else if (auto origin = proxy_origin_of(id, req, res); origin.empty()) {
+    return;
+  } else if (!token.empty() && auth::same_secret(req.get_param_value("token"), token)) {
+    location = origin + req.target;  // a notebook's own link opens it there as it did here
+  } else {
+    auto who = caller_of(auth, req, scheme);
+    if (!who) return reply_error(res, sys, who.error());
+    location = ticket_url(*task, origin + req.target, *who, res);
+    if (location.empty()) return;
+  }
+  res.status = 302;
+  res.set_header("Location", location);
+  res.set_header("Cache-Control", "no-store");
 }
 
-proxy_target task_routes::proxy_target_of(const http_request& req) {
-  constexpr std::string_view prefix = "/proxy/";
-  const auto rest = req.path.substr(prefix.size());
-  const auto slash = rest.find('/');
-  const auto id = rest.substr(0, slash);
-  if (slash == std::string::npos)
-    return refusal(404, "a task's service is under /proxy/" + id + "/ (with the trailing slash)");
-  pb::Task task;
-  caf::error failure;
-  caf::scoped_actor self{sys};
-  self->request(handles.tasks, route_timeout, proxy_atom::value, id)
-      .receive([&](pb::Task& t) { task = std::move(t); }, [&](caf::error& e) { failure = std::move(e); });
-  if (failure) return refusal(status_of(failure), error_sentence(sys, failure));
-  const auto cookie_name = "det_task_" + id;
-  const auto token = service_token_of(task);
-  const auto authorization = req.get_header_value("Authorization");
-  const bool token_given =
-      !token.empty() && (auth::same_secret(req.get_param_value("token"), token) ||
-                         auth::same_secret(authorization.rfind("token ", 0) == 0 ? authorization.substr(6) : "", token) ||
-                         auth::same_secret(req.cookie(cookie_name), token));
-  proxy_target target;
-  if (token_given) {
-    target.set_cookie = cookie_name + "=" + token + "; Path=/proxy/" + id + "/; HttpOnly; SameSite=Lax";
-  } else {
-    const auto session = req.cookie("auth");
-    auto who = auth.authenticate(authorization.rfind("Bearer ", 0) == 0 || session.empty() ? authorization
-                                                                                            : "Bearer " + session);
-    if (!who) return refusal(status_of(who.error()), error_sentence(sys, who.error()));
-    const auto what = config::to_string(from_pb(task.kind())) + " " + id;
-    if (auto e = require_owner(*who, task.owner_id(), task.owner(), what, "open"))
-      return refusal(status_of(e), error_sentence(sys, e));
+std::string task_routes::proxy_origin_of(const std::string& id, const http_request& req, http_response& res) {
+  auto origin = address.origin_of(id, req.get_header_value("Host"));
+  if (origin.empty()) reply_error(res, 400, "the Host header names no host that the proxy's address can be made from");
+  return origin;
+}
+
+std::string task_routes::ticket_url(const pb::Task& task, const std::string& url, const principal& who,
+                                    http_response& res) {
+  const auto what = config::to_string(from_pb(task.kind())) + " " + task.id();
+  auto refusal = require_personal_token(who, "opening " + what);
+  if (!refusal) refusal = require_owner(who, task.owner_id(), task.owner(), what, "open");
+  if (refusal) {
+    reply_error(res, sys, refusal);
+    return "";
   }
-  if (!task.ready() || task.service_address().empty())
-    return refusal(503, config::to_string(from_pb(task.kind())) + " " + id + " is not ready yet; try again shortly");
-  const auto colon = task.service_address().rfind(':');
-  const auto port = colon == std::string::npos ? std::nullopt : parse_int<int>(task.service_address().substr(colon + 1));
-  if (!port) return refusal(502, "the agent reported no usable address for " + id + ": " + task.service_address());
-  target.host = task.service_address().substr(0, colon);
-  target.port = *port;
-  target.raw_tcp = task.kind() == pb::TASK_KIND_SHELL;
-  mark_used(task.id());
-  return target;
+  const auto ticket = grants.issue_ticket(task.id(), who.token_sha256);
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + proxy_ticket_parameter + "=" + ticket;
 }
 
 void task_routes::add_to(http_router& server) {
@@ -261,6 +259,21 @@ void task_routes::add_to(http_router& server) {
                ask(res, [&](pb::Task& task) { reply_json(res, reply_of(as_seen_by(std::move(task), who))); },
                    get_atom::value, req.matches[1].str());
              }));
+  server.Post(std::string("/api/v1/tasks/") + uuid_pattern + "/proxy_ticket",
+              signed_in([this](const http_request& req, http_response& res, const principal& who) {
+                const auto id = req.matches[1].str();
+                auto task = proxied_task(sys, handles, id);
+                if (!task) return reply_error(res, sys, task.error());
+                const auto origin = proxy_origin_of(id, req, res);
+                if (origin.empty()) return;
+                const auto url = ticket_url(*task, origin + "/proxy/" + id + "/", who, res);
+                if (url.empty()) return;
+                pb::ProxyTicketResponse out;
+                out.set_url(url);
+                reply_json(res, out);
+              }));
+  server.Get(std::string("/proxy/") + uuid_pattern + "/.*",
+             [this](const http_request& req, http_response& res) { open_service(req, res); });
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern + "/logs",
              signed_in([this](const http_request& req, http_response& res, const principal&) {
                if (auto p = page_of(req, res, "after_id", default_log_page, max_log_page))

@@ -1,14 +1,18 @@
 #pragma once
 // The REST routes of commands, shells, notebooks and TensorBoards, after Determined's
 // /api/v1/commands|shells|notebooks|tensorboards and /api/v1/tasks: anyone logged in starts them
-// and reads them; their owner or an admin kills them.
+// and reads them; their owner or an admin kills them, and opens their services: GET /proxy/{task}/
+// on the master sends the browser to the proxy listener with a ticket for that task alone, and POST
+// /api/v1/tasks/{task}/proxy_ticket hands one to the CLI (det tunnel).
 
 #include <functional>
 
 #include "runtime/http_types.hpp"
 
 #include "runtime/account_routes.hpp"
-#include "runtime/http_server.hpp"
+#include "runtime/proxy_address.hpp"
+#include "runtime/proxy_grants.hpp"
+#include "runtime/transport.hpp"
 
 namespace det::runtime {
 
@@ -17,19 +21,23 @@ struct task_routes {
   master_handles handles;
   authenticator& auth;
   std::function<http_handler(signed_in_handler)> signed_in;
+  proxy_grants& grants;
+  const proxy_address& address;
+  transport scheme;
 
   void add_to(http_router& server);
 
-  /// Where a request under /proxy/{task}/ goes: the running task's service, for its owner or an
-  /// admin (a session as a Bearer header or the `auth` cookie), or anyone with a notebook's own
-  /// token (?token=, "Authorization: token T", or the cookie its first use sets). Each request let
-  /// through counts as a use of the task (its idle clock); a refused one does not, or anyone could
-  /// keep a task from its idle_timeout.
-  proxy_target proxy_target_of(const http_request& req);
-
  private:
-  /// Restarts the idle clock of task `task_id`.
-  void mark_used(const std::string& task_id);
+  /// GET /proxy/{task}/...: a redirect to the same path on the proxy's origin, with a ticket when
+  /// the caller (session cookie or bearer token) is the task's owner or an admin, as it was with a
+  /// notebook's own ?token=; to the login page without either.
+  void open_service(const http_request& req, http_response& res);
+  /// The proxy's origin of task `id` for a client that reached the master as `req` did; "" with
+  /// a 400 answered when its Host header names no usable host.
+  std::string proxy_origin_of(const std::string& id, const http_request& req, http_response& res);
+  /// `url` on the proxy with a ticket for `task` on behalf of `who` added to its query; "" with
+  /// the refusal answered when `who` may not open it (not its owner or an admin; a task's token).
+  std::string ticket_url(const pb::Task& task, const std::string& url, const principal& who, http_response& res);
   /// A TensorBoard's entrypoint: its trials' event directories, from the experiments and trials
   /// the request names; false with the reply made when one does not exist.
   bool add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task, http_response& res);

@@ -112,6 +112,14 @@ std::string kind_path(pb::TaskKind kind, const std::string& id) {
   return std::string("/api/v1/") + route_plural(kind) + "/" + id;
 }
 
+// "SCHEME://HOST:PORT" where the master serves task `id`'s service (GET /api/v1/master's proxy_url).
+std::string proxy_origin_of(rest_client& master, const std::string& id) {
+  auto url = master.get<pb::MasterInfo>("/api/v1/master").proxy_url();
+  const std::string placeholder = "{task_id}";
+  if (const auto at = url.find(placeholder); at != std::string::npos) url.replace(at, placeholder.size(), id);
+  return url;
+}
+
 }  // namespace
 
 std::string create_task(rest_client& master, pb::TaskKind kind, const task_launch& launch) {
@@ -145,7 +153,10 @@ int start_service(rest_client& master, pb::TaskKind kind, const task_launch& lau
 
 int open_service(rest_client& master, pb::TaskKind kind, const std::string& id, bool browser) {
   const auto task = wait_ready(master, kind, id);
-  const auto url = master.master_url() + task.proxy_path();
+  // A notebook's own link (its token) opens it on the proxy's origin directly; any other goes
+  // through the master, which sends a logged-in browser on with a ticket for the task.
+  const auto url = task.proxy_path().find("?token=") != std::string::npos ? proxy_origin_of(master, id) + task.proxy_path()
+                                                                           : master.master_url() + task.proxy_path();
   std::cout << url << std::endl;
   if (browser && std::system(("xdg-open '" + url + "' >/dev/null 2>&1").c_str()) != 0)
     std::cerr << "det: could not open a browser; open the URL above" << std::endl;

@@ -17,7 +17,11 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 
+#include <google/protobuf/empty.pb.h>
+
 #include "auth/tls_files.hpp"
+#include "messages/api.pb.h"
+#include "tools/rest_client.hpp"
 
 namespace det::tools {
 namespace {
@@ -31,14 +35,15 @@ using net::awaitable;
 using net::use_awaitable;
 using namespace net::experimental::awaitable_operators;
 
-struct master_address {
+struct proxy_url {
   bool tls = false;
   std::string host;
   std::string port;
+  std::string target;  // path and query
 };
 
-master_address parse(const std::string& url) {
-  master_address m;
+proxy_url parse(const std::string& url) {
+  proxy_url m;
   std::string rest;
   if (url.rfind("https://", 0) == 0) {
     m.tls = true;
@@ -46,9 +51,11 @@ master_address parse(const std::string& url) {
   } else if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else {
-    throw std::runtime_error("the master's URL must start with http:// or https://, not " + url);
+    throw std::runtime_error("the proxy's URL must start with http:// or https://, not " + url);
   }
-  rest = rest.substr(0, rest.find('/'));
+  const auto slash = rest.find('/');
+  m.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  rest = rest.substr(0, slash);
   const auto colon = rest.rfind(':');
   m.host = rest.substr(0, colon);
   m.port = colon == std::string::npos ? (m.tls ? "443" : "80") : rest.substr(colon + 1);
@@ -81,17 +88,13 @@ awaitable<void> socket_to_stdout(Ws& ws) {
 }
 
 template <class Ws>
-awaitable<void> carry(Ws& ws, const master_address& m, const std::string& token, const std::string& task_id) {
-  ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& req) {
-    if (!token.empty()) req.set(beast::http::field::authorization, "Bearer " + token);
-  }));
+awaitable<void> carry(Ws& ws, const proxy_url& m, const std::string& task_id) {
   websocket::response_type answer;
   beast::error_code ec;
-  co_await ws.async_handshake(answer, m.host + ":" + m.port, "/proxy/" + task_id + "/",
-                              net::redirect_error(use_awaitable, ec));
+  co_await ws.async_handshake(answer, m.host + ":" + m.port, m.target, net::redirect_error(use_awaitable, ec));
   if (ec) {
     const auto status = answer.result_int();
-    throw std::runtime_error(status != 0 ? "the master refused the tunnel to " + task_id + " (HTTP " +
+    throw std::runtime_error(status != 0 ? "the master's proxy refused the tunnel to " + task_id + " (HTTP " +
                                                std::to_string(status) + "): " + answer.body()
                                          : "the tunnel to " + task_id + " failed: " + ec.message());
   }
@@ -99,7 +102,7 @@ awaitable<void> carry(Ws& ws, const master_address& m, const std::string& token,
   co_await (stdin_to_socket(ws) || socket_to_stdout(ws));
 }
 
-awaitable<void> tunnel(const master_address& m, const std::string& token, const std::string& task_id) {
+awaitable<void> tunnel(const proxy_url& m, const std::string& task_id) {
   auto exec = co_await net::this_coro::executor;
   tcp::resolver resolver(exec);
   auto endpoints = co_await resolver.async_resolve(m.host, m.port, use_awaitable);
@@ -108,7 +111,7 @@ awaitable<void> tunnel(const master_address& m, const std::string& token, const 
   stream.socket().set_option(tcp::no_delay(true));
   if (!m.tls) {
     websocket::stream<beast::tcp_stream> ws(std::move(stream));
-    co_await carry(ws, m, token, task_id);
+    co_await carry(ws, m, task_id);
     co_return;
   }
   ssl::context context(ssl::context::tls_client);
@@ -121,17 +124,19 @@ awaitable<void> tunnel(const master_address& m, const std::string& token, const 
   ws.next_layer().set_verify_callback(ssl::host_name_verification(m.host));
   SSL_set_tlsext_host_name(ws.next_layer().native_handle(), m.host.c_str());
   co_await ws.next_layer().async_handshake(ssl::stream_base::client, use_awaitable);
-  co_await carry(ws, m, token, task_id);
+  co_await carry(ws, m, task_id);
 }
 
 }  // namespace
 
-int run_tunnel(const std::string& master_url, const std::string& token, const std::string& task_id) {
+int run_tunnel(rest_client& master, const std::string& task_id) {
   try {
-    const auto m = parse(master_url);
+    pb::ProxyTicketResponse ticket;
+    master.post("/api/v1/tasks/" + task_id + "/proxy_ticket", google::protobuf::Empty{}, ticket);
+    const auto m = parse(ticket.url());
     net::io_context io;
     std::exception_ptr failure;
-    net::co_spawn(io, tunnel(m, token, task_id), [&](std::exception_ptr e) { failure = e; });
+    net::co_spawn(io, tunnel(m, task_id), [&](std::exception_ptr e) { failure = e; });
     io.run();
     if (failure) std::rethrow_exception(failure);
     return 0;

@@ -641,9 +641,9 @@ void add_commands(CLI::App& app, command_line& cl) {
   tstart->add_option("-t,--trial-ids", cl.launch.trial_ids, "Trials it shows besides.");
   add_web_service_verbs(tstart, tb, tensorboard, "TensorBoard", cl);
 
-  auto* tunnel = app.add_subcommand("tunnel", "Carry stdin and stdout to a shell's sshd through the master (ssh's ProxyCommand).");
+  auto* tunnel = app.add_subcommand("tunnel", "Carry stdin and stdout to a shell's sshd through the master's proxy (ssh's ProxyCommand).");
   tunnel->add_option("id", cl.task_id)->required();
-  cl.on_master(tunnel, [&cl](rest_client& m) { return det::tools::run_tunnel(m.master_url(), m.token(), cl.task_id); });
+  cl.on_master(tunnel, [&cl](rest_client& m) { return det::tools::run_tunnel(m, cl.task_id); });
 
   auto* t = app.add_subcommand("task", "Everything that holds or waits for slots: tasks and trials.");
   t->require_subcommand(1);

@@ -253,6 +253,24 @@ ca = "{self.pki.ca}"
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}").get("error", "")
 
+    def proxy_origin(self, task_id):
+        """Where the master serves task `task_id`'s service: its proxy listener's origin."""
+        return self.get("/api/v1/master", token=None)["proxy_url"].replace("{task_id}", task_id)
+
+    def proxy_opener(self):
+        """A urllib opener with a cookie jar of its own (a browser's, for the proxy's cookies)."""
+        return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(),
+                                           urllib.request.HTTPSHandler(context=self.ssl_context))
+
+    def proxy_session(self, task_id, token="admin"):
+        """An opener (proxy_opener) holding task `task_id`'s grant cookie: the ticket the user whose
+        `token` is given asks for, spent on the proxy listener. urllib.error.HTTPError if refused."""
+        url = self.post(f"/api/v1/tasks/{task_id}/proxy_ticket", {}, token=token)["url"]
+        opener = self.proxy_opener()
+        with opener.open(url, timeout=30) as r:  # 302 without the ticket, with the cookie; then the service
+            r.read()
+        return opener
+
     def add_user(self, username, password):
         """Creates a user (as admin) and returns a session token of it."""
         self.post("/api/v1/users", {"username": username, "password": password})

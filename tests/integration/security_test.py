@@ -36,11 +36,12 @@ class TwoUsersCluster(unittest.TestCase):
     """A cluster of its own for the class, with mallory (the attacker) and alice, neither an admin."""
 
     MASTER_CONFIG = None
+    AGENT_ARGS = ()  # more det-node --role=agent flags, e.g. --tensorboard=PROGRAM
     PASSWORD = "mallory-password-1"
 
     @classmethod
     def setUpClass(cls):
-        cls.cluster = Cluster(agents=1, slots="cpu:2", master_config=cls.MASTER_CONFIG).start()
+        cls.cluster = Cluster(agents=1, slots="cpu:2", master_config=cls.MASTER_CONFIG, agent_args=cls.AGENT_ARGS).start()
         c = cls.cluster
         cls.mallory = c.add_user("mallory", cls.PASSWORD)
         cls.alice = c.add_user("alice", "alice-password-12")
@@ -435,12 +436,14 @@ class TokenAndStreamTest(TwoUsersCluster):
         task_id = out.stdout.strip().splitlines()[-1].split("/proxy/")[1].split("/")[0]
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
+            # On the proxy's listener, with nothing or alice's session; and a ticket alice asks for.
             for token in (None, self.alice):
-                request = urllib.request.Request(f"{c.url}/proxy/{task_id}/api", headers=(
+                request = urllib.request.Request(f"{c.proxy_origin(task_id)}/proxy/{task_id}/api", headers=(
                     {"Authorization": f"Bearer {token}"} if token else {}))
                 with self.assertRaises(urllib.error.HTTPError) as refused:
                     urllib.request.urlopen(request, timeout=30)
                 self.assertIn(refused.exception.code, (401, 403, 404))
+            self.assertIn(c.status("POST", f"/api/v1/tasks/{task_id}/proxy_ticket", {}, token=self.alice)[0], (403, 404))
             time.sleep(0.5)
         notebook = c.get(f"/api/v1/notebooks/{task_id}")["notebook"]
         self.assertEqual(notebook["state"], "TASK_STATE_TERMINATED")

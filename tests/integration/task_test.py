@@ -36,15 +36,20 @@ def launched_id(out):
 
 
 def proxied(c, path, token="admin", method="GET", body=None):
-    """(status, JSON or text) of a request through the master's proxy."""
-    headers = {"Content-Type": "application/json"}
+    """(status, JSON or text) of a request to a task's service on the master's proxy listener: with
+    the grant of a ticket the user whose `token` is given asks for, or with nothing of det's (None:
+    the path's own ?token= at most)."""
+    task_id = path.split("/")[2]
     token = c.token if token == "admin" else token
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(c.url + path, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        opener = c.proxy_opener() if token is None else c.proxy_session(task_id, token)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(c.proxy_origin(task_id) + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with opener.open(req, timeout=30) as r:
             text = r.read().decode()
             return r.status, (json.loads(text) if text.startswith(("{", "[")) else text)
     except urllib.error.HTTPError as e:
@@ -55,8 +60,9 @@ def start_notebook(c, *args):
     """(id, token) of a notebook started with det notebook start, once it answers."""
     out = c.det("notebook", "start", *args, timeout=180)
     assert out.returncode == 0, out.stderr + c.log("agent-0")
-    url = out.stdout.strip().splitlines()[-1]
-    path = url[len(c.url):]
+    url = out.stdout.strip().splitlines()[-1]  # on the proxy's origin, with the notebook's own token
+    path = "/proxy/" + url.split("/proxy/")[1]
+    assert url.startswith(c.proxy_origin(path.split("/")[2])), url
     task_id = path.split("/")[2]
     return task_id, path.split("?token=")[1]
 
@@ -65,8 +71,8 @@ def execute(c, task_id, token, code):
     """What a new kernel of the notebook prints for `code`, over its WebSocket channel through the proxy."""
     status, kernel = proxied(c, f"/proxy/{task_id}/api/kernels?token={token}", method="POST", body={})
     assert status == 201, (status, kernel)
-    ws = WebSocket(c.url.replace("http", "ws", 1) + f"/proxy/{task_id}/api/kernels/{kernel['id']}/channels?token={token}",
-                   headers={"Authorization": f"Bearer {c.token}"})
+    ws = WebSocket(c.proxy_origin(task_id).replace("http", "ws", 1) +
+                   f"/proxy/{task_id}/api/kernels/{kernel['id']}/channels?token={token}")
     msg_id = uuid.uuid4().hex
     ws.send_text(json.dumps({
         "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex, "msg_type": "execute_request",

@@ -5,6 +5,7 @@ trial (a C++ builtin and a Core API script) runs end to end; plain-text clients,
 certificate the CA signed, and half-given settings are refused, and the master is unchanged."""
 
 import http.client
+import json
 import os
 import subprocess
 import sys
@@ -102,6 +103,29 @@ class TlsTest(unittest.TestCase):
         self.assertIn("presented no agent token", lines["agent without a token"])
         self.assertIn("presented a wrong agent token", lines["agent with a wrong token"])
         self.assertEqual([a["id"] for a in c.get("/api/v1/agents")["agents"]], ["agent-0"])
+
+    def test_the_proxy_listener_speaks_tls_and_the_session_cookie_is_secure(self):
+        c = self.cluster
+        proxy_url = c.get("/api/v1/master", token=None)["proxy_url"]
+        self.assertTrue(proxy_url.startswith("https://127.0.0.1:"), proxy_url)
+        port = int(proxy_url.rsplit(":", 1)[1])
+        plain = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        with self.assertRaises((http.client.HTTPException, OSError)):
+            plain.request("GET", "/proxy/x/")
+            plain.getresponse()
+        secure = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=c.ssl_context)
+        secure.request("GET", "/proxy/not-a-task/")
+        self.assertEqual(secure.getresponse().status, 404)
+        secure.close()
+        login = http.client.HTTPSConnection("127.0.0.1", c.http_port, timeout=10, context=c.ssl_context)
+        login.request("POST", "/api/v1/auth/login", body=json.dumps({"username": "admin", "password": c.admin_password}),
+                      headers={"Content-Type": "application/json"})
+        answer = login.getresponse()
+        answer.read()
+        login.close()
+        self.assertEqual(answer.status, 200)
+        for attribute in ("HttpOnly", "SameSite=Strict", "Secure"):
+            self.assertIn(attribute, answer.headers["Set-Cookie"])
 
     def test_the_repl_joins_with_a_certificate_only(self):
         c = self.cluster

@@ -90,10 +90,14 @@ class WebUiTest(unittest.TestCase):
         wait_for(lambda: self.driver.current_url.endswith("/experiments"), 15, "the experiments page")
 
     def signed_in(self, user="admin", password=None):
-        """The browser holds a session of `user`, as the login page leaves it."""
-        token = self.cluster.login(user, password or self.cluster.admin_password)
+        """The browser holds a session of `user`, as the login page leaves it (its HttpOnly cookie)."""
+        self.hold_session(self.cluster.login(user, password or self.cluster.admin_password))
+
+    def hold_session(self, token):
         self.open("/login")
-        self.driver.execute_script("localStorage.setItem('det.token', arguments[0])", token)
+        self.driver.delete_cookie("det_session")
+        self.driver.add_cookie({"name": "det_session", "value": token, "path": "/", "httpOnly": True,
+                                "sameSite": "Strict"})
 
     def shot(self, name):
         self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
@@ -163,7 +167,7 @@ class WebUiTest(unittest.TestCase):
 
     def test_6_an_expired_session_goes_to_the_login_page(self):
         self.open("/experiments")
-        self.driver.execute_script("localStorage.setItem('det.token', 'expired-or-revoked')")
+        self.hold_session("expired-or-revoked")
         self.open(f"/experiments/{self.exp}")
         wait_for(lambda: "/login" in self.driver.current_url, 15, "the login page")
         self.assertIn("next=", self.driver.current_url)

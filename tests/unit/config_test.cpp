@@ -486,6 +486,21 @@ TEST_CASE("an empty master config gives the defaults") {
   CHECK(config.resource_pools[0].scheduler.default_priority == 42);
 }
 
+TEST_CASE("proxy_port and proxy_host: the proxy's own listener, refused with the key when wrong") {
+  auto config = parse_master_config("proxy_port = 9443\nproxy_host = \"*.proxy.example.com\"\n", "master.toml");
+  CHECK(config.proxy_port == 9443);
+  CHECK(config.proxy_host == "*.proxy.example.com");
+  CHECK(parse_master_config("", "master.toml").proxy_port == 0);
+  std::string errors;
+  try {
+    parse_master_config("http_port = 8080\nproxy_port = 8080\nproxy_host = \"proxy.example.com\"\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("master.toml:2:14: proxy_port: must differ from http_port (8080)") != std::string::npos);
+  CHECK(errors.find("master.toml:3:14: proxy_host: must start with \"*.\"") != std::string::npos);
+}
+
 TEST_CASE("Determined master keys det does not implement are refused") {
   std::string errors;
   try {

@@ -1,19 +1,10 @@
-// The REST API with the user's session: a bearer token kept in localStorage. A 401 (no session,
-// or one that expired) sends the browser to the login page, which brings it back afterwards.
+// The REST API with the user's session: an HttpOnly cookie the login sets, which no script here
+// (or on a task's page) can read; nothing is kept in localStorage. A 401 (no session, or one that
+// expired) sends the browser to the login page, which brings it back afterwards.
 
-const TOKEN = "det.token";
-
-export function token() { return localStorage.getItem(TOKEN); }
-
-export function signIn(value) {
-  localStorage.setItem(TOKEN, value);
-  // The proxy (/proxy/ID/) reads the session from this cookie: task links open in a new tab.
-  document.cookie = `auth=${value}; path=/; SameSite=Strict`;
-}
-
-export function signOut() {
-  localStorage.removeItem(TOKEN);
-  document.cookie = "auth=; path=/; max-age=0";
+// Ends the session on the master, which clears its cookie.
+export async function signOut() {
+  try { await fetch("/api/v1/auth/logout", { method: "POST", credentials: "same-origin" }); } catch { /* already out */ }
 }
 
 export class ApiError extends Error {
@@ -21,15 +12,14 @@ export class ApiError extends Error {
 }
 
 function toLogin() {
-  signOut();
   const next = location.pathname + location.search;
   if (location.pathname !== "/login") location.assign(`/login?next=${encodeURIComponent(next)}`);
 }
 
 export async function api(method, path, body) {
   const headers = { "Content-Type": "application/json" };
-  if (token()) headers.Authorization = `Bearer ${token()}`;
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, { method, headers, credentials: "same-origin",
+                                  body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   let data = {};
   try { data = text ? JSON.parse(text) : {}; } catch { data = { error: text }; }
@@ -57,8 +47,7 @@ export function stream(query, onEvent, onReset) {
       const params = new URLSearchParams(query);
       if (cursor !== null) { params.set("after", cursor); params.set("generation", generation); }
       try {
-        const res = await fetch(`/api/v1/stream?${params}`, {
-          headers: { Authorization: `Bearer ${token()}` }, signal: controller.signal });
+        const res = await fetch(`/api/v1/stream?${params}`, { credentials: "same-origin", signal: controller.signal });
         if (res.status === 401) { toLogin(); return; }
         if (!res.ok) throw new Error(`stream: ${res.status}`);
         const reader = res.body.getReader();

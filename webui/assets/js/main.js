@@ -1,7 +1,7 @@
 // The web UI's router: each path draws one page into <main>; links within the UI change the
 // page without a reload, and a page's cleanup (its stream, its timers) runs when it is left.
 
-import { get, signOut, token } from "./api.js";
+import { get, signOut } from "./api.js";
 import { errorBox, h } from "./dom.js";
 import * as cluster from "./pages/cluster.js";
 import * as experiment from "./pages/experiment.js";
@@ -36,8 +36,7 @@ async function show() {
   document.getElementById("nav").style.display = module === login ? "none" : "";
   if (!module) { page.append(h("h1", {}, "Not found"), h("p", {}, `det has no page at ${path}.`)); return; }
   if (module !== login) {
-    if (!token()) { location.assign(`/login?next=${encodeURIComponent(path + location.search)}`); return; }
-    if (!me) {
+    if (!me) {  // a 401 here (no session cookie) sends the browser to the login page
       try { me = (await get("/api/v1/me")).user; } catch (e) { if (e.status !== 401) page.append(errorBox(e)); return; }
       document.getElementById("whoami").textContent = me.username;
     }
@@ -61,7 +60,7 @@ document.addEventListener("click", (e) => {
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || url.pathname.startsWith("/api/") || url.pathname.startsWith("/proxy/")) return;
   e.preventDefault();
-  if (a.id === "logout") { signOut(); me = null; }
+  if (a.id === "logout") { signOut().then(() => { me = null; navigate(url.pathname + url.search); }); return; }
   navigate(url.pathname + url.search);
 });
 window.addEventListener("popstate", show);

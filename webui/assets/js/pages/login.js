@@ -1,6 +1,8 @@
-// The login page: a session token for the REST API, then back where the user was going.
+// The login page: a session for the REST API (the master keeps it in an HttpOnly cookie), then
+// back where the user was going; a task's service (/proxy/...) is left to the master, which sends
+// the browser on to the proxy's origin.
 
-import { api, signIn } from "../api.js";
+import { api } from "../api.js";
 import { h } from "../dom.js";
 import { navigate } from "../main.js";
 
@@ -12,9 +14,9 @@ export function render(page) {
     e.preventDefault();
     error.textContent = "";
     try {
-      const out = await api("POST", "/api/v1/auth/login", { username: user.value, password: password.value });
-      signIn(out.token);
+      await api("POST", "/api/v1/auth/login", { username: user.value, password: password.value });
       const next = new URLSearchParams(location.search).get("next");
+      if (next && next.startsWith("/proxy/")) { location.assign(next); return; }
       navigate(next && next.startsWith("/") && !next.startsWith("/login") ? next : "/experiments");
     } catch (err) {
       error.textContent = err.message;

@@ -1,7 +1,7 @@
 // What the experiment and trial pages share: hyperparameters flattened, metric names of trials,
 // and the checkpoints table.
 
-import { get, post, token } from "../api.js";
+import { get, post } from "../api.js";
 import { errorBox, h, num, stateBadge, table, time } from "../dom.js";
 
 // {"model": {"layers": 2}, "lr": 0.1} -> {"model.layers": 2, "lr": 0.1}
@@ -41,10 +41,9 @@ export function checkpointsTable(checkpoints, { withTrial = false } = {}) {
   return table(columns, checkpoints, { rowAttrs: (c) => ({ "data-checkpoint": c.uuid }) });
 }
 
-// Downloads go through fetch, so that they carry the bearer token.
+// Downloads go through fetch, which carries the session cookie, and save the blob under its name.
 async function download(uuid, file) {
-  const res = await fetch(`/api/v1/checkpoints/${uuid}/files/${encodeURIComponent(file)}`,
-                          { headers: { Authorization: `Bearer ${token()}` } });
+  const res = await fetch(`/api/v1/checkpoints/${uuid}/files/${encodeURIComponent(file)}`, { credentials: "same-origin" });
   if (!res.ok) { alert(`download failed: ${res.status}`); return; }
   const a = document.createElement("a");
   a.href = URL.createObjectURL(await res.blob());

@@ -1,5 +1,6 @@
-// Commands, notebooks, shells and TensorBoards, with their state and the proxy links that open
-// them (the session cookie set at login lets the proxy in). Read every 2 s.
+// Commands, notebooks, shells and TensorBoards, with their state and the links that open them:
+// /proxy/ID/ on the master, which sends the browser on to the proxy's own origin with a ticket
+// for that task alone. Read every 2 s.
 
 import { get, post } from "../api.js";
 import { errorBox, every, h, stateBadge, table, time } from "../dom.js";
