@@ -26,6 +26,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 
+#include "runtime/body_budget.hpp"
 #include "runtime/http_replies.hpp"
 
 namespace det::runtime {
@@ -169,6 +170,7 @@ struct http_server::impl {
   proxy_resolver proxy;
   request_check may_send_large_body;
   connection_counts connections;
+  body_budget bodies{in_flight_body_bytes};
   std::optional<ssl::context> tls;
   net::io_context io{static_cast<int>(io_threads)};
   net::thread_pool handlers{handler_threads};
@@ -281,6 +283,19 @@ struct http_server::impl {
       const auto limit = co_await body_limit_of(parser, remote);
       parser.body_limit(limit);
       const auto declared = parser.content_length();
+      // A large body is counted against the total from before it is read until it is answered;
+      // a chunked one as the largest it may grow to.
+      std::unique_ptr<body_budget::reservation> held;
+      if (limit > unauthenticated_body_bytes && !(declared && *declared > limit) &&
+          (parser.chunked() || declared.value_or(0) > unauthenticated_body_bytes)) {
+        held = bodies.reserve(declared.value_or(limit));
+        if (!held) {
+          auto res = error_response(503, "the master is reading " + std::to_string(in_flight_body_bytes >> 20) +
+                                             " MiB of request bodies already: send this one again shortly");
+          co_await write_response(stream, res, parser.get().version(), false);
+          co_return;
+        }
+      }
       if (!(declared && *declared > limit)) {
         beast::get_lowest_layer(stream).expires_after(idle_timeout);
         if (parser.get()[http::field::expect] == "100-continue") {

@@ -53,6 +53,9 @@ class http_server {
 
   /// The largest request body it reads (a model definition of 96 MiB in base64, with room).
   static constexpr std::size_t max_body_bytes = std::size_t{160} << 20;
+  /// The most it holds of bodies larger than unauthenticated_body_bytes, over all connections at
+  /// once (three of the largest).
+  static constexpr std::size_t in_flight_body_bytes = std::size_t{480} << 20;
   /// The largest body it reads before the caller is authenticated (a login, a preview).
   static constexpr std::size_t unauthenticated_body_bytes = std::size_t{64} << 10;
   /// The largest request header (a path, a query, cookies).

@@ -121,6 +121,44 @@ max_length = { batches = 1 }
         self.assertEqual(status, 400, sentence)
         self.assert_master_serves()
 
+    def test_large_bodies_in_flight_are_held_to_a_total(self):
+        # Mallory starts uploads of 150 MiB each and sends them slowly: the master reserves room for
+        # three (480 MiB in all) and answers a fourth with 503 at once, before reading it.
+        c = self.cluster
+        head = (f"POST /api/v1/experiments HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.mallory}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {150 << 20}\r\n\r\n{{").encode()
+        uploads = []
+        try:
+            for _ in range(3):
+                s = socket.create_connection(("127.0.0.1", c.http_port), timeout=10)
+                s.sendall(head)
+                uploads.append(s)
+            time.sleep(1)  # each one's header read and its room reserved
+            refused = socket.create_connection(("127.0.0.1", c.http_port), timeout=10)
+            uploads.append(refused)
+            refused.sendall(head)
+            answer = refused.recv(4096).decode(errors="replace")
+            self.assertTrue(answer.startswith("HTTP/1.1 503"), answer)
+            self.assertIn("MiB of request bodies already", answer)
+            self.assert_master_serves()
+        finally:
+            for s in uploads:
+                s.close()
+        # Given back when those connections end: a large body is read again.
+        def accepted():
+            s = socket.create_connection(("127.0.0.1", c.http_port), timeout=10)
+            try:
+                s.sendall(head)
+                s.settimeout(1)
+                try:
+                    s.recv(4096)  # a 503, or the connection closed
+                    return False
+                except socket.timeout:
+                    return True  # waiting for the body: nothing said
+            finally:
+                s.close()
+        wait_for(accepted, 10, "the reserved room to be given back")
+
     def test_a_trials_report_past_64_kib_is_read_with_its_run_token(self):
         c = self.cluster
         path = os.path.join(c.root, "large-report.toml")
