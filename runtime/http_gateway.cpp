@@ -100,7 +100,7 @@ struct http_gateway::impl {
        int64_t max_token_lifespan, const std::optional<auth::tls_files>& tls, std::string webui_directory)
       : sys(s), handles(std::move(h)), front(std::move(f)), actor_port(p),
         auth(s, handles.accounts),
-        accounts{s, handles.accounts, auth, lifespan, max_token_lifespan,
+        accounts{s, handles.accounts, auth, lifespan, max_token_lifespan, handles.task_uid_base,
                  [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
