@@ -201,6 +201,10 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask as
         .then(
             [=](const storage::stored_user& owner) {
               auto& st = self->state;
+              if (st.pending_kill != 0)  // killed while its user was read: the pool never heard of it
+                return finish(self, exit_without_container(st.ask.id, "",
+                                                           "the allocation was killed before its container started",
+                                                           pb::EXIT_CAUSE_NEVER_STARTED));
               std::optional<auth::task_user> link;
               if (owner.user.has_agent_user_group()) {
                 const auto& l = owner.user.agent_user_group();

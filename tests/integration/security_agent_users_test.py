@@ -7,12 +7,13 @@ an admin links users; a command in an image runs as its owner's uid too."""
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import pids_with_args, simulated_config, wait_for  # noqa: E402
+from cluster import Cluster, pids_with_args, simulated_config, wait_for  # noqa: E402
 from security_test import TwoUsersCluster  # noqa: E402
 
 TASK_UID_BASE = 200000
@@ -69,8 +70,11 @@ class AgentUsersTest(TwoUsersCluster):
             with open(f"/proc/{pid}/environ", "rb") as f:
                 self.assertIn(b"DET_ALLOCATION_TOKEN=", f.read())  # there is something to steal
             # mallory tries both; each attempt that works is an exit code of its own.
+            # Nor what the agent keeps: its token file and its own environment.
             script = (f"cat /proc/{pid}/environ >/dev/null 2>&1 && exit 10; "
                       f"ls {run_dir} >/dev/null 2>&1 && exit 11; "
+                      f"cat {c.agent_token_file} >/dev/null 2>&1 && exit 13; "
+                      f"cat /proc/{c.agents[0].pid}/environ >/dev/null 2>&1 && exit 14; "
                       f"cat /proc/{pid}/cmdline >/dev/null 2>&1 || exit 12; exit 0")
             code, reason, out = exit_code_of_command(c, self.mallory, script)
             self.assertEqual(code, 0, f"{reason}\n{out.stderr}\n{c.log('agent-0')}")
@@ -135,6 +139,31 @@ class AgentUsersTest(TwoUsersCluster):
         code, reason, out = exit_code_of_command(c, self.mallory, f'test "$(id -u)" = "{mallory_uid}" || exit 7',
                                                  "--config-file", config)
         self.assertEqual(code, 0, f"{reason}\n{out.stderr}")
+
+
+@unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root to start an agent as another user")
+class NonRootAgentTest(unittest.TestCase):
+    """An agent that is not root cannot switch users: it refuses a det user's work, saying how to allow it."""
+
+    def test_a_non_root_agent_refuses_other_users_work_naming_its_setting(self):
+        c = Cluster(agents=0).start()
+        agent = None
+        try:
+            mallory = c.add_user("mallory", "mallory-password-1")
+            env = dict(os.environ, DET_AGENT_TOKEN=c.read_data_file("agent-token"))
+            log = open(os.path.join(c.root, "nobody-agent.log"), "ab")
+            agent = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                      os.path.join(c.bin_dir, "det-node"), "--role=agent", f"--master=127.0.0.1:{c.port}",
+                                      "--slots=cpu:1", "--id=nobody-agent"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+            wait_for(lambda: len(c.connected_agents()) == 1, 30, "the agent run as nobody to register")
+            _, reason, out = exit_code_of_command(c, mallory, "true")
+            self.assertNotEqual(out.returncode, 0)
+            self.assertIn("--run-tasks-as=agent-user", reason)
+        finally:
+            if agent is not None:
+                c.stop_process(agent)
+            c.stop()
 
 
 if __name__ == "__main__":
