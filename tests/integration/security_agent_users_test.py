@@ -43,6 +43,23 @@ def pid_of_task(task_id):
     return None
 
 
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def worker_of(agent_pid, trial_id):
+    """The pid of trial_id's worker among the agent's children (other suites' clusters may run
+    workers of trials with the same id at the same time)."""
+    for pid in pids_with_args(f"--trial={trial_id}"):
+        try:
+            if parent_of(pid) == agent_pid:
+                return pid
+        except OSError:
+            continue  # ended meanwhile
+    return None
+
+
 def uid_gid_of(pid):
     with open(f"/proc/{pid}/status") as f:
         fields = dict(line.split(":", 1) for line in f if ":" in line)
@@ -103,7 +120,7 @@ class AgentUsersTest(TwoUsersCluster):
                      token=self.mallory)
         exp_id = int(exp["experiment"]["id"])
         trial_id = c.first_trial(exp_id)
-        worker = wait_for(lambda: (pids_with_args(f"--trial={trial_id}") or [None])[0], 60, "the trial's worker")
+        worker = wait_for(lambda: worker_of(c.agents[0].pid, trial_id), 60, "the trial's worker")
         self.assertEqual(uid_gid_of(worker), (mallory_uid, mallory_uid))
         self.assertEqual(c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR"}, timeout=120)["experiment"]["state"],
                          "STATE_COMPLETED")
@@ -151,11 +168,11 @@ class NonRootAgentTest(unittest.TestCase):
         try:
             mallory = c.add_user("mallory", "mallory-password-1")
             env = dict(os.environ, DET_AGENT_TOKEN=c.read_data_file("agent-token"))
-            log = open(os.path.join(c.root, "nobody-agent.log"), "ab")
-            agent = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                      os.path.join(c.bin_dir, "det-node"), "--role=agent", f"--master=127.0.0.1:{c.port}",
-                                      "--slots=cpu:1", "--id=nobody-agent"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+            with open(os.path.join(c.root, "nobody-agent.log"), "ab") as log:
+                agent = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                          os.path.join(c.bin_dir, "det-node"), "--role=agent",
+                                          f"--master=127.0.0.1:{c.port}", "--slots=cpu:1", "--id=nobody-agent"],
+                                         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             wait_for(lambda: len(c.connected_agents()) == 1, 30, "the agent run as nobody to register")
             _, reason, out = exit_code_of_command(c, mallory, "true")
             self.assertNotEqual(out.returncode, 0)
