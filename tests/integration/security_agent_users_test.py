@@ -138,11 +138,12 @@ class AgentUsersTest(TwoUsersCluster):
         stored = [u for u in c.get("/api/v1/users")["users"] if u["username"] == "mallory"][0]
         self.assertNotIn("agent_user_group", stored)
         # Nor may an admin link anyone to root, or into the range of unlinked users.
-        for uid in (0, TASK_UID_BASE + 5):
+        for uid, why in ((0, "root's"), (TASK_UID_BASE + 5, "range of unlinked det users")):
             status, sentence = c.status("PATCH", "/api/v1/users/mallory",
                                         {"agentUserGroup": {"agentUid": uid, "agentGid": 1234, "agentUser": "m",
                                                             "agentGroup": "m"}})
             self.assertEqual(status, 400, sentence)
+            self.assertIn(why, sentence)
 
     @unittest.skipUnless(shutil.which("podman"), "podman is not installed")
     def test_d_a_command_in_an_image_runs_as_its_owners_uid(self):
