@@ -163,7 +163,7 @@ pid_t spawn_with_vfork(const spawn_request& request, char* const* argv, char* co
         fail(step::name_user);
     }
     if (request.run_as) {
-      if (int error = become(*request.run_as); error != 0) {
+      if (int error = become_in_vfork_child(*request.run_as); error != 0) {
         errno = error;
         fail(step::switch_user);
       }

@@ -16,8 +16,12 @@ struct unix_identity {
 
 /// Makes the calling process `who`, for good: its supplementary groups cleared, then its gid,
 /// then its uid (real, effective and saved alike). Returns 0 or the errno of the call that
-/// failed. Only system calls, so a vfork child may call it; in a process with threads glibc
-/// applies each change to every thread.
+/// failed. In a process with threads glibc applies each change to every thread.
 int become(const unix_identity& who) noexcept;
+
+/// become() for a vfork child, by bare system calls that change the calling thread alone (all
+/// the child has): glibc's wrappers would reach for the threads of the parent, whose memory the
+/// child shares, and may wait on a lock one of them holds.
+int become_in_vfork_child(const unix_identity& who) noexcept;
 
 }  // namespace det::process
