@@ -73,6 +73,12 @@ accounts_actor::behavior_type accounts_impl(self_ptr self, std::string conninfo)
           return true;
         });
       },
+      [&db](update_atom, user_id id, const pb::AgentUserGroup& link) {
+        return write("link a user to a Unix user on agents", [&] {
+          db.set_agent_user_group(id.value, link);
+          return true;
+        });
+      },
       [&db](create_atom, user_id id, const std::string& sha256, pb::TokenKind kind, const std::string& description,
             int64_t lifespan_s) {
         return write("store a token", [&] { return db.insert_token(id.value, sha256, kind, description, lifespan_s); });

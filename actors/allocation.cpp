@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "actors/container_exit.hpp"
+#include "auth/task_user.hpp"
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
@@ -58,6 +59,9 @@ struct allocation_state {
 };
 
 using self_ptr = allocation_actor::stateful_pointer<allocation_state>;
+
+// How long the owner's Unix user may take to read before the run fails to start.
+constexpr auto accounts_timeout = std::chrono::seconds(30);
 
 void finish(self_ptr self, pb::ContainerExited exited) {
   self->send(self->state.pool, release_atom::value, self->state.ask.id);
@@ -146,24 +150,10 @@ void on_placed(self_ptr self, const allocation_parts& parts, bool reclaim) {
       self->send(part.where.agent, kill_container(st.ask.id, st.pending_kill, st.pending_grace_s));
 }
 
-allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask ask, pb::StartContainer container,
-                                                allocation_listener trial_handle, resource_pool_actor pool,
-                                                bool reclaim) {
+// Asks the pool for slots, or for a reclaimed run's containers back.
+void request_slots(self_ptr self) {
   auto& st = self->state;
-  self->set_down_handler([=](const caf::down_msg& dm) {
-    for (const auto& part : self->state.parts) {
-      if (part.exited || dm.source != part.where.agent.address()) continue;
-      on_exit(self, exit_without_container(self->state.ask.id, part.where.agent_id,
-                                           "agent " + part.where.agent_id + " was lost",
-                                           pb::EXIT_CAUSE_LOST_WITH_AGENT));
-      return;
-    }
-  });
-  st.ask = std::move(ask);
-  st.container = std::move(container);
-  st.reclaiming = reclaim;
-  st.trial_handle = std::move(trial_handle);
-  st.pool = std::move(pool);
+  const bool reclaim = st.reclaiming;
   // Waiting for slots has no deadline: the pool answers when it places us or
   // when we release the request. A reclaimed run's containers already run: the pool answers
   // once agents report them, or gives up after agent_reconnect_wait.
@@ -182,6 +172,62 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask as
                                                 : error_sentence(self->system(), e),
                                             cause));
                          });
+}
+
+allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask ask, pb::StartContainer container,
+                                                allocation_listener trial_handle, resource_pool_actor pool,
+                                                bool reclaim, accounts_actor accounts, int64_t task_uid_base) {
+  auto& st = self->state;
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    for (const auto& part : self->state.parts) {
+      if (part.exited || dm.source != part.where.agent.address()) continue;
+      on_exit(self, exit_without_container(self->state.ask.id, part.where.agent_id,
+                                           "agent " + part.where.agent_id + " was lost",
+                                           pb::EXIT_CAUSE_LOST_WITH_AGENT));
+      return;
+    }
+  });
+  st.ask = std::move(ask);
+  st.container = std::move(container);
+  st.reclaiming = reclaim;
+  st.trial_handle = std::move(trial_handle);
+  st.pool = std::move(pool);
+  // The run's Unix user comes first (the owner's link may have changed since its last run); a
+  // reclaimed run's containers run already, as whoever they were started as.
+  if (reclaim || st.container.task_user().owner_id() == 0) {
+    request_slots(self);
+  } else {
+    self->request(accounts, accounts_timeout, get_atom::value, user_id{st.container.task_user().owner_id()})
+        .then(
+            [=](const storage::stored_user& owner) {
+              auto& st = self->state;
+              if (st.pending_kill != 0)  // killed while its user was read: the pool never heard of it
+                return finish(self, exit_without_container(st.ask.id, "",
+                                                           "the allocation was killed before its container started",
+                                                           pb::EXIT_CAUSE_NEVER_STARTED));
+              std::optional<auth::task_user> link;
+              if (owner.user.has_agent_user_group()) {
+                const auto& l = owner.user.agent_user_group();
+                link = auth::task_user{l.agent_uid(), l.agent_gid(), l.agent_user(), l.agent_group()};
+              }
+              auto who = auth::task_user_of(owner.user.id(), link, task_uid_base);
+              if (auto* why = std::get_if<std::string>(&who))
+                return finish(self, exit_without_container(st.ask.id, "", *why, pb::EXIT_CAUSE_NEVER_STARTED));
+              const auto& user = std::get<auth::task_user>(who);
+              auto* task_user = st.container.mutable_task_user();
+              task_user->set_uid(static_cast<uint32_t>(user.uid));
+              task_user->set_gid(static_cast<uint32_t>(user.gid));
+              task_user->set_user(user.user);
+              task_user->set_group(user.group);
+              request_slots(self);
+            },
+            [=](caf::error& e) {
+              finish(self, exit_without_container(self->state.ask.id, "",
+                                                  "cannot tell which Unix user the run's owner runs as: " +
+                                                      error_sentence(self->system(), e),
+                                                  pb::EXIT_CAUSE_NEVER_STARTED));
+            });
+  }
   return {
       [=](preempt_atom) {
         if (!self->state.parts.empty())  // only started containers have slots to give back
@@ -221,8 +267,9 @@ allocation_actor::behavior_type allocation_impl(self_ptr self, allocation_ask as
 } // namespace
 
 allocation_actor spawn_allocation(caf::actor_system& sys, const allocation_ask& ask, const pb::StartContainer& container,
-                                  allocation_listener listener, const resource_pool_actor& pool, bool reclaim) {
-  return sys.spawn(allocation_impl, ask, container, std::move(listener), pool, reclaim);
+                                  allocation_listener listener, const resource_pool_actor& pool, bool reclaim,
+                                  const accounts_actor& accounts, int64_t task_uid_base) {
+  return sys.spawn(allocation_impl, ask, container, std::move(listener), pool, reclaim, accounts, task_uid_base);
 }
 
 } // namespace det

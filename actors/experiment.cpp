@@ -18,6 +18,7 @@
 
 #include "actors/run_environment.hpp"
 #include "actors/spawn.hpp"
+#include "storage/shared_checkpoint_root.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
@@ -196,6 +197,10 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.start_waiting = waiting;
   setup.start_note = std::move(note);
   setup.checkpoint_root = checkpoint_root(self);
+  // Its workers run as its owner's Unix user, who must be able to write there.
+  if (auto why = storage::prepare_shared_checkpoint_root(setup.checkpoint_root); !why.empty())
+    std::cerr << "master: experiment " << st.exp.id() << ": " << why << std::endl;
+  setup.owner_id = st.exp.owner_id();
   setup.model_definition = st.model_definition;
   const auto& warm = t.warm_start_checkpoint_uuid();
   if (!warm.empty()) {

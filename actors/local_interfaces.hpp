@@ -5,6 +5,7 @@
 // (trial_listener, allocation_listener, container_listener), so the
 // interfaces have no cycles and no handle is cast unchecked.
 
+#include "auth/task_user.hpp"
 #include <cstdint>
 #include <atomic>
 #include <map>
@@ -154,6 +155,7 @@ using accounts_actor = caf::typed_actor<
     caf::replies_to<create_atom, std::string, std::string, bool>::with<pb::User>,
     caf::replies_to<password_atom, user_id, std::string>::with<bool>,  // new hash; revokes the user's sessions
     caf::replies_to<enable_atom, user_id, bool>::with<bool>,           // active or not
+    caf::replies_to<update_atom, user_id, pb::AgentUserGroup>::with<bool>,  // its link, checked by the gateway
     // a token of the user: its SHA-256, kind, description, lifespan in seconds
     caf::replies_to<create_atom, user_id, std::string, pb::TokenKind, std::string, int64_t>::with<pb::AccessToken>,
     caf::replies_to<authenticate_atom, std::string>::with<storage::token_holder>,  // by SHA-256; errc::not_found
@@ -518,6 +520,8 @@ struct master_handles {
   config::host_access_policy host_access;
   /// The most trials a grid search may have (master.toml's max_grid_trials); checked at submission.
   int64_t max_grid_trials = config::default_max_grid_trials;
+  /// Where unlinked users' uids on agents begin (master.toml's security.task_uid_base).
+  int64_t task_uid_base = auth::default_task_uid_base;
   /// What the persistence writer committed, for the gateway's event streams.
   std::shared_ptr<change_feed> feed = std::make_shared<change_feed>();
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).

@@ -119,6 +119,7 @@ struct trial_setup {
   bool start_waiting = false;      // restored while waiting for its searcher
   std::string start_note;          // logged when it first starts (e.g. where a PBT copy comes from)
   std::string checkpoint_root;     // its checkpoints go to <checkpoint_root>/<uuid>/
+  int64_t owner_id = 0;            // its experiment's owner, whose Unix user its workers run as
   std::shared_ptr<const std::string> model_definition;  // tar archive for the worker; may be empty
   std::string warm_start_dir;      // the directory of trial.warm_start_checkpoint_uuid
   pb::RunEnvironment environment;  // its variables and limits, which the agent applies
@@ -156,8 +157,11 @@ tasks_actor spawn_tasks(caf::actor_system& sys, const std::string& conninfo, con
 /// Asks `pool` for what `ask` says and starts `container` on each part it gets (with the part's
 /// slots, rank and world size filled in); `listener` hears how it goes. `reclaim`: the run's
 /// containers outlived a master restart; they are taken back where they run rather than launched.
+/// A container's task_user names its owner: the Unix user it runs as is read from `accounts`
+/// (the owner's link, else `task_uid_base` + its id) before the pool is asked.
 allocation_actor spawn_allocation(caf::actor_system& sys, const allocation_ask& ask, const pb::StartContainer& container,
-                                  allocation_listener listener, const resource_pool_actor& pool, bool reclaim = false);
+                                  allocation_listener listener, const resource_pool_actor& pool, bool reclaim,
+                                  const accounts_actor& accounts, int64_t task_uid_base);
 
 /// A parsed experiment config and its searcher, made before the experiment
 /// actor so that a config the searcher rejects never creates an experiment.

@@ -102,6 +102,7 @@ pb::StartContainer container_of(self_ptr self) {
   const auto& t = task(self);
   pb::StartContainer start;
   start.set_task_id(t.id());
+  start.mutable_task_user()->set_owner_id(t.owner_id());
   start.set_allocation_token(st.setup.secrets.allocation_token);
   for (const auto& word : t.entrypoint()) start.add_argv(word);
   const auto base_url = "/proxy/" + t.id() + "/";
@@ -171,7 +172,9 @@ void apply(self_ptr self, const task_event& event) {
 // `reclaim`: its process outlived a master restart and is taken back where it runs.
 void start_allocation(self_ptr self, const allocation_ask& ask, const pb::StartContainer& start,
                       const resource_pool_actor& pool, bool reclaim = false) {
-  self->state.allocation = spawn_allocation(self->system(), ask, start, allocation_listener{self}, pool, reclaim);
+  const auto& handles = self->state.setup.handles;
+  self->state.allocation = spawn_allocation(self->system(), ask, start, allocation_listener{self}, pool, reclaim,
+                                            handles.accounts, handles.task_uid_base);
 }
 
 task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {

@@ -98,10 +98,12 @@ void spawn_run(self_ptr self, bool reclaim) {
   worker.set_allocation_token(trial(self).allocation_token());
   *worker.mutable_environment() = st.setup.environment;
   worker.set_runtime(st.setup.runtime);
+  worker.mutable_task_user()->set_owner_id(st.setup.owner_id);
   const allocation_ask ask{run_id(self), std::to_string(trial(self).experiment_id()), st.setup.slots_per_trial,
                            false, true};  // a run spans agents with one worker on each
   st.allocation = spawn_allocation(self->system(), ask, worker, allocation_listener{self},
-                                   st.setup.handles.pool(st.setup.resource_pool), reclaim);
+                                   st.setup.handles.pool(st.setup.resource_pool), reclaim, st.setup.handles.accounts,
+                                   st.setup.handles.task_uid_base);
   self->send(st.setup.directory, register_atom::value, std::string{"allocation"}, run_id(self),
              caf::actor_cast<caf::actor>(st.allocation));
 }

@@ -1,5 +1,7 @@
 #include "config/master_config.hpp"
 
+#include "auth/task_user.hpp"
+
 #include "config/config_file.hpp"
 #include "config/toml_reader.hpp"
 
@@ -165,6 +167,8 @@ void read_security(table_reader& root, master_config& config) {
   if (auto seconds = read_duration_s(reader, "max_token_lifespan", 1,
                                      "expected seconds as a positive integer or a duration such as \"30d\" or \"12h\""))
     config.max_token_lifespan_s = *seconds;
+  if (auto base = reader.read_integer_in("task_uid_base", auth::smallest_task_uid_base, auth::largest_task_id))
+    config.task_uid_base = *base;
   read_host_access(reader, config.host_access);
   read_tls(reader, config);
   reader.refuse({"authz", "initial_user_password", "default_task", "ssh", "token"}, not_implemented);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "auth/task_user.hpp"
 #include "config/document_limits.hpp"
 #include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
@@ -121,6 +122,10 @@ struct master_config {
   /// `[security] allowed_host_paths, allowed_capabilities`: what users' configs may take from an
   /// agent's host (config/host_access_policy.hpp).
   host_access_policy host_access;
+  /// `[security] task_uid_base`: unlinked det user N runs as uid and gid task_uid_base + N on agents
+  /// (auth/task_user.hpp); the same on every agent, so that a user's checkpoints are its own wherever
+  /// its trials ran.
+  int64_t task_uid_base = auth::default_task_uid_base;
 };
 
 /// Parses and validates a master config; errors as for experiment configs.

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -53,7 +55,7 @@ std::vector<std::string> merged_environment(const std::map<std::string, std::str
 }
 
 // The steps of starting a child that can fail, for the sentence that says which did.
-enum class step { start, enter_directory, run };
+enum class step { start, enter_directory, name_user, switch_user, run };
 
 std::runtime_error failure(const spawn_request& request, step failed, int error) {
   const std::string& program = request.argv.front();
@@ -61,6 +63,11 @@ std::runtime_error failure(const spawn_request& request, step failed, int error)
   switch (failed) {
   case step::enter_directory:
     return std::runtime_error("cannot enter " + request.working_dir + " to run " + program + ": " + reason);
+  case step::name_user:
+    return std::runtime_error("cannot run " + program + " with " + request.passwd_file + " as its /etc/passwd: " + reason);
+  case step::switch_user:
+    return std::runtime_error("cannot run " + program + " as uid " + std::to_string(request.run_as->uid) + " gid " +
+                              std::to_string(request.run_as->gid) + ": " + reason);
   case step::run:
     return std::runtime_error("cannot run " + program +
                               (request.working_dir.empty() ? "" : " in " + request.working_dir) + ": " + reason);
@@ -112,7 +119,7 @@ pid_t spawn_with_posix_spawn(const spawn_request& request, char* const* argv, ch
   return pid;
 }
 
-// posix_spawn cannot set a parent-death signal in the child, so such children are made here the
+// posix_spawn cannot set a parent-death signal nor switch users in the child, so such children are made here the
 // way glibc's posix_spawn makes its own: vfork, in which the child borrows this process's memory
 // until exec (no page tables copied, which made fork an agent's largest cost per trial run) and
 // may only make system calls.
@@ -144,6 +151,21 @@ pid_t spawn_with_vfork(const spawn_request& request, char* const* argv, char* co
         struct sigaction default_action {};
         default_action.sa_handler = SIG_DFL;
         ::sigaction(sig, &default_action, nullptr);
+      }
+    }
+    // The user is switched to first: a change of credentials clears the parent-death signal set
+    // below, and the directory must be entered with the user's rights (a directory the user could
+    // not reach must not become its working directory through ours).
+    if (!request.passwd_file.empty()) {
+      // Mounts of the machine still reach the child (slave); its own binding reaches nobody else.
+      if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0 ||
+          ::mount(request.passwd_file.c_str(), "/etc/passwd", nullptr, MS_BIND, nullptr) != 0)
+        fail(step::name_user);
+    }
+    if (request.run_as) {
+      if (int error = become_in_vfork_child(*request.run_as); error != 0) {
+        errno = error;
+        fail(step::switch_user);
       }
     }
     if (request.dies_with_parent) {
@@ -183,8 +205,8 @@ pid_t spawn(const spawn_request& request) {
     throw std::runtime_error("a child process needs a program to run, and none was given");
   const c_string_array argv{request.argv};
   const c_string_array envp{merged_environment(request.env)};
-  return request.dies_with_parent ? spawn_with_vfork(request, argv.get(), envp.get())
-                                  : spawn_with_posix_spawn(request, argv.get(), envp.get());
+  return request.dies_with_parent || request.run_as || !request.passwd_file.empty() ? spawn_with_vfork(request, argv.get(), envp.get())
+                                                    : spawn_with_posix_spawn(request, argv.get(), envp.get());
 }
 
 }  // namespace det::process

@@ -7,8 +7,11 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "process/unix_identity.hpp"
 
 namespace det::process {
 
@@ -35,11 +38,18 @@ struct spawn_request {
   /// Kills it with SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG), even when this
   /// process is killed with SIGKILL.
   bool dies_with_parent = false;
+  /// The user it runs as, switched to after its descriptors and directory are set and before
+  /// its program starts (a root agent's child for a det user's work); nullopt: this process's.
+  std::optional<unix_identity> run_as;
+  /// A file the child sees as /etc/passwd, bound over it in a mount namespace of its own before
+  /// `run_as` is switched to: a user this machine does not know gets a name there (sshd serves
+  /// no user without one). Empty: the machine's own.
+  std::string passwd_file;
 };
 
 /// Starts the child and returns its pid. Throws std::runtime_error with a sentence when it cannot
-/// start: the program is missing or not executable, the working directory cannot be entered, no
-/// process can be created.
+/// start: the program is missing or not executable (for `run_as`), the working directory cannot
+/// be entered, the user cannot be switched to, no process can be created.
 pid_t spawn(const spawn_request& request);
 
 }  // namespace det::process

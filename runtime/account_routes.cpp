@@ -5,6 +5,7 @@
 
 #include "actors/token_check.hpp"
 #include "auth/credentials.hpp"
+#include "auth/task_user.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 #include "runtime/route_helpers.hpp"
@@ -171,21 +172,40 @@ void account_routes::add_to(http_router& server) {
               }));
   server.Patch(R"(/api/v1/users/([^/]+))",
                signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
-                 if (auto e = require_personal_token(who, "activating or deactivating a user"))
-                   return reply_error(res, sys, e);
-                 if (auto e = require_admin(who, "activating or deactivating a user"))
-                   return reply_error(res, sys, e);
                  auto body = body_of<pb::PatchUserRequest>(req, res);
                  if (!body)
                    return;
-                 if (!body->has_active())
-                   return reply_error(res, 400, "the request changes nothing: set active");
+                 const char* change = body->has_agent_user_group() ? "linking a user to a Unix user on agents"
+                                                                   : "activating or deactivating a user";
+                 if (auto e = require_personal_token(who, change))
+                   return reply_error(res, sys, e);
+                 if (auto e = require_admin(who, change))
+                   return reply_error(res, sys, e);
+                 if (!body->has_active() && !body->has_agent_user_group())
+                   return reply_error(res, 400, "the request changes nothing: set active or agent_user_group");
+                 if (body->has_agent_user_group()) {
+                   const auto& link = body->agent_user_group();
+                   const auth::task_user asked{link.agent_uid(), link.agent_gid(), link.agent_user(), link.agent_group()};
+                   if (auto why = auth::bad_link_reason(asked, task_uid_base); !why.empty())
+                     return reply_error(res, 400, why);
+                 }
                  caf::error failure;
                  auto user = user_named(req.matches[1].str(), failure);
                  if (failure)
                    return reply_error(res, sys, failure);
-                 if (user.user.id() == who.user_id && !body->active())
+                 if (user.user.id() == who.user_id && body->has_active() && !body->active())
                    return reply_error(res, 400, "an admin cannot deactivate itself: another admin must");
+                 if (body->has_agent_user_group()) {
+                   caf::scoped_actor self{sys};
+                   caf::error linked;
+                   self->request(accounts, route_timeout, update_atom::value, user_id{user.user.id()},
+                                 body->agent_user_group())
+                       .receive([](bool) {}, [&](caf::error& e) { linked = std::move(e); });
+                   if (linked)
+                     return reply_error(res, sys, linked);
+                 }
+                 if (!body->has_active())
+                   return res.set_content("{}", "application/json");
                  ask(res, [&](bool) {
                    auth.forget_user(user.user.id());
                    res.set_content("{}", "application/json");

@@ -26,6 +26,8 @@ struct account_routes {
   int64_t session_lifespan_s;
   /// security.max_token_lifespan: the longest an access token may last.
   int64_t max_token_lifespan_s;
+  /// security.task_uid_base: links into the unlinked users' uids are refused.
+  int64_t task_uid_base;
   /// Wraps a handler so that it runs only for a caller with a valid token.
   std::function<http_handler(signed_in_handler)> signed_in;
   auth::login_throttle throttle;

@@ -37,6 +37,9 @@
 #include "runtime/cgroup_limits.hpp"
 #include "runtime/child_process.hpp"
 #include "runtime/container_workers.hpp"
+#include "runtime/directory_owner.hpp"
+#include "runtime/task_user_homes.hpp"
+#include "runtime/task_user_policy.hpp"
 #include "runtime/warm_worker_pool.hpp"
 #include "runtime/torch_trials_check.hpp"
 #include "runtime/podman.hpp"
@@ -103,6 +106,7 @@ struct container {
   std::shared_ptr<cgroup_limits> limits;  // its memory and CPU limits, when its config sets them
   std::string container;  // its podman container's name, when it runs in an image (a task, or a Core API trial's process)
   int64_t memory_limit = 0;  // resources.memory_limit, for the sentence when it is exceeded
+  std::string user;          // the Unix user it runs as: a shell's login
 
   // Only to processes still running: an ended one's process group id may be another's by now.
   void signal(int sig) const {
@@ -158,6 +162,8 @@ struct agent_process_state {
   // before the agent has read the master's welcome.
   std::vector<pb::ContainerStarted> unsent_starts;
   std::unique_ptr<warm_worker_pool> warm;  // workers started ahead of their runs
+  task_user_policy run_tasks_as = task_user_policy::owner;
+  std::unique_ptr<task_user_homes> homes;  // of the users it runs work as
 
   void kill_all_containers() const {
     for (auto& [id, c] : containers) c.signal(SIGKILL);
@@ -280,6 +286,16 @@ std::map<std::string, std::string> container_env(const agent_process_state& st, 
   return env;
 }
 
+// What a run that is its owner's Unix user gets besides: its name, its home on this agent, and
+// that home's copies of the TLS files (the agent's own it may not read).
+void add_user_env(agent_process_state& st, const pb::StartContainer& start, const process::unix_identity& who,
+                  std::map<std::string, std::string>& env) {
+  const auto& home = st.homes->of(who);
+  env["HOME"] = home.path.string();
+  env["USER"] = env["LOGNAME"] = start.task_user().user();
+  for (const auto& [name, value] : tls_env(home.tls)) env[name] = value;
+}
+
 // A trial's worker: det-worker, which asks the master for its run.
 process::spawn_request worker_request(const agent_process_state& st, const pb::StartContainer& start) {
   process::spawn_request request;
@@ -317,7 +333,8 @@ process::spawn_request task_request(const agent_process_state& st, const pb::Sta
 // agent's `programs`), in its directory, with its variables; the service port is the host's.
 process::spawn_request task_in_image(const pb::StartContainer& start, const std::string& image,
                                      process::spawn_request request, std::map<std::string, std::string> env,
-                                     const std::vector<std::string>& gpus, const std::string& cgroup_parent) {
+                                     const std::vector<std::string>& gpus, const std::string& cgroup_parent,
+                                     const std::optional<process::unix_identity>& run_as) {
   ensure_image(image, start.environment());
   const auto name = container_name(start.allocation_id(), start.rank());
   remove_container(name);
@@ -334,9 +351,9 @@ process::spawn_request task_in_image(const pb::StartContainer& start, const std:
     if (auto file = env.find(variable); file != env.end() && !file->second.empty()) mount(file->second, file->second);
   env["PYTHONPATH"] = python_client_mount;
   container_request inside{name, image, std::move(request.argv), std::move(env), request.working_dir, std::move(mounts),
-                           gpus, &start.environment(), cgroup_parent};
+                           gpus, &start.environment(), cgroup_parent, run_as};
   request.argv = podman_run_argv(inside);
-  request.env = podman_environment();
+  request.env = podman_run_environment(inside);
   return request;
 }
 
@@ -344,7 +361,8 @@ process::spawn_request task_in_image(const pb::StartContainer& start, const std:
 // port and det's Python clients, in its image when its config names one.
 process::spawn_request task_process(const agent_process_state& st, const pb::StartContainer& start,
                                     const std::filesystem::path& scratch, int port, const std::string& image,
-                                    const std::shared_ptr<cgroup_limits>& limits) {
+                                    const std::shared_ptr<cgroup_limits>& limits,
+                                    const std::optional<process::unix_identity>& run_as) {
   auto request = task_request(st, start, scratch, port);
   request.env = container_env(st, start);
   if (port != 0) request.env["DET_TASK_PORT"] = std::to_string(port);
@@ -357,7 +375,7 @@ process::spawn_request task_process(const agent_process_state& st, const pb::Sta
     gpus.push_back(visible->second);
   auto env = request.env;
   env.erase("CUDA_VISIBLE_DEVICES");  // the container sees only its own GPUs
-  return task_in_image(start, image, std::move(request), std::move(env), gpus, limits ? limits->parent_path() : "");
+  return task_in_image(start, image, std::move(request), std::move(env), gpus, limits ? limits->parent_path() : "", run_as);
 }
 
 // Polls a task's service until it answers (then tells the agent) or its process ends; then, for
@@ -398,7 +416,8 @@ std::shared_ptr<child_process> start_process(self_ptr self, const pb::StartConta
   };
   if (may_be_warm) {
     const auto wants = piece.runtime() == pb::WORKER_RUNTIME_LIBTORCH ? warm_preload::libtorch : warm_preload::nothing;
-    auto proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env}, wants, on_line, on_exit);
+    auto proc = st.warm->hand_over({{request.argv.begin() + 2, request.argv.end()}, request.env, request.run_as}, wants,
+                                   on_line, on_exit);
     self->delayed_send(self, warm_refill_delay(wants), warm_atom::value);  // a successor, or ones that died waiting
     if (proc) return proc;
   }
@@ -438,8 +457,26 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     // OMP_NUM_THREADS as LibTorch loads), and the run must start as they say.
     const auto& own_variables = cuda ? environment.cuda_env() : environment.cpu_env();
     const bool may_be_warm = !is_task && !limits && own_variables.empty();
+    // Whose work it is: its owner's Unix user, or the agent's own when so configured.
+    auto decided = run_as_for(st.run_tasks_as, start.task_user(), ::geteuid());
+    if (auto* refusal = std::get_if<std::string>(&decided)) throw std::runtime_error(*refusal);
+    const auto run_as = std::get<std::optional<process::unix_identity>>(decided);
+    if (run_as && !scratch.empty()) give_directory_to(scratch, *run_as);
+    if (run_as && limits && image.empty()) limits->admit(*run_as);
     for (const auto& piece : pieces) {
-      auto request = is_task ? task_process(st, piece, scratch, port, image, limits) : worker_request(st, piece);
+      auto request = is_task ? task_process(st, piece, scratch, port, image, limits, run_as) : worker_request(st, piece);
+      if (run_as && image.empty()) {
+        add_user_env(st, piece, *run_as, request.env);
+        request.run_as = run_as;
+        // A shell's sshd serves only a user with a name: one this machine lacks gets one in the
+        // shell's own /etc/passwd.
+        if (start.service() == pb::SERVICE_KIND_TCP)
+          request.passwd_file = st.homes->passwd_file(*run_as, start.task_user().user());
+      } else if (run_as && !is_task) {
+        // A trial in an image keeps its worker as the agent's user, to run podman, which runs the
+        // trial's process as its owner's (a task in an image is podman itself, told --user).
+        request.env["DET_CONTAINER_USER"] = std::to_string(run_as->uid) + ":" + std::to_string(run_as->gid);
+      }
       if (limits && image.empty()) request.argv = limits->entering(request.argv);
       started.push_back(start_process(self, piece, std::move(request), may_be_warm, static_cast<int32_t>(started.size())));
     }
@@ -449,7 +486,8 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     // Last: a container in the map is one whose end is reported when its processes end.
     st.containers[alloc] = {started, container_exits{started.size()}, start.trial_id(), start.task_id(),
                             {start.slot_ids().begin(), start.slot_ids().end()}, scratch, ended, limits,
-                            image.empty() ? "" : container_name(alloc, start.rank()), environment.memory_limit_bytes()};
+                            image.empty() ? "" : container_name(alloc, start.rank()), environment.memory_limit_bytes(),
+                            run_as ? start.task_user().user() : st.user};
     pb::ContainerStarted reported;
     reported.set_allocation_id(alloc);
     reported.set_pid(started.front()->pid());
@@ -476,8 +514,11 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
 agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host, uint16_t port,
                                               std::string worker_binary, std::string agent_token,
                                               std::optional<auth::tls_files> tls,
-                                              std::map<std::string, std::string> programs, int warm_workers) {
+                                              std::map<std::string, std::string> programs, int warm_workers,
+                                              task_user_policy run_tasks_as) {
   auto& st = self->state;
+  st.run_tasks_as = run_tasks_as;
+  st.homes = std::make_unique<task_user_homes>(tls);
   st.programs = std::move(programs);
   st.address = local_address_towards(host, port);
   if (const auto* pw = ::getpwuid(::getuid())) st.user = pw->pw_name;
@@ -565,7 +606,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         ready.set_allocation_id(alloc);
         ready.set_pid(it->second.processes.front()->pid());
         ready.set_service_address(st.address + ":" + std::to_string(port));
-        ready.set_service_user(st.user);
+        ready.set_service_user(it->second.user);
         if (st.endpoint)
           self->send(st.endpoint, std::move(ready), st.session_token);
         else
@@ -683,8 +724,13 @@ int run_agent(const agent_options& opts) {
     use_tls_links(cfg, *tls);
   caf::actor_system sys{cfg};
   check_torch_trials_in_background(info.id(), worker_executable());
+  const auto run_tasks_as = task_user_policy_from(opts.run_tasks_as);
+  if (!run_tasks_as) throw std::runtime_error("--run-tasks-as must be owner or agent-user, not " + opts.run_tasks_as);
+  if (*run_tasks_as == task_user_policy::agent_user)
+    std::cerr << "agent " << info.id() << ": --run-tasks-as=agent-user: every det user's work runs as this agent's "
+              << "user, where users can read each other's processes and files" << std::endl;
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls,
-                                        opts.programs, opts.warm_workers);
+                                        opts.programs, opts.warm_workers, *run_tasks_as);
   auto sig = wait_for_stop_signal();
   if (!refused)
     std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;

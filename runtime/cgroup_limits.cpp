@@ -126,6 +126,15 @@ std::vector<std::string> cgroup_limits::entering(const std::vector<std::string>&
   return out;
 }
 
+void cgroup_limits::admit(const process::unix_identity& who) const {
+  for (const auto& dir : dirs_) {
+    const auto procs = dir / "cgroup.procs";
+    if (::chown(procs.c_str(), who.uid, who.gid) != 0)
+      throw std::runtime_error("cannot let uid " + std::to_string(who.uid) + " enter " + dir.string() + ": " +
+                               std::strerror(errno));
+  }
+}
+
 bool cgroup_limits::oom_killed() const {
   if (memory_dir_.empty()) return false;
   return unified_ ? counter(memory_dir_ / "memory.events", "oom_kill") > 0

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "process/unix_identity.hpp"
+
 namespace det::runtime {
 
 class cgroup_limits {
@@ -28,6 +30,9 @@ class cgroup_limits {
   /// `argv` run so that it enters the cgroups before it execs: its first instruction is held to
   /// the limits, with no window in which it could start something outside them.
   std::vector<std::string> entering(const std::vector<std::string>& argv) const;
+  /// Lets `who` move its own processes in (entering() runs as the run's user): the cgroups'
+  /// cgroup.procs become its. Throws std::runtime_error with a sentence when they cannot.
+  void admit(const process::unix_identity& who) const;
   /// Whether the OOM killer killed a process of this cgroup for its memory limit.
   bool oom_killed() const;
   /// Whether its processes' peak use reached the memory limit (filling page cache can too). A

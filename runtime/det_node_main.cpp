@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
   app.add_option("--warm-workers", a.warm_workers,
                  "agent: workers kept started ahead of their runs, LibTorch loaded (default: one per slot; 0: none)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--run-tasks-as", a.run_tasks_as,
+                 "agent: owner (default; each det user's work as its own Unix user, which needs a root agent) or "
+                 "agent-user (everyone's work as this agent's user: users can read each other's processes)")
+      ->check(CLI::IsMember({"owner", "agent-user"}));
   std::string agent_token_file;
   app.add_option("--agent-token-file", agent_token_file,
                  "agent: file holding the master's agent token (DATA_DIR/agent-token; or set DET_AGENT_TOKEN)");

@@ -113,7 +113,7 @@ struct http_gateway::impl {
         scheme(tls ? transport::https : transport::http),
         auth(s, handles.accounts),
         proxy_at(scheme, std::move(proxy_host)),
-        accounts{s, handles.accounts, auth, lifespan, max_token_lifespan,
+        accounts{s, handles.accounts, auth, lifespan, max_token_lifespan, handles.task_uid_base,
                  [this](signed_in_handler h) { return signed_in(std::move(h)); }, {}, scheme},
         models{s, handles.models, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},

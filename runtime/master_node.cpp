@@ -25,6 +25,7 @@
 #include "runtime/http_gateway.hpp"
 #include "runtime/node.hpp"
 #include "runtime/webui_routes.hpp"
+#include "storage/shared_checkpoint_root.hpp"
 #include "storage/database.hpp"
 #include "storage/embedded_postgres.hpp"
 
@@ -173,6 +174,8 @@ int run_master(const master_options& opts) {
   for (auto& m : db->migrate())
     std::cout << "master: applied migration " << m << std::endl;
   std::filesystem::create_directories(data_dir);
+  // Trials run as their owners' Unix users and write beneath it (the default checkpoint root).
+  if (auto why = storage::let_everyone_through(data_dir); !why.empty()) std::cerr << "master: " << why << std::endl;
   set_first_admin_password(*db, data_dir);
   // Unfinished experiments continue where their last searcher snapshot was (or from the start of
   // a search that had none yet, adopting the trials it had stored).
@@ -218,6 +221,7 @@ int run_master(const master_options& opts) {
   handles.default_checkpoint_root = data_dir + "/checkpoints";
   handles.host_access = mc.host_access;
   handles.max_grid_trials = mc.max_grid_trials;
+  handles.task_uid_base = mc.task_uid_base;
   for (auto& pool : mc.resource_pools)
     handles.pools[pool.name] = spawn_resource_pool(sys, pool, mc.agent_reconnect_wait_s);
   auto directory = spawn_directory(sys);

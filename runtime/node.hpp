@@ -37,6 +37,9 @@ struct agent_options {
   std::map<std::string, std::string> programs;
   /// Workers started ahead of their runs (runtime/warm_worker_pool.hpp); -1: one per slot.
   int warm_workers = -1;
+  /// Whom det users' work runs as (--run-tasks-as; runtime/task_user_policy.hpp): "owner" or
+  /// "agent-user".
+  std::string run_tasks_as = "owner";
 };
 
 struct worker_options {

@@ -82,7 +82,8 @@ std::vector<std::string> podman_run_argv(const container_request& request) {
   };
   mount(request.workdir, request.workdir, false);
   for (const auto& m : request.mounts) mount(m.host_path(), m.container_path(), m.read_only());
-  for (const auto& [name, value] : request.env) argv.push_back("--env=" + name + "=" + value);
+  for (const auto& [name, value] : request.env) argv.push_back("--env=" + name);
+  if (request.user) argv.push_back("--user=" + std::to_string(request.user->uid) + ":" + std::to_string(request.user->gid));
   for (const auto& gpu : request.gpus) argv.push_back("--device=nvidia.com/gpu=" + gpu);
   if (const auto* env = request.environment) {
     for (const auto& m : env->bind_mounts()) mount(m.host_path(), m.container_path(), m.read_only());
@@ -102,6 +103,12 @@ std::vector<std::string> podman_run_argv(const container_request& request) {
   argv.push_back(request.image);
   argv.insert(argv.end(), request.argv.begin(), request.argv.end());
   return argv;
+}
+
+std::map<std::string, std::string> podman_run_environment(const container_request& request) {
+  auto env = podman_environment();
+  for (const auto& [name, value] : request.env) env[name] = value;
+  return env;
 }
 
 void remove_container(const std::string& name) {

@@ -12,11 +12,13 @@
 // cgroup of its own as the container's parent (runtime/cgroup_limits.hpp).
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "messages/cluster.pb.h"
+#include "process/unix_identity.hpp"
 
 namespace det::runtime {
 
@@ -38,6 +40,9 @@ struct container_request {
   /// A cgroup (cgroup_limits::parent_path) that holds the limits, which det can then tell were
   /// exceeded; "" : podman's own --memory and --cpus.
   std::string cgroup_parent;
+  /// The Unix user the process runs as in the container (podman --user): its owner's; nullopt:
+  /// the image's own user.
+  std::optional<process::unix_identity> user;
 };
 
 /// Where det's Python clients (det_core.py, the `determined` package) are inside a container.
@@ -58,8 +63,13 @@ std::map<std::string, std::string> podman_environment();
 void ensure_image(const std::string& image, const pb::RunEnvironment& environment);
 
 /// podman run ... for `request`, to run in the foreground: its exit status is the process's
-/// (125-127 podman's own failures); SIGTERM to it reaches the process.
+/// (125-127 podman's own failures); SIGTERM to it reaches the process. The variables are named
+/// only (--env=NAME): their values, tokens among them, would be in podman's command line, which
+/// every user on the machine can read; podman takes them from its environment instead.
 std::vector<std::string> podman_run_argv(const container_request& request);
+
+/// The environment podman runs `request` with: podman_environment() and the request's variables.
+std::map<std::string, std::string> podman_run_environment(const container_request& request);
 
 /// Removes the container, running or not; quiet when there is none.
 void remove_container(const std::string& name);

@@ -1,5 +1,6 @@
 #include "runtime/run_handover.hpp"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace det::runtime {
@@ -49,6 +50,7 @@ std::string encode_handover(const run_handover& run) {
   std::string text;
   for (const auto& a : run.args) text += "arg " + escaped(a) + "\n";
   for (const auto& [name, value] : run.env) text += "env " + name + "=" + escaped(value) + "\n";
+  if (run.run_as) text += "user " + std::to_string(run.run_as->uid) + " " + std::to_string(run.run_as->gid) + "\n";
   return text + "run\n";
 }
 
@@ -63,8 +65,14 @@ std::optional<run_handover> read_handover(std::istream& in) {
       auto eq = line.find('=', 4);
       if (eq == std::string::npos || eq == 4) throw std::runtime_error("the hand-over line \"" + line + "\" names no variable");
       run.env[line.substr(4, eq - 4)] = unescaped(line.substr(eq + 1));
+    } else if (line.rfind("user ", 0) == 0) {
+      std::istringstream ids{line.substr(5)};
+      unsigned long uid = 0, gid = 0;
+      if (!(ids >> uid >> gid) || !ids.eof() || uid == 0 || gid == 0 || uid > 4294967294UL || gid > 4294967294UL)
+        throw std::runtime_error("the hand-over line \"" + line + "\" names no user other than root");
+      run.run_as = process::unix_identity{static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
     } else {
-      throw std::runtime_error("the hand-over line \"" + line + "\" is none of arg, env and run");
+      throw std::runtime_error("the hand-over line \"" + line + "\" is none of arg, env, user and run");
     }
   }
   return std::nullopt;

@@ -3,6 +3,9 @@
 // runtime/warm_worker_pool.hpp): text on the worker's stdin, one item a line:
 //   arg <word>           an argument, as a cold start's command line has it
 //   env <NAME>=<value>   a variable the run's environment adds (\\ and \n escaped)
+//   user <uid> <gid>     the Unix user the run is its owner's work as: the worker becomes it
+//                        before anything of the run (a worker started as root, before its owner
+//                        was known, is never another user's)
 //   run                  the end: the worker starts the run
 // A worker whose stdin ends before `run` (its agent went away) exits quietly.
 
@@ -12,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "process/unix_identity.hpp"
 
 namespace det::runtime {
 
@@ -33,11 +38,12 @@ std::optional<warm_preload> warm_preload_from(std::string_view word);
 struct run_handover {
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
+  std::optional<process::unix_identity> run_as;  // nullopt: it stays the user it was started as
 };
 
 std::string encode_handover(const run_handover& run);
 /// The run on `in`; nullopt when it ends before `run`. Throws std::runtime_error naming a line
-/// that is none of the three.
+/// that is none of the four.
 std::optional<run_handover> read_handover(std::istream& in);
 
 } // namespace det::runtime

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "actors/run_environment.hpp"
@@ -19,6 +20,7 @@
 #include "runtime/cgroup_limits.hpp"
 #include "runtime/core_api_process.hpp"
 #include "runtime/podman.hpp"
+#include "runtime/directory_owner.hpp"
 #include "runtime/run_directory.hpp"
 #include "runtime/worker_reporter.hpp"
 #include "runtime/worker_rendezvous.hpp"
@@ -76,6 +78,20 @@ std::vector<pb::BindMount> trial_mounts(const pb::TrialSpec& spec, const std::ma
   return mounts;
 }
 
+// Who the process in the image runs as: DET_CONTAINER_USER ("UID:GID"), which an agent that
+// switches users sets for a worker it leaves as root so that it can run podman; nullopt: the
+// image's own user (an agent that runs every det user's work as itself).
+std::optional<process::unix_identity> container_user() {
+  const char* text = std::getenv("DET_CONTAINER_USER");
+  if (!text || !*text) return std::nullopt;
+  unsigned long uid = 0, gid = 0;
+  char colon = 0;
+  std::istringstream in{text};
+  if (!(in >> uid >> colon >> gid) || colon != ':' || uid == 0 || gid == 0)
+    throw std::runtime_error(std::string("DET_CONTAINER_USER must be UID:GID of a user other than root, not \"") + text + "\"");
+  return process::unix_identity{static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
+}
+
 // The visible GPUs of this run (the agent's CUDA_VISIBLE_DEVICES), for the container's devices.
 std::vector<std::string> visible_gpus() {
   std::vector<std::string> gpus;
@@ -123,8 +139,11 @@ command_result run_in_image(const std::string& image, int rank, const pb::TrialS
   try {
     container_request request{name, image, entrypoint_argv(cfg.process_command()),
                               container_env(env, cfg.environment, !gpus.empty()), workdir,
-                              trial_mounts(spec, env), gpus, &environment, limits ? limits->parent_path() : ""};
-    result = run_argv(podman_run_argv(request), podman_environment(), workdir, stop, on_poll);
+                              trial_mounts(spec, env), gpus, &environment, limits ? limits->parent_path() : "",
+                              container_user()};
+    // The process in the image is its owner's user, as a worker on the host would be.
+    if (request.user) give_directory_to(workdir, *request.user);
+    result = run_argv(podman_run_argv(request), podman_run_environment(request), workdir, stop, on_poll);
     if (!result.success && ran_out_of_memory(limits.get(), result.end.exit_code, result.end.signal))
       result.message = memory_limit_sentence("trial", environment.memory_limit_bytes());
   } catch (const std::exception& e) {

@@ -13,9 +13,15 @@
 #include <string>
 #include <vector>
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 
 #include "gpu/builtin_trials.hpp"
+#include "process/unix_identity.hpp"
 #include "runtime/node.hpp"
 #include "runtime/run_handover.hpp"
 #include "runtime/worker_connection.hpp"
@@ -46,6 +52,7 @@ void show_in_command_line(int argc, char** argv, const std::vector<std::string>&
 }  // namespace
 
 int main(int argc, char** argv) {
+  const pid_t agent = ::getppid();
   CLI::App app{"det-worker: trains one trial for the master (agents start it)"};
   det::runtime::worker_options w;
   bool warm = false;
@@ -85,6 +92,17 @@ int main(int argc, char** argv) {
       std::cout << det::runtime::warm_ready_line << std::endl;
       auto run = det::runtime::read_handover(std::cin);
       if (!run) return 0;  // the agent went away before it had a run for this worker
+      // Its owner's user before anything of the run: what it loads, unpacks and writes is theirs.
+      if (run->run_as) {
+        if (int error = det::process::become(*run->run_as); error != 0) {
+          std::cerr << "det-worker: cannot become uid " << run->run_as->uid << " gid " << run->run_as->gid << ": "
+                    << std::strerror(error) << std::endl;
+          return 1;
+        }
+        // A change of user clears the death signal its agent started it with.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != agent) return 1;  // the agent died meanwhile
+      }
       for (const auto& [name, value] : run->env) ::setenv(name.c_str(), value.c_str(), 1);
       std::vector<std::string> line{argv[0], "--master=" + w.master};
       line.insert(line.end(), run->args.begin(), run->args.end());

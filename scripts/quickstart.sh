@@ -41,7 +41,11 @@ echo "det: master at $DET_MASTER (log: $RUN/master.log)"
 
 # The master's first start made the admin password and the agent token here (both 0600).
 DATA="${XDG_DATA_HOME:-$HOME/.local/share}/det"
-"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 \
+# Only a root agent can run each det user's work as its own Unix user; this one-person cluster
+# started by another user runs it all as that user.
+RUN_AS=""
+if [ "$(id -u)" != 0 ]; then RUN_AS="--run-tasks-as=agent-user"; fi
+"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 $RUN_AS \
   --agent-token-file="$DATA/agent-token" >"$RUN/agent.log" 2>&1 &
 AGENT_PID=$!
 DET_PASS="$(cat "$DATA/admin-password")" "$BIN/det" user login admin

@@ -174,6 +174,8 @@ class database {
   /// Also revokes every session and token of the user: whoever knew the old password may have made them.
   void set_password_hash(int64_t user_id, const std::string& password_hash);
   void set_user_active(int64_t user_id, bool active);
+  /// Links the user to the Unix identity its work runs as on agents (already checked).
+  void set_agent_user_group(int64_t user_id, const pb::AgentUserGroup& link);
   /// Gives `admin` its first password; false when it already has one (not the first start).
   bool set_admin_password_if_unset(const std::string& password_hash);
   pb::AccessToken insert_token(int64_t user_id, const std::string& sha256, pb::TokenKind kind,

@@ -9,8 +9,9 @@ namespace det::storage {
 namespace {
 
 const std::string user_columns =
-    "u.id, u.username, u.admin, u.active, " + micros_of("u.created_at") + ", COALESCE(u.password_hash, '')";
-constexpr pqxx::row::size_type user_column_count = 6;
+    "u.id, u.username, u.admin, u.active, " + micros_of("u.created_at") + ", COALESCE(u.password_hash, ''), "
+    "u.agent_uid, u.agent_gid, u.agent_user, u.agent_group";
+constexpr pqxx::row::size_type user_column_count = 10;
 const std::string user_select = "SELECT " + user_columns + " FROM users u ";
 
 stored_user user_from(const pqxx::row& row) {
@@ -21,6 +22,13 @@ stored_user user_from(const pqxx::row& row) {
   out.user.set_active(row[3].as<bool>());
   if (auto time = time_from(row[4])) *out.user.mutable_created_at() = *time;
   out.password_hash = row[5].as<std::string>();
+  if (!row[6].is_null()) {
+    auto* link = out.user.mutable_agent_user_group();
+    link->set_agent_uid(row[6].as<int64_t>());
+    link->set_agent_gid(row[7].as<int64_t>());
+    link->set_agent_user(row[8].as<std::string>());
+    link->set_agent_group(row[9].as<std::string>());
+  }
   return out;
 }
 
@@ -96,6 +104,17 @@ void database::set_password_hash(int64_t user_id, const std::string& password_ha
                    "user " + std::to_string(user_id));
     // Whoever knew the old password may have logged in or made tokens with it: all of them end.
     tx.exec_params("UPDATE user_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL", user_id);
+    tx.commit();
+  });
+}
+
+void database::set_agent_user_group(int64_t user_id, const pb::AgentUserGroup& link) {
+  describing_failure("link user " + std::to_string(user_id) + " to a Unix user on agents", [&] {
+    pqxx::work tx{impl_->connection};
+    expect_one_row(tx.exec_params("UPDATE users SET agent_uid = $2, agent_gid = $3, agent_user = $4, agent_group = $5 "
+                                  "WHERE id = $1",
+                                  user_id, link.agent_uid(), link.agent_gid(), link.agent_user(), link.agent_group()),
+                   "user " + std::to_string(user_id));
     tx.commit();
   });
 }

@@ -177,12 +177,15 @@ void wait_until_reaped(const fs::path& pid_file) {
 
 // The master's data directory holds the admin password, the agent token and the database's
 // password: group and others get nothing. A group-execute bit alone is left, since under root it is
-// the ACL mask that lets the `postgres` user (and no one else) through (ensure_traversable).
+// the ACL mask that lets the `postgres` user (and no one else) through (ensure_traversable), and
+// so is others' execute bit alone, which the master sets so that trials (run as their owners' Unix
+// users) pass through to the default checkpoint root without listing anything
+// (storage/shared_checkpoint_root.hpp): a restart must not close it under running trials.
 void close_to_others(const fs::path& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
     throw std::runtime_error("Could not read the permissions of " + dir.string() + ": " + std::strerror(errno) + ".");
-  if ((st.st_mode & (S_IRWXO | S_IRGRP | S_IWGRP)) != 0 && ::chmod(dir.c_str(), 0700) != 0)
+  if ((st.st_mode & (S_IROTH | S_IWOTH | S_IRGRP | S_IWGRP)) != 0 && ::chmod(dir.c_str(), 0700) != 0)
     throw std::runtime_error("Could not make " + dir.string() + " private (mode 0700): " + std::strerror(errno) + ".");
 }
 

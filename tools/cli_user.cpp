@@ -144,6 +144,16 @@ int set_user_active(rest_client& master, const std::string& username, bool activ
   return 0;
 }
 
+int link_with_agent_user(rest_client& master, const std::string& username, const pb::AgentUserGroup& link) {
+  pb::PatchUserRequest request;
+  *request.mutable_agent_user_group() = link;
+  pb::GetMeResponse ignored;
+  master.patch("/api/v1/users/" + username, request, ignored);
+  std::cout << "User " << username << "'s work runs as " << link.agent_user() << " (uid " << link.agent_uid() << ") in "
+            << link.agent_group() << " (gid " << link.agent_gid() << ") on agents.\n";
+  return 0;
+}
+
 int create_token(rest_client& master, const std::string& lifespan, const std::string& description, bool json) {
   pb::CreateAccessTokenRequest request;
   if (!lifespan.empty())

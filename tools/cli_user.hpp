@@ -24,6 +24,9 @@ int create_user(rest_client& master, const std::string& username, bool admin);
 /// `username` empty: the logged-in user's own.
 int change_password(rest_client& master, std::string username);
 int set_user_active(rest_client& master, const std::string& username, bool active);
+/// PATCH /api/v1/users/NAME with agent_user_group: the Unix user `username`'s work runs as on
+/// agents (admins only).
+int link_with_agent_user(rest_client& master, const std::string& username, const pb::AgentUserGroup& link);
 
 /// `lifespan` like "30d", "12h", or seconds; "" for the master's default.
 int create_token(rest_client& master, const std::string& lifespan, const std::string& description, bool json);

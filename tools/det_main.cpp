@@ -48,6 +48,7 @@ struct command_line {
   std::int64_t id = 0;
   std::int64_t head = 0;
   std::int64_t tail = 0;
+  det::pb::AgentUserGroup agent_user;  // det user link-with-agent-user
   std::string uuid;
   std::string output;
   std::string model_dir;
@@ -453,6 +454,20 @@ void add_user(CLI::App& app, command_line& cl) {
     cmd->add_option("username", cl.username)->required();
     cl.on_master(cmd, [&cl, active](rest_client& m) { return det::tools::set_user_active(m, cl.username, active); });
   }
+  // Determined's flags: the Unix identity a det user's work runs as on agents.
+  auto* link = u->add_subcommand("link-with-agent-user",
+                                 "Run a user's work as this Unix user and group on agents (admins only).");
+  link->add_option("username", cl.username)->required();
+  auto& agent_user = cl.agent_user;
+  link->add_option_function<std::int64_t>("--agent-uid", [&agent_user](std::int64_t v) { agent_user.set_agent_uid(v); },
+                                          "Its uid on agents.")->required();
+  link->add_option_function<std::int64_t>("--agent-gid", [&agent_user](std::int64_t v) { agent_user.set_agent_gid(v); },
+                                          "Its gid on agents.")->required();
+  link->add_option_function<std::string>("--agent-user", [&agent_user](const std::string& v) { agent_user.set_agent_user(v); },
+                                         "Its user name on agents.")->required();
+  link->add_option_function<std::string>("--agent-group", [&agent_user](const std::string& v) { agent_user.set_agent_group(v); },
+                                         "Its group name on agents.")->required();
+  cl.on_master(link, [&cl](rest_client& m) { return det::tools::link_with_agent_user(m, cl.username, cl.agent_user); });
 }
 
 void add_model(CLI::App& app, command_line& cl) {

@@ -50,6 +50,7 @@ class ContainerTest(unittest.TestCase):
     def setUpClass(cls):
         cls.image = ensure_python_image()
         cls.data = tempfile.mkdtemp(prefix="det-container-data-")
+        os.chmod(cls.data, 0o755)  # the trial runs as its owner's Unix user, not as root
         with open(os.path.join(cls.data, "value.txt"), "w") as f:
             f.write("42")
         # The trial bind-mounts cls.data, which the master allows only where its admin says so.

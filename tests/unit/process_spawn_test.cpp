@@ -155,3 +155,37 @@ TEST_CASE("a child that dies with its parent is killed when the thread that star
   std::thread([&] { pid = process::spawn(shell("exec sleep 30", true)); }).join();
   CHECK(process::wait_for_exit(pid).signal == SIGKILL);
 }
+
+// Only root can switch users: elsewhere the cases say nothing.
+TEST_CASE("a child asked to run as another user runs as that uid and gid, with no other group") {
+  if (::geteuid() != 0) return;
+  auto request = shell(R"sh(test "$(id -u):$(id -g):$(id -G)" = "200099:200098:200098")sh", false);
+  request.run_as = process::unix_identity{200099, 200098};
+  CHECK(run(request).exit_code == 0);
+}
+
+TEST_CASE("a child enters its directory as its user: one only root may enter is refused with a sentence") {
+  if (::geteuid() != 0) return;
+  scratch dir;
+  fs::permissions(dir.path, fs::perms::owner_all);
+  auto request = shell("true", false);
+  request.run_as = process::unix_identity{200099, 200099};
+  request.working_dir = dir.path.string();
+  CHECK_THROWS_WITH_AS(process::spawn(request), doctest::Contains(("cannot enter " + dir.path.string()).c_str()), std::runtime_error);
+}
+
+TEST_CASE("a child given a passwd file sees it as /etc/passwd, and nobody else does") {
+  if (::geteuid() != 0) return;
+  scratch dir;
+  const auto passwd = dir.path / "passwd";
+  std::ofstream(passwd) << "det-user-99:x:200099:200099::/tmp:/bin/sh\n";
+  fs::permissions(dir.path, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+  auto request = shell(R"sh(test "$(id -un)" = det-user-99)sh", true);
+  request.run_as = process::unix_identity{200099, 200099};
+  request.passwd_file = passwd.string();
+  CHECK(run(request).exit_code == 0);
+  std::ifstream machine{"/etc/passwd"};
+  std::stringstream text;
+  text << machine.rdbuf();
+  CHECK(text.str().find("det-user-99") == std::string::npos);
+}
