@@ -44,7 +44,9 @@ class WebUiMetricGroupsTest(unittest.TestCase):
             self.assertEqual(done["experiment"]["state"], "STATE_COMPLETED", c.trial_logs(trial)[-30:])
             driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
             driver.get(c.url + "/login")
-            driver.execute_script("localStorage.setItem('det.token', arguments[0])", c.token)
+            # The session as the login page leaves it: its HttpOnly cookie.
+            driver.add_cookie({"name": "det_session", "value": c.token, "path": "/", "httpOnly": True,
+                               "sameSite": "Strict"})
             driver.get(f"{c.url}/trials/{trial}")
 
             def panel():
