@@ -29,9 +29,15 @@ from cluster_bench import mlp_config, percentile  # noqa: E402
 TERMINAL = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
 
 
-def one_start(c, n):
+def mlp_start(name):
+    return mlp_config(name, 5, "synthetic", 1)
+
+
+def one_start(c, n, config_of=mlp_start):
+    """Seconds from submitting run `n` (its config `config_of(name)`) to its container's start, to
+    its first training metric's report time, and to that metric being readable over REST."""
     submitted = time.time()
-    exp_id = c.submit(mlp_config(f"start-{n}", 5, "synthetic", 1), f"start-{n}.toml")
+    exp_id = c.submit(config_of(f"start-{n}"), f"start-{n}.toml")
     trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 60, "the trial", interval=0.01)["id"]
 
     def first_report():

@@ -23,25 +23,17 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
-from cluster import Cluster, parse_time, simulated_config, wait_for  # noqa: E402
+from cluster import Cluster, simulated_config  # noqa: E402
+import trial_start_bench  # noqa: E402
 
-TERMINAL = {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}
+
+def simulated_start(name):
+    return simulated_config(name, 5, seconds_per_batch=0.001, validation_period=5, scheduling_unit=1)
 
 
 def one_start(c, n):
-    submitted = time.time()
-    exp_id = c.submit(simulated_config(f"start-{n}", 5, seconds_per_batch=0.001, validation_period=5,
-                                       scheduling_unit=1), f"start-{n}.toml")
-    trial_id = wait_for(lambda: (c.experiment(exp_id)["trials"] or [None])[0], 60, "the trial", interval=0.01)["id"]
-
-    def first_report():
-        reports = c.get(f"/api/v1/trials/{trial_id}/metrics?group=training&limit=1")["metrics"]
-        return reports[0] if reports else None
-
-    report = wait_for(first_report, 60, "the first training metric", interval=0.01)
-    exp = c.wait_experiment(exp_id, TERMINAL, timeout=120, interval=0.05)
-    assert exp["experiment"]["state"] == "STATE_COMPLETED", exp
-    return parse_time(report["time"]) - submitted
+    """Seconds from submit to the first training metric's report time."""
+    return trial_start_bench.one_start(c, n, simulated_start)["metric"]
 
 
 def main():

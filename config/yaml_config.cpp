@@ -132,8 +132,11 @@ std::optional<std::string> scalar_value(const YAML::Node& node) {
     return s[0] == '+' ? s.substr(1) : s;
   }
   if (text.size() > 2 && text.compare(0, 2, "0x") == 0 &&
-      std::all_of(text.begin() + 2, text.end(), is_hex_or_underscore) && digits(text.substr(2)).size() <= 15)  // fits an int64
-    return std::to_string(std::stoll(digits(text.substr(2)), nullptr, 16));
+      std::all_of(text.begin() + 2, text.end(), is_hex_or_underscore)) {
+    const auto hex = digits(text.substr(2));
+    if (!hex.empty() && hex.size() <= 15)  // "0x_" has no digit; 15 fit an int64
+      return std::to_string(std::stoll(hex, nullptr, 16));
+  }
   for (std::string_view sign : {"", "+", "-"})
     for (std::string_view word : {".inf", ".Inf", ".INF"})
       if (text == std::string(sign) + std::string(word)) return sign == "-" ? "-inf" : "inf";

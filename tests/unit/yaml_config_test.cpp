@@ -110,6 +110,9 @@ TEST_CASE("a document past det's limits is refused by name and position, never p
   CHECK(yaml_errors(head + "description: \"" + std::string(max_document_bytes, 'a') + "\"\n")
             .find("det reads configs of at most 1048576 bytes") != std::string::npos);
   CHECK(yaml_errors(head + "data: " + std::string(100000, '[') + "\n") == "exp.yaml:3:39: nests more than 32 levels deep");
+  // A hex prefix with no digit after it (fuzz_yaml_scalar found "0x__") is a string, not a throw.
+  CHECK(yaml_errors(head + "max_restarts: 0x__\n").find("max_restarts") != std::string::npos);
+  CHECK(yaml_errors(head + "max_restarts: 0x1_0\n").find("max_restarts") == std::string::npos);
   // Aliases: ten lists of ten, each naming the one before, would write out 10^10 values.
   std::string laughs = head + "data:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int i = 1; i < 10; ++i) {
