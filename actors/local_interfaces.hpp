@@ -522,6 +522,8 @@ struct master_handles {
   int64_t max_grid_trials = config::default_max_grid_trials;
   /// Where unlinked users' uids on agents begin (master.toml's security.task_uid_base).
   int64_t task_uid_base = auth::default_task_uid_base;
+  /// The largest request body an authenticated caller may send (security.max_upload_size).
+  int64_t max_upload_bytes = config::default_max_upload_bytes;
   /// What the persistence writer committed, for the gateway's event streams.
   std::shared_ptr<change_feed> feed = std::make_shared<change_feed>();
   /// The REST API's port, known once the gateway has bound it (agents tell trial processes).

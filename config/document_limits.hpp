@@ -22,6 +22,12 @@ constexpr std::size_t max_document_values = 100'000;
 constexpr int64_t default_max_grid_trials = 100'000;
 constexpr int64_t largest_max_grid_trials = 1'000'000;
 
+/// The largest request body an authenticated caller may send (a model definition of 96 MiB in
+/// base64, with room): master.toml's security.max_upload_size, by default, and its bounds.
+constexpr int64_t default_max_upload_bytes = int64_t{160} << 20;
+constexpr int64_t smallest_max_upload_bytes = int64_t{64} << 10;
+constexpr int64_t largest_max_upload_bytes = int64_t{4} << 30;
+
 /// Throws config_error "SOURCE[:LINE:COLUMN]: ..." when `text` is longer than max_document_bytes
 /// or nests deeper than max_nesting_depth, before a parser recurses into it.
 void check_document_shape(std::string_view text, std::string_view source_path);

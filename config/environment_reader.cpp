@@ -20,8 +20,6 @@ std::string describe_bytes(int64_t bytes) {
 
 namespace detail {
 
-namespace {
-
 // A byte count: an integer, or a string with Docker's 1024-based suffixes ("256m", "1.5GiB").
 std::optional<int64_t> read_bytes(table_reader& reader, std::string_view key) {
   const auto* node = reader.read_node(key);
@@ -63,6 +61,8 @@ std::optional<int64_t> read_bytes(table_reader& reader, std::string_view key) {
   }
   return static_cast<int64_t>(number * scale);
 }
+
+namespace {
 
 // A list of "NAME=VALUE", or a table of NAME = value.
 std::vector<std::pair<std::string, std::string>> read_variables(table_reader& reader, const toml::node& node,

@@ -3,6 +3,7 @@
 #include "auth/task_user.hpp"
 
 #include "config/config_file.hpp"
+#include "config/section_readers.hpp"
 #include "config/toml_reader.hpp"
 
 #include <algorithm>
@@ -169,6 +170,13 @@ void read_security(table_reader& root, master_config& config) {
     config.max_token_lifespan_s = *seconds;
   if (auto base = reader.read_integer_in("task_uid_base", auth::smallest_task_uid_base, auth::largest_task_id))
     config.task_uid_base = *base;
+  if (auto bytes = detail::read_bytes(reader, "max_upload_size")) {
+    if (*bytes < smallest_max_upload_bytes || *bytes > largest_max_upload_bytes)
+      reader.error("max_upload_size", "must be between " + describe_bytes(smallest_max_upload_bytes) + " and " +
+                                          describe_bytes(largest_max_upload_bytes) + ", got " + describe_bytes(*bytes));
+    else
+      config.max_upload_bytes = *bytes;
+  }
   read_host_access(reader, config.host_access);
   read_tls(reader, config);
   reader.refuse({"authz", "initial_user_password", "default_task", "ssh", "token"}, not_implemented);

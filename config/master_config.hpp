@@ -126,6 +126,9 @@ struct master_config {
   /// (auth/task_user.hpp); the same on every agent, so that a user's checkpoints are its own wherever
   /// its trials ran.
   int64_t task_uid_base = auth::default_task_uid_base;
+  /// `[security] max_upload_size`: the largest request body a logged-in caller may send (a byte
+  /// count, "160MiB"); the master holds at most three of them at once.
+  int64_t max_upload_bytes = default_max_upload_bytes;
 };
 
 /// Parses and validates a master config; errors as for experiment configs.

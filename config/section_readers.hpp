@@ -22,4 +22,8 @@ searcher_config read_searcher_config(table_reader& root, length_decider decider)
 /// every int, double and log hyperparameter needs `count`.
 hyperparameters read_hyperparameters(table_reader& root, bool counts_required);
 
+/// A byte count at `key`: an integer, or a string with Docker's 1024-based suffixes ("256m",
+/// "1.5GiB"); nullopt, with the error noted, when it is not one.
+std::optional<int64_t> read_bytes(table_reader& reader, std::string_view key);
+
 } // namespace det::config::detail

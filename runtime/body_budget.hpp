@@ -1,6 +1,6 @@
 #pragma once
 // The request bodies the master holds at once, over all connections: each authenticated caller
-// may send a body of up to http_server::max_body_bytes, so without a total a few hundred
+// may send a body of up to security.max_upload_size, so without a total a few hundred
 // concurrent uploads would take the master's memory. A body is counted from before its first
 // byte is read until its request is answered.
 

@@ -126,11 +126,13 @@ struct http_gateway::impl {
         webui{std::move(webui_directory)},
         proxy{s, handles, auth, grants, proxy_at, scheme},
         http(std::make_unique<http_server>("the REST API", server, proxy_resolver{},
-                                           [this](const http_request& req) { return authenticated(req); }, tls)),
+                                           [this](const http_request& req) { return authenticated(req); },
+                                           handles.max_upload_bytes, tls)),
         proxy_http(std::make_unique<http_server>(
             "task services (proxy_port)", proxy_routes,
             [this](const http_request& req) { return proxy.target_of(req, ticket_use::redeem); },
-            [this](const http_request& req) { return !proxy.target_of(req, ticket_use::keep).answer; }, tls)) {}
+            [this](const http_request& req) { return !proxy.target_of(req, ticket_use::keep).answer; },
+            handles.max_upload_bytes, tls)) {}
 
   /// Whether the caller of a request whose body has not been read yet is one det knows: by the
   /// bearer token or the session cookie, or a trial's run token on the Core API's paths.

@@ -170,7 +170,8 @@ struct http_server::impl {
   proxy_resolver proxy;
   request_check may_send_large_body;
   connection_counts connections;
-  body_budget bodies{in_flight_body_bytes};
+  std::size_t max_body_bytes;
+  body_budget bodies{3 * max_body_bytes};
   std::optional<ssl::context> tls;
   net::io_context io{static_cast<int>(io_threads)};
   net::thread_pool handlers{handler_threads};
@@ -178,8 +179,9 @@ struct http_server::impl {
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
 
-  impl(std::string what, const http_router& r, proxy_resolver p, request_check large_body)
-      : purpose(std::move(what)), router(r), proxy(std::move(p)), may_send_large_body(std::move(large_body)) {}
+  impl(std::string what, const http_router& r, proxy_resolver p, request_check large_body, std::size_t max_body)
+      : purpose(std::move(what)), router(r), proxy(std::move(p)), may_send_large_body(std::move(large_body)),
+        max_body_bytes(max_body) {}
 
   /// Runs `f` on a handler thread and resumes on the connection's own executor when it is done.
   template <class F>
@@ -290,7 +292,7 @@ struct http_server::impl {
           (parser.chunked() || declared.value_or(0) > unauthenticated_body_bytes)) {
         held = bodies.reserve(declared.value_or(limit));
         if (!held) {
-          auto res = error_response(503, "the master is reading " + std::to_string(in_flight_body_bytes >> 20) +
+          auto res = error_response(503, "the master is reading " + std::to_string(bodies.total() >> 20) +
                                              " MiB of request bodies already: send this one again shortly");
           co_await write_response(stream, res, parser.get().version(), false);
           co_return;
@@ -307,7 +309,7 @@ struct http_server::impl {
       if ((declared && *declared > limit) || ec == http::error::body_limit) {
         auto res = error_response(413, limit == max_body_bytes
                                            ? "the request body is larger than the " + std::to_string(max_body_bytes >> 20) +
-                                                 " MiB the master reads"
+                                                 " MiB the master reads (security.max_upload_size in master.toml)"
                                            : "the request body is larger than the " +
                                                  std::to_string(unauthenticated_body_bytes >> 10) +
                                                  " KiB the master reads from a caller it has not authenticated");
@@ -566,8 +568,10 @@ struct http_server::impl {
 };
 
 http_server::http_server(std::string purpose, const http_router& router, proxy_resolver proxy,
-                         request_check may_send_large_body, const std::optional<auth::tls_files>& tls)
-    : impl_(std::make_unique<impl>(std::move(purpose), router, std::move(proxy), std::move(may_send_large_body))) {
+                         request_check may_send_large_body, std::size_t max_body_bytes,
+                         const std::optional<auth::tls_files>& tls)
+    : impl_(std::make_unique<impl>(std::move(purpose), router, std::move(proxy), std::move(may_send_large_body),
+                                   max_body_bytes)) {
   if (!tls) return;
   auto& context = impl_->tls.emplace(ssl::context::tls_server);
   try {

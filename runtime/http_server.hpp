@@ -40,8 +40,10 @@ class http_server {
   /// body of more than unauthenticated_body_bytes. With `proxy`, paths under /proxy/ are relayed
   /// where it says; without, they are routes like any other. `purpose` names what it serves in
   /// start()'s error ("the REST API").
+  /// `max_body_bytes` is the largest body an authenticated caller may send (master.toml's
+  /// security.max_upload_size); three of them is the most it holds at once over all connections.
   http_server(std::string purpose, const http_router& router, proxy_resolver proxy, request_check may_send_large_body,
-              const std::optional<auth::tls_files>& tls);
+              std::size_t max_body_bytes, const std::optional<auth::tls_files>& tls);
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
@@ -51,11 +53,6 @@ class http_server {
   int start(const std::string& address, int port);
   void stop();
 
-  /// The largest request body it reads (a model definition of 96 MiB in base64, with room).
-  static constexpr std::size_t max_body_bytes = std::size_t{160} << 20;
-  /// The most it holds of bodies larger than unauthenticated_body_bytes, over all connections at
-  /// once (three of the largest).
-  static constexpr std::size_t in_flight_body_bytes = std::size_t{480} << 20;
   /// The largest body it reads before the caller is authenticated (a login, a preview).
   static constexpr std::size_t unauthenticated_body_bytes = std::size_t{64} << 10;
   /// The largest request header (a path, a query, cookies).

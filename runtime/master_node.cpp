@@ -222,6 +222,7 @@ int run_master(const master_options& opts) {
   handles.host_access = mc.host_access;
   handles.max_grid_trials = mc.max_grid_trials;
   handles.task_uid_base = mc.task_uid_base;
+  handles.max_upload_bytes = mc.max_upload_bytes;
   for (auto& pool : mc.resource_pools)
     handles.pools[pool.name] = spawn_resource_pool(sys, pool, mc.agent_reconnect_wait_s);
   auto directory = spawn_directory(sys);

@@ -486,6 +486,18 @@ TEST_CASE("an empty master config gives the defaults") {
   CHECK(config.resource_pools[0].scheduler.default_priority == 42);
 }
 
+TEST_CASE("security.max_upload_size: the largest body a logged-in caller sends, within bounds") {
+  CHECK(parse_master_config("", "master.toml").max_upload_bytes == 160 << 20);
+  CHECK(parse_master_config("[security]\nmax_upload_size = \"1GiB\"\n", "master.toml").max_upload_bytes == 1 << 30);
+  std::string errors;
+  try {
+    parse_master_config("[security]\nmax_upload_size = \"10KiB\"\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors == "master.toml:2:19: security.max_upload_size: must be between 64 KiB and 4 GiB, got 10 KiB");
+}
+
 TEST_CASE("proxy_port and proxy_host: the proxy's own listener, refused with the key when wrong") {
   auto config = parse_master_config("proxy_port = 9443\nproxy_host = \"*.proxy.example.com\"\n", "master.toml");
   CHECK(config.proxy_port == 9443);
