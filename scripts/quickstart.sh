@@ -41,11 +41,10 @@ echo "det: master at $DET_MASTER (log: $RUN/master.log)"
 
 # The master's first start made the admin password and the agent token here (both 0600).
 DATA="${XDG_DATA_HOME:-$HOME/.local/share}/det"
-# Only a root agent can run each det user's work as its own Unix user; this one-person cluster
-# started by another user runs it all as that user.
-RUN_AS=""
-if [ "$(id -u)" != 0 ]; then RUN_AS="--run-tasks-as=agent-user"; fi
-"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 $RUN_AS \
+# A cluster of one person: its work runs as the user who started it. (A shared cluster's root agent
+# runs each det user's work as that user's own Unix user, who must then reach det's binaries and
+# the master's data; this one lives under $HOME, which /root's 0700 closes to other users.)
+"$BIN/det-node" --role=agent --master="127.0.0.1:$PORT" --slots=cpu:2 --run-tasks-as=agent-user \
   --agent-token-file="$DATA/agent-token" >"$RUN/agent.log" 2>&1 &
 AGENT_PID=$!
 DET_PASS="$(cat "$DATA/admin-password")" "$BIN/det" user login admin
