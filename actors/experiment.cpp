@@ -645,37 +645,41 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         start_search(self);
         auto& st = self->state;
         if (killed(self) || paused(self))
-          return;
+          return true;
         set_state(self, pb::STATE_PAUSED);
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
             self->send(t.handle, pause_atom::value);
+        return true;
       },
       [=](activate_atom) {
         auto& st = self->state;
         if (killed(self) || !paused(self))
-          return;
+          return true;
         set_state(self, pb::STATE_ACTIVE);
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
             self->send(t.handle, activate_atom::value);
+        return true;
       },
       [=](kill_atom) {
         start_search(self);  // a restored experiment's trials must exist to be killed
         auto& st = self->state;
         if (killed(self))
-          return;
+          return true;
         set_state(self, pb::STATE_STOPPING_KILLED);  // a paused experiment's paused trials are canceled too
         for (auto& [rid, t] : st.trials)
           if (t.handle && !t.exited)
             self->send(t.handle, kill_atom::value);
         finish_if_killed_and_done(self);
+        return true;
       },
       [=](pb::JobSettings& change) {
         auto& st = self->state;
         st.exp.mutable_scheduling()->MergeFrom(change);
         self->send(st.handles.persistence, update_atom::value, experiment_id{st.exp.id()}, change);
         self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
+        return true;
       },
       [=](searcher_atom, get_atom) -> caf::result<pb::GetSearcherEventsResponse> {
         auto& st = self->state;

@@ -467,10 +467,12 @@ using searcher_actor = caf::typed_actor<
 /// An experiment: asks its searcher, spawns its trials.
 using experiment_actor = trial_listener::extend<
     caf::reacts_to<start_atom>,  // begins (or restores) the search, once spawned
-    caf::reacts_to<kill_atom>,
-    caf::reacts_to<pause_atom>,
-    caf::reacts_to<activate_atom>,
-    caf::reacts_to<pb::JobSettings>,  // det experiment set, det job update
+    // Answered once applied, its state update handed to persistence before the answer: a read
+    // that follows the answer sees the new state.
+    caf::replies_to<kill_atom>::with<bool>,
+    caf::replies_to<pause_atom>::with<bool>,
+    caf::replies_to<activate_atom>::with<bool>,
+    caf::replies_to<pb::JobSettings>::with<bool>,  // det experiment set, det job update
     // custom searcher: the events its process has not acknowledged, answered at once (the gateway
     // asks again while there are none), and the operations it posts
     caf::replies_to<searcher_atom, get_atom>::with<pb::GetSearcherEventsResponse>,

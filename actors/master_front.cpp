@@ -13,6 +13,8 @@ namespace det {
 namespace {
 
 constexpr auto lookup_timeout = std::chrono::seconds(5);
+// An experiment that commits a custom searcher's snapshot takes its next message after the commit.
+constexpr auto signal_timeout = std::chrono::seconds(25);
 constexpr auto db_timeout = std::chrono::seconds(30);
 
 struct front_state {
@@ -33,16 +35,20 @@ caf::error not_running(int64_t trial) {
 }
 
 /// Sends `signal` (kill, pause, activate, changed job settings) to a live experiment; answers
-/// whether there was one.
+/// whether there was one, once it has applied the signal: a read after the answer sees it.
 template <class Signal>
 caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal signal) {
   auto rp = self->make_response_promise<bool>();
   self->request(self->state.directory, lookup_timeout, get_atom::value, id)
       .then(
           [=](experiment_actor a) mutable {
-            if (a)
-              self->send(a, signal);
-            rp.deliver(static_cast<bool>(a));
+            if (!a) {
+              rp.deliver(false);
+              return;
+            }
+            self->request(a, signal_timeout, signal)
+                .then([=](bool) mutable { rp.deliver(true); },
+                      [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;
