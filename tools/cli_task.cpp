@@ -115,8 +115,9 @@ std::string kind_path(pb::TaskKind kind, const std::string& id) {
 // "SCHEME://HOST:PORT" where the master serves task `id`'s service (GET /api/v1/master's proxy_url).
 std::string proxy_origin_of(rest_client& master, const std::string& id) {
   auto url = master.get<pb::MasterInfo>("/api/v1/master").proxy_url();
-  const std::string placeholder = "{task_id}";
-  if (const auto at = url.find(placeholder); at != std::string::npos) url.replace(at, placeholder.size(), id);
+  // With proxy_host each task has a host of its own, which the URL names as "{task_id}".
+  const std::string task_id_mark = "{task_id}";
+  if (const auto at = url.find(task_id_mark); at != std::string::npos) url.replace(at, task_id_mark.size(), id);
   return url;
 }
 

@@ -174,27 +174,33 @@ max_length = { batches = 1 }
         reports = c.get(f"/api/v1/trials/{trial['id']}/metrics?group=training")["metrics"]
         self.assertEqual(reports[0]["metrics"]["metric_04999"], 4999.0)
 
-    def run_thief(self, mode):
-        """Mallory's trial records a checkpoint of `mode`; returns (its log line, the experiment)."""
+    def run_attack(self, name, script, hyperparameters):
+        """Mallory's single-trial experiment of attacks/`script` with `hyperparameters` (TOML lines),
+        run to its end; returns the experiment."""
         c = self.cluster
         config = f"""
-name = "thief-{mode}"
-entrypoint = "python3 steal_through_checkpoint.py"
+name = "{name}"
+entrypoint = "python3 {script}"
 [hyperparameters]
-target = "{os.path.join(c.data_dir, 'agent-token')}"
-mode = "{mode}"
+{hyperparameters}
 [searcher]
 name = "single"
 metric = "loss"
 max_length = {{ batches = 1 }}
 """
-        path = os.path.join(c.root, f"thief-{mode}.toml")
+        path = os.path.join(c.root, f"{name}.toml")
         with open(path, "w") as f:
             f.write(config)
         out = c.det("experiment", "create", path, ATTACKS, token=self.mallory)
         self.assertEqual(out.returncode, 0, out.stderr)
-        exp_id = int(out.stdout.split()[-1])
-        exp = c.wait_experiment(exp_id, {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"}, timeout=120)
+        return c.wait_experiment(int(out.stdout.split()[-1]), {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
+                                 timeout=120)
+
+    def run_thief(self, mode):
+        """Mallory's trial records a checkpoint of `mode`; returns (its log line, the experiment)."""
+        c = self.cluster
+        exp = self.run_attack(f"thief-{mode}", "steal_through_checkpoint.py",
+                              f'target = "{os.path.join(c.data_dir, "agent-token")}"\nmode = "{mode}"')
         trial = exp["trials"][0]
         line = wait_for(lambda: next((l for l in c.trial_logs(trial["id"]) if l.startswith(("RECORDED", "REFUSED"))),
                                      None), 30, "the thief's report")
@@ -220,23 +226,7 @@ max_length = {{ batches = 1 }}
 
     def test_the_master_writes_no_event_file_through_a_planted_link(self):
         c = self.cluster
-        config = f"""
-name = "event-link"
-entrypoint = "python3 plant_event_link.py"
-[hyperparameters]
-target = "{c.data_dir}"
-[searcher]
-name = "single"
-metric = "loss"
-max_length = {{ batches = 1 }}
-"""
-        path = os.path.join(c.root, "event-link.toml")
-        with open(path, "w") as f:
-            f.write(config)
-        out = c.det("experiment", "create", path, ATTACKS, token=self.mallory)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        exp = c.wait_experiment(int(out.stdout.split()[-1]), {"STATE_COMPLETED", "STATE_ERROR", "STATE_CANCELED"},
-                                timeout=120)
+        exp = self.run_attack("event-link", "plant_event_link.py", f'target = "{c.data_dir}"')
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")
         self.assertIn("PLANTED", c.trial_logs(exp["trials"][0]["id"]))
         self.assertEqual([f for f in os.listdir(c.data_dir) if f.startswith("events.out.tfevents")], [])
