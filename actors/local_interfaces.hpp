@@ -500,6 +500,9 @@ struct master_handles {
   persistence_actor persistence;
   row_writer_actor rows;
   persistence_reader_actor reader;
+  /// Reads of metric rows (a trial's metrics, series) on connections of their own: a slow one
+  /// (a long history, a locked table) never holds up the reads of experiments and trials.
+  persistence_reader_actor metric_reader;
   checkpoint_collector_actor collector;
   accounts_actor accounts;
   model_registry_actor models;

@@ -119,7 +119,7 @@ struct http_gateway::impl {
         projects{s, handles.projects, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         tasks{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }, grants, proxy_at,
               scheme},
-        series{s, handles.reader, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
+        series{s, handles.metric_reader, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         alerts{s, front, handles.persistence},
         streams{s, handles, auth, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
         prometheus{s, handles, [this](signed_in_handler h) { return signed_in(std::move(h)); }},
@@ -186,8 +186,11 @@ struct http_gateway::impl {
   /// As reader(), with identical GETs that arrive together answered by one read: a reader's
   /// answer is the same for every user, so the key is the path with its query.
   http_handler shared_reader(http_handler handler) {
-    return reader([this, handler = std::move(handler)](const http_request& req, http_response& res) {
-      coalescer.answer(req.target, res, [&](http_response& shared) { handler(req, shared); });
+    auto route = std::make_shared<const http_handler>(std::move(handler));
+    return reader([this, route](const http_request& req, http_response& res) {
+      // A copy: another request's read may be made with it after this route has returned.
+      auto request = std::make_shared<const http_request>(req);
+      coalescer.answer(req.target, res, [route, request](http_response& shared) { (*route)(*request, shared); });
     });
   }
   /// As signed_in(), for admins only: `action` names what needs one in the 403's sentence.
@@ -227,27 +230,26 @@ struct http_gateway::impl {
                                                                             const principal&) { handler(req, res); });
   }
 
-  /// Asks `dest` and answers the HTTP request with the reply, or with the error's status
-  /// (status_of) and sentence.
+  /// Asks `dest` and answers the HTTP request, deferred, with the reply, or with the error's
+  /// status (status_of) and sentence.
   template <class Reply, class Handle, class... Ts>
-  void ask(http_response& res, const Handle& dest, Ts&&... xs) {
-    ask_found<Reply>(res, [](const Reply&) { return true; }, "", dest, std::forward<Ts>(xs)...);
+  void ask(http_response& res, const Handle& dest, Ts... xs) {
+    ask_deferred<Reply>(
+        sys, res, dest, [](const Reply& reply, http_response& made) { reply_json(made, reply); }, std::move(xs)...);
   }
 
   /// As ask(), but answers 404 with `missing` when `found(reply)` is false.
   template <class Reply, class Found, class Handle, class... Ts>
-  void ask_found(http_response& res, Found found, const std::string& missing,
-                 const Handle& dest, Ts&&... xs) {
-    caf::scoped_actor self{sys};
-    self->request(dest, route_timeout, std::forward<Ts>(xs)...)
-        .receive(
-            [&](Reply& reply) {
-              if (found(reply))
-                reply_json(res, reply);
-              else
-                reply_error(res, 404, missing);
-            },
-            [&](caf::error& e) { reply_error(res, sys, e); });
+  void ask_found(http_response& res, Found found, std::string missing, const Handle& dest, Ts... xs) {
+    ask_deferred<Reply>(
+        sys, res, dest,
+        [found, missing = std::move(missing)](const Reply& reply, http_response& made) {
+          if (found(reply))
+            reply_json(made, reply);
+          else
+            reply_error(made, 404, missing);
+        },
+        std::move(xs)...);
   }
 
   /// Asks the writer to store a change; false (with the error answered) when it could not.
@@ -927,7 +929,7 @@ struct http_gateway::impl {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
                  if (auto p = page_of(req, res, "offset", metric_page, metric_page))
-                   ask<pb::GetTrialMetricsResponse>(res, handles.reader, metrics_atom::value, trial_id{id}, group,
+                   ask<pb::GetTrialMetricsResponse>(res, handles.metric_reader, metrics_atom::value, trial_id{id}, group,
                                                     p->start, p->limit);
                }));
     server.Get(R"(/api/v1/trials/(\d+)/logs)",

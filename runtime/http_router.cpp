@@ -77,12 +77,23 @@ void http_router::dispatch(http_request& req, http_response& res) const {
     try {
       r.handler(req, res);
     } catch (const std::exception& e) {
-      reply_error(res, 500, std::string("the master failed to answer: ") + e.what());
+      http_response failed;
+      reply_error(failed, 500, std::string("the master failed to answer: ") + e.what());
+      if (res.deferred)
+        res.deferred->finish(std::move(failed));
+      else
+        res = std::move(failed);
     }
-    // By pattern, not path: one histogram per route, however many ids the paths name.
-    observability::measurements()
-        .http_request_seconds.with(r.method + " " + r.pattern_text)
-        .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    // By pattern, not path: one histogram per route, however many ids the paths name. A deferred
+    // answer is measured when it is made.
+    auto observe = [name = r.method + " " + r.pattern_text, began] {
+      observability::measurements().http_request_seconds.with(name).observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    };
+    if (res.deferred)
+      res.deferred->when_finished([observe](const http_response&) { observe(); });
+    else
+      observe();
     return;
   }
   reply_error(res, 404, "no such route: " + req.method + " " + req.path);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <thread>
@@ -50,8 +51,11 @@ constexpr auto header_timeout = std::chrono::seconds(30);
 // Connections one address may hold at once: enough for a benchmark's 200 clients on one host.
 constexpr std::size_t max_connections_per_address = 512;
 constexpr auto handshake_timeout = std::chrono::seconds(30);
-// Threads for routes, which wait on actors: what many slow requests at once may hold.
+// Threads for routes: those that still wait on actors, and the making of large answers. Routes
+// that defer their answers (http_response::defer) hold none while an actor works.
 constexpr std::size_t handler_threads = 32;
+// How long stop() waits for the answers of deferred responses (route_timeout, and a margin).
+constexpr auto deferred_answers_wait = std::chrono::seconds(35);
 // How long a streamed response waits for a client to take one piece.
 constexpr auto stream_write_timeout = std::chrono::seconds(30);
 constexpr std::size_t io_threads = 2;
@@ -178,6 +182,7 @@ struct http_server::impl {
   tcp::acceptor acceptor{io};
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
+  std::atomic<int> deferred_in_flight{0};  // connections waiting for a deferred response
 
   impl(std::string what, const http_router& r, proxy_resolver p, request_check large_body, std::size_t max_body)
       : purpose(std::move(what)), router(r), proxy(std::move(p)), may_send_large_body(std::move(large_body)),
@@ -187,6 +192,32 @@ struct http_server::impl {
   template <class F>
   awaitable<void> on_handler_thread(F f) {
     co_await net::co_spawn(handlers, [&]() -> awaitable<void> { f(); co_return; }, use_awaitable);
+  }
+
+  /// The answer of a deferred response, on the connection's executor; the connection holds no
+  /// thread while it waits. Only the route's continuation keeps `later` alive meanwhile, so a
+  /// continuation that is dropped unmade answers 500 rather than leave the client waiting.
+  awaitable<http_response> finished(std::shared_ptr<deferred_response> later) {
+    // The answer arrives on another thread: it is posted to this connection's strand, which
+    // stores it and wakes the coroutine from a wait on a timer that never expires by itself.
+    struct waiting {
+      explicit waiting(const net::any_io_executor& ex) : wake(ex, net::steady_timer::time_point::max()) {}
+      net::steady_timer wake;
+      std::optional<http_response> answer;
+    };
+    auto ex = co_await net::this_coro::executor;
+    auto w = std::make_shared<waiting>(ex);
+    ++deferred_in_flight;  // stop() waits for these: their answers are posted to `io`
+    later->when_finished([this, w, ex](const http_response& res) {
+      net::post(ex, [w, res] {
+        w->answer = res;
+        w->wake.cancel();
+      });
+      --deferred_in_flight;
+    });
+    later.reset();
+    while (!w->answer) co_await w->wake.async_wait(as_tuple_awaitable);
+    co_return std::move(*w->answer);
   }
 
   /// A streamed body, chunked, for as long as its producer goes on and the client stays. Pieces
@@ -326,7 +357,9 @@ struct http_server::impl {
       auto r = to_request(req, remote);
       r.body = std::move(req.body());
       http_response res;
+      res.offload = [this](std::function<void()> work) { net::post(handlers, std::move(work)); };
       co_await on_handler_thread([&] { router.dispatch(r, res); });
+      if (res.deferred) res = co_await finished(std::move(res.deferred));
       if (res.stream) {
         co_await write_stream(stream, res, req.version());  // a client that left ends it with an exception
         break;
@@ -610,6 +643,11 @@ void http_server::stop() {
   if (!impl_ || impl_->stopped.exchange(true)) return;
   beast::error_code ignored;
   impl_->acceptor.close(ignored);
+  // Deferred answers come from actors (each within route_timeout) and are posted to `io` and
+  // made on `handlers`: both must outlive them.
+  const auto deadline = std::chrono::steady_clock::now() + deferred_answers_wait;
+  while (impl_->deferred_in_flight > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   impl_->io.stop();
   for (auto& t : impl_->threads)
     if (t.joinable()) t.join();

@@ -1,7 +1,8 @@
 #pragma once
 // The master's HTTP server: Boost.Beast on Asio, HTTP/1.1 with keep-alive, HTTPS with the TLS
 // settings, request bodies bounded. Connections cost no thread while they wait; a request's route
-// runs on a pool of handler threads (routes ask actors and wait for their answers). The master runs
+// runs on a pool of handler threads, and a route that defers its response (an actor's answer to
+// come: runtime/actor_ask.hpp) frees its thread at once, the connection waiting on none. The master runs
 // two: the REST API and web UI, and the proxy listener, whose paths under /proxy/{task}/ are
 // relayed to the task's service (HTTP, WebSocket, or a TCP stream carried by a WebSocket) once the
 // gateway says where it is and that the caller may reach it.

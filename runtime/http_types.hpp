@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/deferred_response.hpp"
 #include "runtime/open_beneath.hpp"
 #include "runtime/route_pattern.hpp"
 
@@ -62,6 +63,17 @@ struct http_response {
   std::shared_ptr<unique_fd> file;
   /// A body made as it goes, sent chunked, instead of `body`.
   std::shared_ptr<response_stream> stream;
+  /// Set by defer(): the response is the one this finishes, later, and not this one.
+  std::shared_ptr<deferred_response> deferred;
+  /// Where defer()'s CPU-heavy answers are made: the server's handler threads.
+  offload_function offload;
+
+  /// Makes this response one that is finished later (with an actor's answer, say) and returns
+  /// what finishes it; the route returns at once and frees its thread.
+  std::shared_ptr<deferred_response> defer() {
+    deferred = std::make_shared<deferred_response>(offload);
+    return deferred;
+  }
 
   void set_content(std::string text, const std::string& type) {
     body = std::move(text);
@@ -70,6 +82,7 @@ struct http_response {
   void set_header(const std::string& name, const std::string& value) { headers.emplace_back(name, value); }
 };
 
+/// A route: it fills in the response, or defers it (http_response::defer) and finishes it later.
 using http_handler = std::function<void(const http_request&, http_response&)>;
 
 /// Routes by method and a pattern (runtime/route_pattern.hpp) that must match the whole path

@@ -32,7 +32,8 @@
 namespace det::runtime {
 namespace {
 
-// Connections that answer REST reads: a long read on one leaves the other free.
+// Connections that answer REST reads, in each of the two lanes (handles.reader and
+// handles.metric_reader): a long read on one leaves the other free.
 constexpr size_t persistence_readers = 2;
 
 std::string default_data_dir() {
@@ -210,6 +211,7 @@ int run_master(const master_options& opts) {
   handles.rows = spawn_row_writer(sys, db_url, handles.feed);
   handles.persistence = spawn_persistence(sys, db, db_url, handles.feed, handles.rows);
   handles.reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
+  handles.metric_reader = spawn_persistence_readers(sys, db_url, handles.persistence, persistence_readers);
   handles.collector = spawn_checkpoint_collector(sys, db_url, handles.persistence);
   handles.accounts = spawn_accounts(sys, db_url);
   handles.models = spawn_model_registry(sys, db_url);

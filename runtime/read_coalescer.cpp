@@ -1,61 +1,70 @@
 #include "runtime/read_coalescer.hpp"
 
+#include <exception>
+#include <utility>
+
 namespace det::runtime {
 
-void read_coalescer::answer(const std::string& key, http_response& res,
-                            const std::function<void(http_response&)>& answer) {
-  std::unique_lock lock{mutex_};
-  auto& f = flights_[key];
-  // The first run to begin after now: any later one would be as fresh, but slower to come.
-  const std::uint64_t wanted = f.started + 1;
-  ++f.waiting;
-  // However this request ends (an answer, or a read that threw), it stops waiting, and the last
-  // request of a burst takes its key's entry away: keys are as many as reads in flight.
-  struct leaving {
-    std::unique_lock<std::mutex>& lock;
-    std::map<std::string, flight>& flights;
-    const std::string& key;
-    flight& f;
-    ~leaving() {
-      if (!lock.owns_lock()) lock.lock();
-      if (--f.waiting == 0) flights.erase(key);
+void read_coalescer::answer(const std::string& key, http_response& res, read answer) {
+  waiter mine{res.defer(), std::move(answer)};
+  {
+    std::lock_guard lock{mutex_};
+    auto [it, first] = flights_.try_emplace(key);
+    if (!first) {
+      it->second.next.push_back(std::move(mine));
+      return;
     }
-  } leave{lock, flights_, key, f};
-  for (;;) {
-    if (f.finished >= wanted) {
-      res = *f.latest;
-      break;
-    }
-    if (!f.running) {
-      f.running = true;
-      ++f.started;
-      lock.unlock();
-      auto made = std::make_shared<http_response>();
-      try {
-        answer(*made);
-      } catch (...) {
-        // The waiters start a run of their own rather than wait for one that never ends.
-        lock.lock();
-        f.running = false;
-        done_.notify_all();
-        throw;
-      }
-      lock.lock();
-      f.latest = made;
-      f.finished = f.started;
-      f.running = false;
-      done_.notify_all();
-      res = *made;
-      break;
-    }
-    done_.wait(lock);
+    it->second.in_read = 1;
   }
+  run(key, {std::move(mine)}, res.offload);
+}
+
+void read_coalescer::run(const std::string& key, std::vector<waiter> batch, const offload_function& offload) {
+  auto made = std::make_shared<http_response>();
+  made->offload = offload;
+  try {
+    batch.front().answer(*made);
+  } catch (const std::exception& e) {
+    // The batch is answered, and the key stays usable for the next one.
+    auto failed = answer_failed(e.what());
+    if (made->deferred) made->deferred->finish(std::move(failed));
+    else *made = std::move(failed);
+  }
+  auto deliver = [this, key, offload, batch = std::move(batch)](const http_response& answer) {
+    for (const auto& w : batch) w.reply->finish(answer);
+    read_done(key, offload);
+  };
+  if (made->deferred)
+    made->deferred->when_finished(std::move(deliver));
+  else
+    deliver(*made);
+}
+
+void read_coalescer::read_done(const std::string& key, const offload_function& offload) {
+  std::vector<waiter> batch;
+  {
+    std::lock_guard lock{mutex_};
+    auto it = flights_.find(key);
+    if (it->second.next.empty()) {
+      flights_.erase(it);
+      return;
+    }
+    batch = std::move(it->second.next);
+    it->second.next.clear();
+    it->second.in_read = batch.size();
+  }
+  // On a handler thread: this one may be one of CAF's, which finished the read just done.
+  auto next = [this, key, offload, batch = std::move(batch)]() mutable { run(key, std::move(batch), offload); };
+  if (offload)
+    offload(std::move(next));
+  else
+    next();
 }
 
 int read_coalescer::waiting(const std::string& key) const {
   std::lock_guard lock{mutex_};
   auto it = flights_.find(key);
-  return it == flights_.end() ? 0 : it->second.waiting;
+  return it == flights_.end() ? 0 : static_cast<int>(it->second.in_read + it->second.next.size());
 }
 
 } // namespace det::runtime

@@ -3,15 +3,15 @@
 // made, never one already under way: that one may have read the database before the request
 // arrived, and a client must see every write acknowledged before it asked. So a burst of N equal
 // requests (a page polled by many browsers, a load test) costs at most two reads of the database
-// instead of N, and each answer is still as fresh as an unshared one.
+// instead of N, and each answer is still as fresh as an unshared one. No thread waits: every
+// request's response is deferred, and finished when the read it joined is done.
 
-#include <condition_variable>
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "runtime/http_types.hpp"
 
@@ -19,24 +19,31 @@ namespace det::runtime {
 
 class read_coalescer {
  public:
-  /// Fills `res` for the read named `key` (the same key, the same answer): with `answer`, run by
-  /// this thread, or with the answer of a run that started after this call began.
-  void answer(const std::string& key, http_response& res, const std::function<void(http_response&)>& answer);
+  using read = std::function<void(http_response&)>;
 
-  /// Requests for `key` now being answered, the one running its read included.
+  /// Defers `res` and finishes it with the answer for the read named `key` (the same key, the
+  /// same answer): made by `answer` (which may defer its own response) now, or, while a read of
+  /// `key` is under way, by the `answer` of one of the requests that arrived meanwhile, once that
+  /// read is done. `answer` must stay callable until `res` is finished.
+  void answer(const std::string& key, http_response& res, read answer);
+
+  /// Requests for `key` not answered yet, those of the read under way included.
   int waiting(const std::string& key) const;
 
  private:
-  struct flight {
-    std::uint64_t started = 0;   ///< runs of this key begun
-    std::uint64_t finished = 0;  ///< runs of this key done; `latest` is the last one's
-    bool running = false;
-    int waiting = 0;             ///< requests that wait on a run of this key
-    std::shared_ptr<const http_response> latest;
+  struct waiter {
+    std::shared_ptr<deferred_response> reply;
+    read answer;
   };
+  struct flight {
+    std::size_t in_read = 0;    ///< requests the read under way answers
+    std::vector<waiter> next;   ///< requests that arrived during it: the next read's
+  };
+  void run(const std::string& key, std::vector<waiter> batch, const offload_function& offload);
+  void read_done(const std::string& key, const offload_function& offload);
+
   mutable std::mutex mutex_;
-  std::condition_variable done_;
-  std::map<std::string, flight> flights_;
+  std::map<std::string, flight> flights_;  // a key is here while a read of it is under way
 };
 
 } // namespace det::runtime

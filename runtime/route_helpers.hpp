@@ -14,12 +14,10 @@
 #include "actors/local_interfaces.hpp"
 #include "caf/scoped_actor.hpp"
 #include "messages/json.hpp"
+#include "runtime/actor_ask.hpp"
 #include "runtime/http_replies.hpp"
 
 namespace det::runtime {
-
-/// How long a route waits for an actor's answer.
-constexpr auto route_timeout = std::chrono::seconds(30);
 
 /// Why `name` cannot name a `what` (a workspace, project or model: it goes into paths), as a
 /// sentence, or "".
@@ -42,7 +40,8 @@ std::optional<Body> body_of(const http_request& req, http_response& res) {
   return std::nullopt;
 }
 
-/// Asks `dest` with `xs...`: `done` gets the reply; an error is answered with its status.
+/// Asks `dest` with `xs...` and waits, holding this handler thread: `done` gets the reply; an error
+/// is answered with its status. Routes that need only the answer use ask_deferred (actor_ask.hpp).
 template <class Handle, class Done, class... Ts>
 void ask_actor(caf::actor_system& sys, http_response& res, const Handle& dest, Done done, Ts&&... xs) {
   caf::scoped_actor self{sys};

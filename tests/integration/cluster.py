@@ -194,6 +194,9 @@ ca = "{self.pki.ca}"
         self._stop_master_groups()
         for log in self.logs:
             log.close()
+        if os.environ.get("DET_IT_KEEP_ROOT"):  # to read a failed run's logs afterwards
+            print(f"cluster: kept {self.root}", file=sys.stderr)
+            return
         subprocess.run(["rm", "-rf", self.root], check=False)
 
     def _stop_master_groups(self):

@@ -43,7 +43,10 @@ class TlsTest(unittest.TestCase):
         out = c.det("submit", path)
         self.assertEqual(out.returncode, 0, out.stderr)
         exp_id = int(out.stdout.split()[-1])
-        waited = c.det("experiment", "wait", str(exp_id))
+        try:
+            waited = c.det("experiment", "wait", str(exp_id), timeout=300)
+        except subprocess.TimeoutExpired:
+            self.fail(f"experiment {exp_id} did not end: {c.experiment(exp_id)}\n" + c.log("master") + c.log("agent-0"))
         self.assertEqual(waited.returncode, 0, waited.stderr + c.log("agent-0"))
         exp = c.experiment(exp_id)
         self.assertEqual(exp["experiment"]["state"], "STATE_COMPLETED")

@@ -1,42 +1,46 @@
 #include <doctest/doctest.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "runtime/read_coalescer.hpp"
 
+using det::runtime::deferred_response;
 using det::runtime::http_response;
 using det::runtime::read_coalescer;
 
 namespace {
 
-/// A read that blocks until released and answers with how many reads ran before it.
-struct gated_read {
-  std::mutex mutex;
-  std::condition_variable changed;
-  int runs = 0;
-  bool open = false;
+/// What a deferred response was finished with: its status and body, or nullopt while unfinished.
+struct answered {
+  std::shared_ptr<std::optional<http_response>> got = std::make_shared<std::optional<http_response>>();
+  explicit answered(http_response& res) {
+    REQUIRE(static_cast<bool>(res.deferred));
+    res.deferred->when_finished([got = got](const http_response& r) { *got = r; });
+  }
+  bool done() const { return got->has_value(); }
+  std::string body() const { return done() ? (*got)->body : "(unanswered)"; }
+  int status() const { return done() ? (*got)->status : 0; }
+};
 
-  void operator()(http_response& res) {
-    std::unique_lock lock{mutex};
-    const int run = ++runs;
-    changed.notify_all();
-    changed.wait(lock, [&] { return open; });
-    res.set_content(std::to_string(run), "text/plain");
+/// Reads that answer later, as an actor does: each defers its response and is finished by the test.
+struct deferred_reads {
+  std::vector<std::shared_ptr<deferred_response>> under_way;
+  int runs = 0;
+  read_coalescer::read read() {
+    return [this](http_response& res) {
+      ++runs;
+      under_way.push_back(res.defer());
+    };
   }
-  void wait_for_runs(int n) {
-    std::unique_lock lock{mutex};
-    changed.wait(lock, [&] { return runs >= n; });
-  }
-  void release() {
-    std::lock_guard lock{mutex};
-    open = true;
-    changed.notify_all();
+  void finish(std::size_t index, const std::string& body) {
+    http_response res;
+    res.set_content(body, "text/plain");
+    under_way.at(index)->finish(std::move(res));
   }
 };
 
@@ -44,27 +48,28 @@ struct gated_read {
 
 TEST_CASE("requests that arrive during a read get the next read's answer, made once for all of them") {
   read_coalescer coalescer;
-  gated_read read;
-  auto ask = [&](std::string& out) {
-    http_response res;
-    coalescer.answer("/api/v1/experiments", res, [&](http_response& r) { read(r); });
-    out = res.body;
-  };
-  std::string first;
-  std::thread early{ask, std::ref(first)};
-  read.wait_for_runs(1);  // the first read is under way: the requests below arrived after it began
-  std::vector<std::string> later(8);
-  std::vector<std::thread> threads;
-  for (auto& out : later) threads.emplace_back(ask, std::ref(out));
-  // Every later request waits on the first run (none of them may take its answer), so a second
-  // run starts only when the first is done.
-  while (coalescer.waiting("/api/v1/experiments") < 9) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  read.release();
-  early.join();
-  for (auto& t : threads) t.join();
-  CHECK(first == "1");
-  for (const auto& out : later) CHECK(out == "2");
-  CHECK(read.runs == 2);
+  deferred_reads reads;
+  http_response first;
+  coalescer.answer("/api/v1/experiments", first, reads.read());
+  answered first_answer{first};
+  // The first read is under way: the requests below arrived after it began, so none of them may
+  // take its answer.
+  std::vector<http_response> later(8);
+  std::vector<answered> later_answers;
+  for (auto& res : later) {
+    coalescer.answer("/api/v1/experiments", res, reads.read());
+    later_answers.emplace_back(res);
+  }
+  CHECK(reads.runs == 1);
+  CHECK(coalescer.waiting("/api/v1/experiments") == 9);
+  reads.finish(0, "1");
+  CHECK(first_answer.body() == "1");
+  for (const auto& a : later_answers) CHECK_FALSE(a.done());
+  CHECK(reads.runs == 2);  // the second read, for the eight, started when the first was done
+  CHECK(coalescer.waiting("/api/v1/experiments") == 8);
+  reads.finish(1, "2");
+  for (const auto& a : later_answers) CHECK(a.body() == "2");
+  CHECK(reads.runs == 2);
   CHECK(coalescer.waiting("/api/v1/experiments") == 0);
 }
 
@@ -74,18 +79,48 @@ TEST_CASE("different keys never share an answer") {
   http_response a, b;
   coalescer.answer("/a", a, [&](http_response& r) { r.body = "a" + std::to_string(++runs); });
   coalescer.answer("/b", b, [&](http_response& r) { r.body = "b" + std::to_string(++runs); });
-  CHECK(a.body == "a1");
-  CHECK(b.body == "b2");
+  CHECK(answered{a}.body() == "a1");
+  CHECK(answered{b}.body() == "b2");
   http_response again;
   coalescer.answer("/a", again, [&](http_response& r) { r.body = "a" + std::to_string(++runs); });
-  CHECK(again.body == "a3");  // a finished answer is never served to a later request
+  CHECK(answered{again}.body() == "a3");  // a finished answer is never served to a later request
 }
 
-TEST_CASE("a read that throws leaves the key usable") {
+TEST_CASE("a read that throws is answered with a 500 and leaves the key usable") {
   read_coalescer coalescer;
   http_response res;
-  CHECK_THROWS_AS(coalescer.answer("/x", res, [](http_response&) { throw std::runtime_error("down"); }),
-                  std::runtime_error);
-  coalescer.answer("/x", res, [](http_response& r) { r.body = "up"; });
-  CHECK(res.body == "up");
+  coalescer.answer("/x", res, [](http_response&) { throw std::runtime_error("down"); });
+  answered failed{res};
+  CHECK(failed.status() == 500);
+  CHECK(failed.body().find("down") != std::string::npos);
+  http_response again;
+  coalescer.answer("/x", again, [](http_response& r) { r.body = "up"; });
+  CHECK(answered{again}.body() == "up");
+}
+
+TEST_CASE("a deferred response that nothing finishes answers 500 when its last holder lets go") {
+  http_response res;
+  auto later = res.defer();
+  answered a{res};
+  res.deferred.reset();
+  CHECK_FALSE(a.done());
+  later.reset();  // the continuation dropped without an answer
+  CHECK(a.status() == 500);
+}
+
+TEST_CASE("a deferred response is finished once, and makes a costly answer with its offload") {
+  std::vector<std::function<void()>> handler_pool;
+  http_response res;
+  res.offload = [&](std::function<void()> work) { handler_pool.push_back(std::move(work)); };
+  auto later = res.defer();
+  answered a{res};
+  later->finish_with([](http_response& made) { made.body = "made on a handler thread"; });
+  CHECK_FALSE(a.done());  // not on the finishing thread: on the pool
+  REQUIRE(handler_pool.size() == 1);
+  handler_pool.front()();
+  CHECK(a.body() == "made on a handler thread");
+  http_response second;
+  second.body = "too late";
+  later->finish(std::move(second));
+  CHECK(a.body() == "made on a handler thread");
 }
