@@ -35,7 +35,9 @@ caf::error not_running(int64_t trial) {
 }
 
 /// Sends `signal` (kill, pause, activate, changed job settings) to a live experiment; answers
-/// whether there was one, once it has applied the signal: a read after the answer sees it.
+/// whether there was one, once it has applied the signal and persistence has written the state it
+/// set: a read after the answer sees it. (The experiment hands its state to persistence before it
+/// answers, and persistence answers a flush after what it was sent before.)
 template <class Signal>
 caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal signal) {
   auto rp = self->make_response_promise<bool>();
@@ -47,8 +49,13 @@ caf::result<bool> signal_experiment(self_ptr self, experiment_id id, Signal sign
               return;
             }
             self->request(a, signal_timeout, signal)
-                .then([=](bool) mutable { rp.deliver(true); },
-                      [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+                .then(
+                    [=](bool) mutable {
+                      self->request(self->state.handles.persistence, db_timeout, flush_atom::value)
+                          .then([=](int64_t) mutable { rp.deliver(true); },
+                                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+                    },
+                    [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;

@@ -8,6 +8,7 @@
 #include "auth/task_user.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
+#include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 #include "runtime/session_cookie.hpp"
 
@@ -45,212 +46,199 @@ std::string bad_lifespan_reason(int64_t lifespan_s, int64_t max_lifespan_s) {
 } // namespace
 
 void account_routes::add_to(http_router& server) {
-  // Asks the accounts actor; `done` gets the reply, errors go to the client with their status.
-  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, accounts, done, xs...); };
-  // Issues a token for `user` and answers with it.
-  auto issue = [this, ask](http_response& res, const pb::User& user, pb::TokenKind kind, const std::string& description,
-                           int64_t lifespan_s, auto reply) {
+  auto route = [this](auto coroutine) { return signed_in(coroutine_route(sys, std::move(coroutine))); };
+  // Issues a token for `user`: the token and what is stored of it, or nullopt once `out` has the error.
+  auto issue = [this](pb::User user, pb::TokenKind kind, std::string description, int64_t lifespan_s,
+                      reply_to out) -> route_coroutine_of<std::optional<std::pair<std::string, pb::AccessToken>>> {
     const auto token = auth::random_secret();
     const auto sha = auth::sha256(token);
-    ask(res,
-        [&](pb::AccessToken& info) {
-          auth.remember(principal{user.id(), user.username(), user.admin(), info.id(), sha, kind}, time_of(info.expires_at()));
-          reply(token, std::move(info));
-        },
-        create_atom::value, user_id{user.id()}, sha, kind, description, lifespan_s);
+    auto info = co_await ask<pb::AccessToken>(out, accounts, create_atom::value, user_id{user.id()}, sha, kind,
+                                              description, lifespan_s);
+    if (!info) {
+      out.error(info.error);
+      co_return std::nullopt;
+    }
+    auth.remember(principal{user.id(), user.username(), user.admin(), info->id(), sha, kind}, time_of(info->expires_at()));
+    co_return std::pair{token, std::move(*info)};
   };
-  // The user a path segment names: all digits is an id, anything else a name.
-  auto user_named = [this](const std::string& segment, caf::error& failure) {
-    storage::stored_user found;
-    caf::scoped_actor self{sys};
-    auto on_error = [&](caf::error& e) { failure = std::move(e); };
-    if (auto id = parse_id(segment))
-      self->request(accounts, route_timeout, get_atom::value, user_id{*id})
-          .receive([&](storage::stored_user& u) { found = std::move(u); }, on_error);
-    else
-      self->request(accounts, route_timeout, get_atom::value, segment)
-          .receive([&](storage::stored_user& u) { found = std::move(u); }, on_error);
-    return found;
+  // The user a path segment names (all digits is an id, anything else a name), or nullopt once
+  // `out` has the error.
+  auto user_named = [this](std::string segment, reply_to out) -> route_coroutine_of<std::optional<storage::stored_user>> {
+    asked<storage::stored_user> found;
+    if (const auto id = parse_id(segment)) {
+      auto by_id = co_await ask<storage::stored_user>(out, accounts, get_atom::value, user_id{*id});
+      found = std::move(by_id);
+    } else {
+      auto by_name = co_await ask<storage::stored_user>(out, accounts, get_atom::value, segment);
+      found = std::move(by_name);
+    }
+    if (!found) {
+      out.error(found.error);
+      co_return std::nullopt;
+    }
+    co_return std::move(*found);
   };
 
-  server.Post("/api/v1/auth/login", [this, ask, issue](const http_request& req, http_response& res) {
-    auto body = body_of<pb::LoginRequest>(req, res);
-    if (!body)
-      return;
-    storage::stored_user found;
-    bool known = false;
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    self->request(accounts, route_timeout, get_atom::value, body->username())
-        .receive([&](storage::stored_user& u) { found = std::move(u), known = true; }, [&](caf::error& e) { failure = std::move(e); });
-    if (failure && failure != errc::not_found)
-      return reply_error(res, sys, failure);
+  auto login = [this, issue](http_request req, pb::LoginRequest body, reply_to out) -> route_coroutine {
+    auto found = co_await ask<storage::stored_user>(out, accounts, get_atom::value, body.username());
+    if (!found && found.error != errc::not_found) co_return out.error(found.error);
+    const bool known = static_cast<bool>(found);
     // An unknown name costs a hash as a known one does: the time taken does not tell names apart.
     static const std::string unknown_hash = auth::hash_password(auth::random_secret());
-    auto matches = check_password(req, res, body->username(), body->password(), known ? found.password_hash : unknown_hash);
-    if (!matches)
-      return;
-    if (!known || !*matches)
-      return reply_error(res, 401, "unknown user or wrong password for \"" + body->username() + "\"");
-    if (!found.user.active())
-      return reply_error(res, 401, "user " + found.user.username() + " is deactivated: an admin can activate it");
-    issue(res, found.user, pb::TOKEN_KIND_SESSION, "", session_lifespan_s, [&](const std::string& token, pb::AccessToken) {
-      pb::LoginResponse out;
-      out.set_token(token);
-      *out.mutable_user() = found.user;
-      reply_json(res, out);
-      res.set_header("Set-Cookie", session_cookie(token, session_lifespan_s, scheme));
-    });
+    http_response refused;
+    auto matches = check_password(req, refused, body.username(), body.password(), known ? found->password_hash : unknown_hash);
+    if (!matches) co_return out.finish(std::move(refused));
+    if (!known || !*matches) co_return out.error(401, "unknown user or wrong password for \"" + body.username() + "\"");
+    if (!found->user.active())
+      co_return out.error(401, "user " + found->user.username() + " is deactivated: an admin can activate it");
+    auto issued = co_await issue(found->user, pb::TOKEN_KIND_SESSION, "", session_lifespan_s, out);
+    if (!issued) co_return;
+    pb::LoginResponse session;
+    session.set_token(issued->first);
+    *session.mutable_user() = found->user;
+    http_response res;
+    reply_json(res, session);
+    res.set_header("Set-Cookie", session_cookie(issued->first, session_lifespan_s, scheme));
+    out.finish(std::move(res));
+  };
+  server.Post("/api/v1/auth/login", [this, login](const http_request& req, http_response& res) {
+    if (auto body = body_of<pb::LoginRequest>(req, res)) login(req, std::move(*body), reply_to{sys, res});
   });
-  server.Post("/api/v1/auth/logout", signed_in([this, ask](const http_request&, http_response& res, const principal& who) {
+  server.Post("/api/v1/auth/logout", route([this](http_request, principal who, reply_to out) -> route_coroutine {
     if (who.kind != pb::TOKEN_KIND_SESSION)
-      return reply_error(res, 400, "this is an access token, not a login session: revoke it with det token revoke " +
-                                       std::to_string(who.token_id) + " (DELETE /api/v1/tokens/" +
-                                       std::to_string(who.token_id) + ")");
-    ask(res, [&](bool) {
-      auth.forget_token(who.token_id);
-      res.set_content("{}", "application/json");
-      res.set_header("Set-Cookie", cleared_session_cookie(scheme));
-    }, remove_atom::value, token_id{who.token_id});
+      co_return out.error(400, "this is an access token, not a login session: revoke it with det token revoke " +
+                                   std::to_string(who.token_id) + " (DELETE /api/v1/tokens/" +
+                                   std::to_string(who.token_id) + ")");
+    auto removed = co_await ask<bool>(out, accounts, remove_atom::value, token_id{who.token_id});
+    if (!removed) co_return out.error(removed.error);
+    auth.forget_token(who.token_id);
+    http_response res;
+    res.set_content("{}", "application/json");
+    res.set_header("Set-Cookie", cleared_session_cookie(scheme));
+    out.finish(std::move(res));
   }));
-  server.Get("/api/v1/me", signed_in([this, ask](const http_request&, http_response& res, const principal& who) {
-    ask(res, [&](storage::stored_user& u) {
-      pb::GetMeResponse out;
-      *out.mutable_user() = std::move(u.user);
-      reply_json(res, out);
-    }, get_atom::value, user_id{who.user_id});
+  server.Get("/api/v1/me", route([this](http_request, principal who, reply_to out) -> route_coroutine {
+    auto u = co_await ask<storage::stored_user>(out, accounts, get_atom::value, user_id{who.user_id});
+    if (!u) co_return out.error(u.error);
+    pb::GetMeResponse me;
+    *me.mutable_user() = std::move(u->user);
+    out.json(me);
   }));
-  server.Get("/api/v1/users", signed_in([ask](const http_request&, http_response& res, const principal&) {
-    ask(res, [&](pb::GetUsersResponse& out) { reply_json(res, out); }, list_atom::value);
+  server.Get("/api/v1/users", route([this](http_request, principal, reply_to out) -> route_coroutine {
+    auto users = co_await ask<pb::GetUsersResponse>(out, accounts, list_atom::value);
+    json_or_error(out, users);
   }));
-  server.Post("/api/v1/users", signed_in([this, ask](const http_request& req, http_response& res, const principal& who) {
-    if (auto e = require_personal_token(who, "creating a user"))
-      return reply_error(res, sys, e);
-    if (auto e = require_admin(who, "creating a user"))
-      return reply_error(res, sys, e);
-    auto body = body_of<pb::PostUserRequest>(req, res);
-    if (!body)
-      return;
-    if (auto why = bad_user_name_reason(body->username()); !why.empty())
-      return reply_error(res, 400, why);
-    if (auto why = auth::weak_password_reason(body->password()); !why.empty())
-      return reply_error(res, 400, why);
-    ask(res, [&](pb::User& u) {
-      pb::PostUserResponse out;
-      *out.mutable_user() = std::move(u);
-      reply_json(res, out);
-    }, create_atom::value, body->username(), auth::hash_password(body->password()), body->admin());
+  server.Post("/api/v1/users", route([this](http_request req, principal who, reply_to out) -> route_coroutine {
+    if (auto e = require_personal_token(who, "creating a user")) co_return out.error(e);
+    if (auto e = require_admin(who, "creating a user")) co_return out.error(e);
+    http_response refused;
+    auto body = body_of<pb::PostUserRequest>(req, refused);
+    if (!body) co_return out.finish(std::move(refused));
+    if (auto why = bad_user_name_reason(body->username()); !why.empty()) co_return out.error(400, why);
+    if (auto why = auth::weak_password_reason(body->password()); !why.empty()) co_return out.error(400, why);
+    auto u = co_await ask<pb::User>(out, accounts, create_atom::value, body->username(),
+                                    auth::hash_password(body->password()), body->admin());
+    if (!u) co_return out.error(u.error);
+    pb::PostUserResponse created;
+    *created.mutable_user() = std::move(*u);
+    out.json(created);
   }));
   server.Post(R"(/api/v1/users/([^/]+)/password)",
-              signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
-                if (auto e = require_personal_token(who, "changing a password"))
-                  return reply_error(res, sys, e);
-                auto body = body_of<pb::SetUserPasswordRequest>(req, res);
-                if (!body)
-                  return;
-                caf::error failure;
-                auto user = user_named(req.matches[1].str(), failure);
-                if (failure)
-                  return reply_error(res, sys, failure);
-                if (user.user.id() != who.user_id) {
-                  if (auto e = require_admin(who, "changing another user's password"))
-                    return reply_error(res, sys, e);
-                } else if (auto matches = check_password(req, res, who.username, body->old_password(), user.password_hash);
+              route([this, user_named](http_request req, principal who, reply_to out) -> route_coroutine {
+                if (auto e = require_personal_token(who, "changing a password")) co_return out.error(e);
+                http_response refused;
+                auto body = body_of<pb::SetUserPasswordRequest>(req, refused);
+                if (!body) co_return out.finish(std::move(refused));
+                auto user = co_await user_named(req.matches[1].str(), out);
+                if (!user) co_return;
+                if (user->user.id() != who.user_id) {
+                  if (auto e = require_admin(who, "changing another user's password")) co_return out.error(e);
+                } else if (auto matches = check_password(req, refused, who.username, body->old_password(),
+                                                         user->password_hash);
                            !matches) {
-                  return;
+                  co_return out.finish(std::move(refused));
                 } else if (!*matches) {
                   // A stolen session alone must not be enough to take the account over.
-                  return reply_error(res, 403, "changing your own password needs your current one in old_password, "
-                                               "and that is not it");
+                  co_return out.error(403, "changing your own password needs your current one in old_password, "
+                                           "and that is not it");
                 }
-                if (auto why = auth::weak_password_reason(body->password()); !why.empty())
-                  return reply_error(res, 400, why);
-                ask(res, [&](bool) {
-                  auth.forget_user(user.user.id());  // its sessions and tokens were revoked with the change
-                  res.set_content("{}", "application/json");
-                }, password_atom::value, user_id{user.user.id()}, auth::hash_password(body->password()));
+                if (auto why = auth::weak_password_reason(body->password()); !why.empty()) co_return out.error(400, why);
+                auto changed = co_await ask<bool>(out, accounts, password_atom::value, user_id{user->user.id()},
+                                                  auth::hash_password(body->password()));
+                if (!changed) co_return out.error(changed.error);
+                auth.forget_user(user->user.id());  // its sessions and tokens were revoked with the change
+                out.empty_json();
               }));
   server.Patch(R"(/api/v1/users/([^/]+))",
-               signed_in([this, ask, user_named](const http_request& req, http_response& res, const principal& who) {
-                 auto body = body_of<pb::PatchUserRequest>(req, res);
-                 if (!body)
-                   return;
+               route([this, user_named](http_request req, principal who, reply_to out) -> route_coroutine {
+                 http_response refused;
+                 auto body = body_of<pb::PatchUserRequest>(req, refused);
+                 if (!body) co_return out.finish(std::move(refused));
                  const char* change = body->has_agent_user_group() ? "linking a user to a Unix user on agents"
                                                                    : "activating or deactivating a user";
-                 if (auto e = require_personal_token(who, change))
-                   return reply_error(res, sys, e);
-                 if (auto e = require_admin(who, change))
-                   return reply_error(res, sys, e);
+                 if (auto e = require_personal_token(who, change)) co_return out.error(e);
+                 if (auto e = require_admin(who, change)) co_return out.error(e);
                  if (!body->has_active() && !body->has_agent_user_group())
-                   return reply_error(res, 400, "the request changes nothing: set active or agent_user_group");
+                   co_return out.error(400, "the request changes nothing: set active or agent_user_group");
                  if (body->has_agent_user_group()) {
                    const auto& link = body->agent_user_group();
-                   const auth::task_user asked{link.agent_uid(), link.agent_gid(), link.agent_user(), link.agent_group()};
-                   if (auto why = auth::bad_link_reason(asked, task_uid_base); !why.empty())
-                     return reply_error(res, 400, why);
+                   const auth::task_user asked_for{link.agent_uid(), link.agent_gid(), link.agent_user(), link.agent_group()};
+                   if (auto why = auth::bad_link_reason(asked_for, task_uid_base); !why.empty())
+                     co_return out.error(400, why);
                  }
-                 caf::error failure;
-                 auto user = user_named(req.matches[1].str(), failure);
-                 if (failure)
-                   return reply_error(res, sys, failure);
-                 if (user.user.id() == who.user_id && body->has_active() && !body->active())
-                   return reply_error(res, 400, "an admin cannot deactivate itself: another admin must");
+                 auto user = co_await user_named(req.matches[1].str(), out);
+                 if (!user) co_return;
+                 if (user->user.id() == who.user_id && body->has_active() && !body->active())
+                   co_return out.error(400, "an admin cannot deactivate itself: another admin must");
                  if (body->has_agent_user_group()) {
-                   caf::scoped_actor self{sys};
-                   caf::error linked;
-                   self->request(accounts, route_timeout, update_atom::value, user_id{user.user.id()},
-                                 body->agent_user_group())
-                       .receive([](bool) {}, [&](caf::error& e) { linked = std::move(e); });
-                   if (linked)
-                     return reply_error(res, sys, linked);
+                   auto linked = co_await ask<bool>(out, accounts, update_atom::value, user_id{user->user.id()},
+                                                    body->agent_user_group());
+                   if (!linked) co_return out.error(linked.error);
                  }
-                 if (!body->has_active())
-                   return res.set_content("{}", "application/json");
-                 ask(res, [&](bool) {
-                   auth.forget_user(user.user.id());
-                   res.set_content("{}", "application/json");
-                 }, enable_atom::value, user_id{user.user.id()}, body->active());
+                 if (!body->has_active()) co_return out.empty_json();
+                 auto enabled = co_await ask<bool>(out, accounts, enable_atom::value, user_id{user->user.id()},
+                                                   body->active());
+                 if (!enabled) co_return out.error(enabled.error);
+                 auth.forget_user(user->user.id());
+                 out.empty_json();
                }));
-  server.Post("/api/v1/tokens", signed_in([this, ask, issue](const http_request& req, http_response& res, const principal& who) {
-    if (auto e = require_personal_token(who, "creating a token"))
-      return reply_error(res, sys, e);
-    auto body = body_of<pb::CreateAccessTokenRequest>(req, res);
-    if (!body)
-      return;
+  server.Post("/api/v1/tokens", route([this, issue](http_request req, principal who, reply_to out) -> route_coroutine {
+    if (auto e = require_personal_token(who, "creating a token")) co_return out.error(e);
+    http_response refused;
+    auto body = body_of<pb::CreateAccessTokenRequest>(req, refused);
+    if (!body) co_return out.finish(std::move(refused));
     const auto lifespan = body->lifespan_s() == 0 ? std::min(default_access_token_lifespan_s, max_token_lifespan_s)
                                                   : body->lifespan_s();
-    if (auto why = bad_lifespan_reason(lifespan, max_token_lifespan_s); !why.empty())
-      return reply_error(res, 400, why);
-    ask(res, [&](storage::stored_user& u) {
-      if (!who.admin && !password_confirmed(req, res, u, body->password()))
-        return;
-      issue(res, u.user, pb::TOKEN_KIND_ACCESS, body->description(), lifespan, [&](const std::string& token, pb::AccessToken info) {
-        pb::CreateAccessTokenResponse out;
-        out.set_token(token);
-        *out.mutable_info() = std::move(info);
-        reply_json(res, out);
-      });
-    }, get_atom::value, user_id{who.user_id});
+    if (auto why = bad_lifespan_reason(lifespan, max_token_lifespan_s); !why.empty()) co_return out.error(400, why);
+    auto u = co_await ask<storage::stored_user>(out, accounts, get_atom::value, user_id{who.user_id});
+    if (!u) co_return out.error(u.error);
+    if (!who.admin && !password_confirmed(req, refused, *u, body->password())) co_return out.finish(std::move(refused));
+    auto issued = co_await issue(u->user, pb::TOKEN_KIND_ACCESS, body->description(), lifespan, out);
+    if (!issued) co_return;
+    pb::CreateAccessTokenResponse created;
+    created.set_token(issued->first);
+    *created.mutable_info() = std::move(issued->second);
+    out.json(created);
   }));
-  server.Get("/api/v1/tokens", signed_in([ask](const http_request&, http_response& res, const principal& who) {
+  server.Get("/api/v1/tokens", route([this](http_request, principal who, reply_to out) -> route_coroutine {
     // An admin sees everyone's, as it may revoke any.
-    ask(res, [&](pb::GetAccessTokensResponse& out) { reply_json(res, out); }, list_atom::value,
-        user_id{who.admin ? 0 : who.user_id});
+    auto tokens = co_await ask<pb::GetAccessTokensResponse>(out, accounts, list_atom::value,
+                                                            user_id{who.admin ? 0 : who.user_id});
+    json_or_error(out, tokens);
   }));
-  server.Delete(R"(/api/v1/tokens/(\d+))", signed_in([this, ask](const http_request& req, http_response& res, const principal& who) {
+  server.Delete(R"(/api/v1/tokens/(\d+))", route([this](http_request req, principal who, reply_to out) -> route_coroutine {
     // A task's token revoking its owner's logins would let whoever reads a process's environment
     // lock its owner out.
-    if (auto e = require_personal_token(who, "revoking a token"))
-      return reply_error(res, sys, e);
+    if (auto e = require_personal_token(who, "revoking a token")) co_return out.error(e);
     const auto id = parse_id(req.matches[1]).value_or(0);
-    ask(res, [&](pb::AccessToken& token) {
-      if (auto e = require_owner(who, token.user_id(), token.username(), "token " + std::to_string(id), "revoke"))
-        return reply_error(res, sys, e);
-      ask(res, [&](bool) {
-        auth.forget_token(id);
-        res.set_content("{}", "application/json");
-      }, remove_atom::value, token_id{id});
-    }, get_atom::value, token_id{id});
+    auto token = co_await ask<pb::AccessToken>(out, accounts, get_atom::value, token_id{id});
+    if (!token) co_return out.error(token.error);
+    if (auto e = require_owner(who, token->user_id(), token->username(), "token " + std::to_string(id), "revoke"))
+      co_return out.error(e);
+    auto removed = co_await ask<bool>(out, accounts, remove_atom::value, token_id{id});
+    if (!removed) co_return out.error(removed.error);
+    auth.forget_token(id);
+    out.empty_json();
   }));
 }
 

@@ -77,19 +77,19 @@ void alert_routes::add_to(http_router& server) {
     check.set_trial_id(trial);
     check.set_token(bearer_token(req.get_header_value("Authorization")));
     check.set_preemption(true);
-    caf::scoped_actor self{sys};
-    bool allowed = false;
-    self->request(front, route_timeout, std::move(check))
-        .receive([&](pb::CoreApiReply&) { allowed = true; }, [&](caf::error& e) { reply_error(res, sys, e); });
-    if (!allowed) return;
-    pb::LogBatch batch;
-    auto* line = batch.add_entries();
-    line->set_trial_id(trial);
-    line->set_stream("alert");
-    line->set_text(log_text(*a));
-    *line->mutable_time() = det::now();
-    self->send(persistence, std::move(batch));
-    res.set_content("{}", "application/json");
+    ask_deferred<pb::CoreApiReply>(
+        sys, res, front,
+        [persistence = persistence, trial, text = log_text(*a)](const pb::CoreApiReply&, http_response& made) {
+          pb::LogBatch batch;
+          auto* line = batch.add_entries();
+          line->set_trial_id(trial);
+          line->set_stream("alert");
+          line->set_text(text);
+          *line->mutable_time() = det::now();
+          caf::anon_send(persistence, std::move(batch));
+          made.set_content("{}", "application/json");
+        },
+        std::move(check));
   });
 }
 

@@ -43,6 +43,7 @@
 #include "runtime/http_server.hpp"
 #include "auth/untrusted_names.hpp"
 #include "runtime/open_beneath.hpp"
+#include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
@@ -202,28 +203,36 @@ struct http_gateway::impl {
       handler(req, res);
     });
   }
-  /// No error when `who` owns experiment `id` or is an admin; else why not (forbidden, not_found,
-  /// or a storage failure). `thing` names what is asked about ("experiment 3", "checkpoint U").
-  caf::error unless_experiment_owner(int64_t id, const principal& who, const std::string& thing, const std::string& verb) {
-    caf::error failure;
-    caf::scoped_actor self{sys};
-    self->request(handles.accounts, route_timeout, owner_atom::value, experiment_id{id})
-        .receive([&](pb::User& owner) { failure = require_owner(who, owner, thing, verb); },
-                 [&](caf::error& e) { failure = std::move(e); });
-    return failure;
+  /// The owner of experiment `id`, to co_await.
+  auto owner_of_experiment(const reply_to& out, int64_t id) {
+    return ask<pb::User>(out, handles.accounts, owner_atom::value, experiment_id{id});
+  }
+  /// No error when `who` is the `owner` asked for, or an admin; else why not (forbidden,
+  /// not_found, or a storage failure). `thing` names what is asked about ("experiment 3",
+  /// "checkpoint U").
+  static caf::error owner_refusal(asked<pb::User>& owner, const principal& who, const std::string& thing,
+                                  const std::string& verb) {
+    return owner ? require_owner(who, *owner, thing, verb) : std::move(owner.error);
   }
 
   /// As signed_in(), for the owner of the experiment the path's first number names, or an admin.
   http_handler experiment_owner(std::string verb, signed_in_handler handler) {
-    return signed_in([this, verb = std::move(verb), handler = std::move(handler)](
-                         const http_request& req, http_response& res, const principal& who) {
+    auto route = std::make_shared<const signed_in_handler>(std::move(handler));
+    return signed_in([this, verb = std::move(verb), route](const http_request& req, http_response& res,
+                                                           const principal& who) {
       auto id = parse_id(req.matches[1]);
       if (!id)
         return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
-      if (auto refusal = unless_experiment_owner(*id, who, "experiment " + std::to_string(*id), verb))
-        return reply_error(res, sys, refusal);
-      handler(req, res, who);
+      for_experiment_owner(*id, who, verb, route, std::make_shared<const http_request>(req), reply_to{sys, res});
     });
+  }
+  route_coroutine for_experiment_owner(int64_t id, principal who, std::string verb,
+                                       std::shared_ptr<const signed_in_handler> route,
+                                       std::shared_ptr<const http_request> req, reply_to out) {
+    auto owner = co_await owner_of_experiment(out, id);
+    if (auto refusal = owner_refusal(owner, who, "experiment " + std::to_string(id), verb))
+      co_return out.error(refusal);
+    out.answer_with([&](const http_request& r, http_response& res) { (*route)(r, res, who); }, *req);
   }
   http_handler experiment_owner(std::string verb, http_handler handler) {
     return experiment_owner(std::move(verb), [handler = std::move(handler)](const http_request& req, http_response& res,
@@ -233,14 +242,14 @@ struct http_gateway::impl {
   /// Asks `dest` and answers the HTTP request, deferred, with the reply, or with the error's
   /// status (status_of) and sentence.
   template <class Reply, class Handle, class... Ts>
-  void ask(http_response& res, const Handle& dest, Ts... xs) {
+  void answer(http_response& res, const Handle& dest, Ts... xs) {
     ask_deferred<Reply>(
         sys, res, dest, [](const Reply& reply, http_response& made) { reply_json(made, reply); }, std::move(xs)...);
   }
 
-  /// As ask(), but answers 404 with `missing` when `found(reply)` is false.
+  /// As answer(), but answers 404 with `missing` when `found(reply)` is false.
   template <class Reply, class Found, class Handle, class... Ts>
-  void ask_found(http_response& res, Found found, std::string missing, const Handle& dest, Ts... xs) {
+  void answer_found(http_response& res, Found found, std::string missing, const Handle& dest, Ts... xs) {
     ask_deferred<Reply>(
         sys, res, dest,
         [found, missing = std::move(missing)](const Reply& reply, http_response& made) {
@@ -252,14 +261,12 @@ struct http_gateway::impl {
         std::move(xs)...);
   }
 
-  /// Asks the writer to store a change; false (with the error answered) when it could not.
+  /// Asks the writer to store a change and answers {}, or the error.
   template <class... Ts>
-  bool store(http_response& res, Ts&&... xs) {
-    caf::scoped_actor self{sys};
-    bool stored = false;
-    self->request(handles.persistence, route_timeout, std::forward<Ts>(xs)...)
-        .receive([&](bool) { stored = true; }, [&](caf::error& e) { reply_error(res, sys, e); });
-    return stored;
+  void store(http_response& res, Ts... xs) {
+    ask_deferred<bool>(
+        sys, res, handles.persistence, [](bool, http_response& made) { made.set_content("{}", "application/json"); },
+        std::move(xs)...);
   }
 
   /// The filter of GET /api/v1/experiments from its query; nullopt with a 400 naming the bad parameter.
@@ -312,130 +319,69 @@ struct http_gateway::impl {
 
   /// archive or unarchive, for an ended experiment only.
   void archive(int64_t id, bool archived, http_response& res) {
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    bool done = false;
-    self->request(handles.persistence, route_timeout, archive_atom::value, experiment_id{id}, archived)
-        .receive([&](bool b) { done = b; }, [&](caf::error& e) { failure = std::move(e); });
-    if (failure)
-      return reply_error(res, sys, failure);
-    if (done)
-      return res.set_content("{}", "application/json");
-    reply_error(res, 400, "experiment " + std::to_string(id) + " has not ended: kill it or let it finish before " +
-                              (archived ? "archiving" : "unarchiving") + " it");
+    ask_deferred<bool>(
+        sys, res, handles.persistence,
+        [id, archived](bool done, http_response& made) {
+          if (done) return made.set_content("{}", "application/json");
+          reply_error(made, 400, "experiment " + std::to_string(id) + " has not ended: kill it or let it finish before " +
+                                     (archived ? "archiving" : "unarchiving") + " it");
+        },
+        archive_atom::value, experiment_id{id}, archived);
   }
 
-  /// Whether `who` may put experiments into the project: Uncategorized is everyone's, another
-  /// project takes them from its owner or an admin. False with the error answered.
-  bool may_add_to_project(int64_t id, const principal& who, http_response& res) {
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    self->request(handles.projects, route_timeout, get_atom::value, project_id{id})
-        .receive(
-            [&](pb::Project& p) {
-              if (p.id() != storage::database::default_project_id)
-                failure = require_owner(who, p.owner_id(), p.owner(), "project " + p.workspace() + "/" + p.name(),
-                                        "add experiments to");
-            },
-            [&](caf::error& e) { failure = std::move(e); });
-    if (failure && status_of(failure) == 404)
-      reply_error(res, 400, "project_id: there is no project " + std::to_string(id));
-    else if (failure)
-      reply_error(res, sys, failure);
-    return !failure;
+  /// Why `who` may not put experiments into project `id` (Uncategorized is everyone's, another
+  /// project takes them from its owner or an admin), from the projects actor's answer; or none.
+  static caf::error project_refusal(asked<pb::Project>& project, int64_t id, const principal& who) {
+    if (!project)
+      return status_of(project.error) == 404
+                 ? make_error(errc::invalid_input, "project_id: there is no project " + std::to_string(id))
+                 : std::move(project.error);
+    if (project->id() == storage::database::default_project_id) return {};
+    return require_owner(who, project->owner_id(), project->owner(),
+                         "project " + project->workspace() + "/" + project->name(), "add experiments to");
   }
 
   /// Deletes a checkpoint's files for its experiment's owner or an admin.
-  void delete_checkpoint(const std::string& uuid, http_response& res, const principal& who) {
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    pb::GetCheckpointResponse found;
-    self->request(handles.reader, route_timeout, get_atom::value, uuid)
-        .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
-    if (!failure && found.checkpoint().uuid().empty())
-      return reply_error(res, 404, "checkpoint " + uuid + " not found");
-    if (!failure)
-      failure = unless_experiment_owner(found.checkpoint().experiment_id(), who, "checkpoint " + uuid, "delete");
-    if (failure)
-      return reply_error(res, sys, failure);
-    self->request(handles.collector, route_timeout, remove_atom::value, uuid)
-        .receive(
-            [&](bool deleted) {
-              if (deleted)
-                res.set_content("{}", "application/json");
-              else
-                reply_error(res, 404, "checkpoint " + uuid + " not found");
-            },
-            [&](caf::error& e) { reply_error(res, sys, e); });
-  }
-
-  /// A fork: what the request leaves empty (config, model definition) comes from its parent.
-  /// False, with the error answered, when the parent cannot be read.
-  bool inherit_from_parent(pb::CreateExperimentRequest& body, http_response& res) {
-    const auto parent = body.parent_id();
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    pb::GetExperimentResponse found;
-    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{parent})
-        .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
-    if (!failure && found.experiment().id() == 0) {
-      reply_error(res, 404, "parent_id: experiment " + std::to_string(parent) + " not found");
-      return false;
-    }
-    if (!failure && body.model_definition().empty())
-      self->request(handles.reader, route_timeout, model_atom::value, experiment_id{parent})
-          .receive([&](std::string& archive) { body.set_model_definition(std::move(archive)); },
-                   [&](caf::error& e) { failure = std::move(e); });
-    if (failure) {
-      reply_error(res, sys, failure);
-      return false;
-    }
-    if (body.config().empty()) {
-      body.set_config(found.experiment().config());
-      body.set_config_path("experiment " + std::to_string(parent) + "'s config");
-    }
-    return true;
+  route_coroutine delete_checkpoint(std::string uuid, principal who, reply_to out) {
+    auto found = co_await ask<pb::GetCheckpointResponse>(out, handles.reader, get_atom::value, uuid);
+    if (!found) co_return out.error(found.error);
+    if (found->checkpoint().uuid().empty()) co_return out.error(404, "checkpoint " + uuid + " not found");
+    auto owner = co_await owner_of_experiment(out, found->checkpoint().experiment_id());
+    if (auto refusal = owner_refusal(owner, who, "checkpoint " + uuid, "delete")) co_return out.error(refusal);
+    auto deleted = co_await ask<bool>(out, handles.collector, remove_atom::value, uuid);
+    if (!deleted) co_return out.error(deleted.error);
+    if (!*deleted) co_return out.error(404, "checkpoint " + uuid + " not found");
+    out.empty_json();
   }
 
   /// det trial continue: a new experiment that resumes the trial from its latest checkpoint.
-  void continue_trial(const http_request& req, http_response& res, const principal& who) {
-    const auto id = parse_id(req.matches[1]).value_or(0);
-    auto body = body_of<pb::ContinueTrialRequest>(req, res);
-    if (!body)
-      return;
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    pb::GetTrialResponse found;
-    pb::GetExperimentResponse parent;
-    self->request(handles.reader, route_timeout, get_atom::value, trial_id{id})
-        .receive([&](pb::GetTrialResponse& r) { found = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
-    if (!failure && found.trial().id() == 0)
-      return reply_error(res, 404, "trial " + std::to_string(id) + " not found");
-    if (!failure)
-      self->request(handles.reader, route_timeout, get_atom::value, experiment_id{found.trial().experiment_id()})
-          .receive([&](pb::GetExperimentResponse& r) { parent = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
-    if (failure)
-      return reply_error(res, sys, failure);
-    const auto& t = found.trial();
+  route_coroutine continue_trial(int64_t id, pb::ContinueTrialRequest body, principal who, reply_to out) {
+    auto found = co_await ask<pb::GetTrialResponse>(out, handles.reader, get_atom::value, trial_id{id});
+    if (!found) co_return out.error(found.error);
+    if (found->trial().id() == 0) co_return out.error(404, "trial " + std::to_string(id) + " not found");
+    const auto& t = found->trial();
+    auto parent = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value,
+                                                          experiment_id{t.experiment_id()});
+    if (!parent) co_return out.error(parent.error);
     if (t.latest_checkpoint_uuid().empty())
-      return reply_error(res, 400, "trial " + std::to_string(id) + " has no checkpoint to continue from");
-    if (body->max_length() <= 0)
-      return reply_error(res, 400, "max_length must be positive: how far the trial trains, in its searcher's unit");
+      co_return out.error(400, "trial " + std::to_string(id) + " has no checkpoint to continue from");
+    if (body.max_length() <= 0)
+      co_return out.error(400, "max_length must be positive: how far the trial trains, in its searcher's unit");
     pb::CreateExperimentRequest create;
-    create.set_parent_id(parent.experiment().id());
+    create.set_parent_id(parent->experiment().id());
     create.set_config_path("the continuation of trial " + std::to_string(id));
     try {
-      create.set_config(config::continuation_config(parent.experiment().config(), create.config_path(), id, t.hparams(),
-                                                    body->max_length()));
+      create.set_config(config::continuation_config(parent->experiment().config(), create.config_path(), id,
+                                                    t.hparams(), body.max_length()));
     } catch (const config::config_error& e) {
-      return reply_error(res, 400, e.what());
+      co_return out.error(400, e.what());
     }
-    create_from(std::move(create), res, who);
+    create_from(std::move(create), std::move(who), std::move(out));
   }
 
   void create_experiment(const http_request& req, http_response& res, const principal& who) {
     if (auto body = body_of<pb::CreateExperimentRequest>(req, res))
-      create_from(std::move(*body), res, who);
+      create_from(std::move(*body), who, reply_to{sys, res});
   }
 
   // The name a config's errors give it: its path, else "<request>", or "<request>.yaml" for YAML
@@ -445,18 +391,33 @@ struct http_gateway::impl {
     return config::is_yaml_text(text) ? "<request>.yaml" : "<request>";
   }
 
-  void create_from(pb::CreateExperimentRequest body, http_response& res, const principal& who) {
+  route_coroutine create_from(pb::CreateExperimentRequest body, principal who, reply_to out) {
     if (body.parent_id() < 0)
-      return reply_error(res, 400, "parent_id must be an experiment's id");
-    if (body.parent_id() > 0 && !inherit_from_parent(body, res))
-      return;
-    if (body.project_id() != 0 && !may_add_to_project(body.project_id(), who, res))
-      return;
+      co_return out.error(400, "parent_id must be an experiment's id");
+    if (const auto parent_id = body.parent_id(); parent_id > 0) {
+      // A fork: what the request leaves empty (config, model definition) comes from its parent.
+      auto parent = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value, experiment_id{parent_id});
+      if (!parent) co_return out.error(parent.error);
+      if (parent->experiment().id() == 0)
+        co_return out.error(404, "parent_id: experiment " + std::to_string(parent_id) + " not found");
+      if (body.model_definition().empty()) {
+        auto archive = co_await ask<std::string>(out, handles.reader, model_atom::value, experiment_id{parent_id});
+        if (!archive) co_return out.error(archive.error);
+        body.set_model_definition(std::move(*archive));
+      }
+      if (body.config().empty()) {
+        body.set_config(parent->experiment().config());
+        body.set_config_path("experiment " + std::to_string(parent_id) + "'s config");
+      }
+    }
+    if (const auto project_id = body.project_id(); project_id != 0) {
+      auto project = co_await ask<pb::Project>(out, handles.projects, get_atom::value, det::project_id{project_id});
+      if (auto refusal = project_refusal(project, project_id, who)) co_return out.error(refusal);
+    }
     auto path = config_source(body.config_path(), body.config());
     if (body.model_definition().size() > max_model_definition_bytes)
-      return reply_error(res, 400,
-                         "the model definition is " + std::to_string(body.model_definition().size() >> 20) +
-                             " MiB; det takes at most 96 MiB: leave data sets and outputs out of the directory");
+      co_return out.error(400, "the model definition is " + std::to_string(body.model_definition().size() >> 20) +
+                                   " MiB; det takes at most 96 MiB: leave data sets and outputs out of the directory");
     config::experiment_config cfg;
     try {
       // Determined's YAML, named by its path's suffix, is checked by its own lines and stored as
@@ -468,29 +429,25 @@ struct http_gateway::impl {
         cfg = config::parse_experiment_config(body.config(), path);
       }
     } catch (const config::config_error& e) {
-      return reply_error(res, 400, e.what());
+      co_return out.error(400, e.what());
     }
     if (!handles.pool(cfg.resources.resource_pool))
-      return reply_error(res, 400,
-                         path + ": resources.resource_pool: there is no resource pool named \"" +
-                             cfg.resources.resource_pool + "\"");
+      co_return out.error(400, path + ": resources.resource_pool: there is no resource pool named \"" +
+                                   cfg.resources.resource_pool + "\"");
     if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
         !refusal.empty())
-      return reply_error(res, 403, path + ": " + refusal);
-    if (auto refusal = grid_too_large(cfg, path)) return reply_error(res, 400, *refusal);
+      co_return out.error(403, path + ": " + refusal);
+    if (auto refusal = grid_too_large(cfg, path)) co_return out.error(400, *refusal);
     if (body.validate_only()) {
       pb::CreateExperimentResponse resp;
       resp.mutable_experiment()->set_name(cfg.name);
-      return reply_json(res, resp);
+      co_return out.json(resp);
     }
     body.set_config_path(path);
-    caf::scoped_actor self{sys};
-    self->request(front, route_timeout, std::move(body), user_id{who.user_id})
-        .receive([&](pb::CreateExperimentResponse& r) {
-                   r.mutable_experiment()->set_owner(who.username);
-                   reply_json(res, r);
-                 },
-                 [&](caf::error& e) { reply_error(res, sys, e); });
+    auto created = co_await ask<pb::CreateExperimentResponse>(out, front, std::move(body), user_id{who.user_id});
+    if (!created) co_return out.error(created.error);
+    created->mutable_experiment()->set_owner(who.username);
+    out.json(*created);
   }
 
   /// Why a grid search has more trials than this master runs, counted before any is made.
@@ -529,27 +486,18 @@ struct http_gateway::impl {
   /// kill, pause, activate or new scheduling settings (`msg`): sent to the live experiment; an
   /// experiment that already ended answers {} for kill and 400 for the others.
   template <class... Msg>
-  void signal_experiment(int64_t id, const char* verb, http_response& res, Msg... msg) {
-    caf::scoped_actor self{sys};
-    bool live = false;
-    caf::error failure;
-    self->request(front, route_timeout, std::move(msg)...)
-        .receive([&](bool b) { live = b; }, [&](caf::error& e) { failure = std::move(e); });
-    if (failure)
-      return reply_error(res, sys, failure);
-    if (live) {
-      res.set_content("{}", "application/json");
-      return;
-    }
-    auto found = stored_experiment(id, res);
-    if (!found)
-      return;
-    if ((std::is_same_v<Msg, kill_atom> || ...)) {
-      res.set_content("{}", "application/json");  // already ended: nothing to kill
-      return;
-    }
-    reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(found->state()) +
-                              ") and cannot be " + verb);
+  route_coroutine signal_experiment(int64_t id, const char* verb, reply_to out, Msg... msg) {
+    auto live = co_await ask<bool>(out, front, std::move(msg)...);
+    if (!live) co_return out.error(live.error);
+    if (*live) co_return out.empty_json();
+    auto found = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value, experiment_id{id});
+    if (!found) co_return out.error(found.error);
+    http_response refused;
+    auto stored = stored_experiment_of(id, *found, refused);
+    if (!stored) co_return out.finish(std::move(refused));
+    if ((std::is_same_v<Msg, kill_atom> || ...)) co_return out.empty_json();  // already ended: nothing to kill
+    out.error(400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(stored->state()) +
+                       ") and cannot be " + verb);
   }
 
   /// Experiment `id` as stored; nullopt once answered with 404 (or the storage error).
@@ -564,6 +512,11 @@ struct http_gateway::impl {
       reply_error(res, sys, failure);
       return std::nullopt;
     }
+    return stored_experiment_of(id, found, res);
+  }
+  /// The experiment of the reader's answer `found` about `id`; nullopt with 404 answered when there is none.
+  static std::optional<pb::Experiment> stored_experiment_of(int64_t id, pb::GetExperimentResponse& found,
+                                                            http_response& res) {
     if (found.experiment().id() == 0) {
       reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
       return std::nullopt;
@@ -574,7 +527,13 @@ struct http_gateway::impl {
   /// Experiment `id` as stored, when it is not live: the experiment if it ended; else nullopt,
   /// answered as stored_experiment does, or with 503 while a restarted master has not restored it.
   std::optional<pb::Experiment> ended_experiment(int64_t id, http_response& res) {
-    auto exp = stored_experiment(id, res);
+    return ended(id, stored_experiment(id, res), res);
+  }
+  static std::optional<pb::Experiment> ended_experiment_of(int64_t id, pb::GetExperimentResponse& found,
+                                                           http_response& res) {
+    return ended(id, stored_experiment_of(id, found, res), res);
+  }
+  static std::optional<pb::Experiment> ended(int64_t id, std::optional<pb::Experiment> exp, http_response& res) {
     if (exp && !is_terminal(exp->state())) {
       reply_error(res, 503, "experiment " + std::to_string(id) + " is not running yet; ask again");
       return std::nullopt;
@@ -631,17 +590,20 @@ struct http_gateway::impl {
     if (body->experiment_id() != 0 && body->experiment_id() != id)
       return reply_error(res, 400, "experiment_id " + std::to_string(body->experiment_id()) +
                                        " in the body does not match experiment " + std::to_string(id) + " in the path");
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    self->request(front, route_timeout, experiment_id{id}, std::move(*body))
-        .receive([&](bool) {}, [&](caf::error& e) { failure = std::move(e); });
-    if (!failure)
-      return res.set_content("{}", "application/json");
-    if (failure != errc::not_found)
-      return reply_error(res, sys, failure);
-    if (auto ended = ended_experiment(id, res))
-      reply_error(res, 400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(ended->state()) +
-                                "): its searcher takes no operations");
+    apply_searcher_operations(id, std::move(*body), reply_to{sys, res});
+  }
+  route_coroutine apply_searcher_operations(int64_t id, pb::PostSearcherOperationsRequest body, reply_to out) {
+    auto applied = co_await ask<bool>(out, front, experiment_id{id}, std::move(body));
+    if (applied) co_return out.empty_json();
+    if (applied.error != errc::not_found) co_return out.error(applied.error);
+    // Not live: ended (or not restored yet by a restarted master).
+    auto found = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value, experiment_id{id});
+    if (!found) co_return out.error(found.error);
+    http_response refused;
+    if (auto ended = ended_experiment_of(id, *found, refused))
+      co_return out.error(400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(ended->state()) +
+                                   "): its searcher takes no operations");
+    out.finish(std::move(refused));
   }
 
   /// det agent|slot enable|disable: `slot` -1 for the whole agent.
@@ -651,18 +613,15 @@ struct http_gateway::impl {
     auto body = body_of<pb::DisableRequest>(req, res);
     if (!body)
       return;
-    caf::scoped_actor self{sys};
     const auto change = enable ? slot_switch::enable : body->drain() ? slot_switch::drain : slot_switch::disable;
-    self->request(handles.registry, route_timeout, enable_atom::value, agent, slot, change)
-        .receive(
-            [&](bool found) {
-              if (found)
-                res.set_content("{}", "application/json");
-              else
-                reply_error(res, 404, slot < 0 ? "agent " + agent + " not found"
-                                               : "agent " + agent + " has no slot " + std::to_string(slot));
-            },
-            [&](caf::error& e) { reply_error(res, sys, e); });
+    ask_deferred<bool>(
+        sys, res, handles.registry,
+        [agent, slot](bool found, http_response& made) {
+          if (found) return made.set_content("{}", "application/json");
+          reply_error(made, 404, slot < 0 ? "agent " + agent + " not found"
+                                          : "agent " + agent + " has no slot " + std::to_string(slot));
+        },
+        enable_atom::value, agent, slot, change);
   }
 
   /// archive, unarchive and labels: the owner's or an admin's.
@@ -678,44 +637,83 @@ struct http_gateway::impl {
       const auto& body = *parsed;
       if (body.label().empty() || body.label().size() > 255 || body.label().find(',') != std::string::npos)
         return reply_error(res, 400, "a label has 1 to 255 characters and no comma, not \"" + body.label() + "\"");
-      if (store(res, add_atom::value, experiment_id{*parse_id(req.matches[1])}, body.label()))
-        res.set_content("{}", "application/json");
+      store(res, add_atom::value, experiment_id{*parse_id(req.matches[1])}, body.label());
     }));
     server.Delete(R"(/api/v1/experiments/(\d+)/labels/(.+))", experiment_owner("remove a label of", [this](const http_request& req, http_response& res) {
-      if (store(res, remove_atom::value, experiment_id{*parse_id(req.matches[1])}, req.matches[2].str()))
-        res.set_content("{}", "application/json");
+      store(res, remove_atom::value, experiment_id{*parse_id(req.matches[1])}, req.matches[2].str());
     }));
+  }
+
+  /// PATCH /api/v1/experiments/N: its name, description and notes stored, then its new
+  /// scheduling settings sent to it.
+  route_coroutine patch_experiment(int64_t id, std::optional<pb::PatchExperimentRequest> annotation,
+                                   std::optional<pb::JobSettings> change, reply_to out) {
+    if (annotation) {
+      auto stored = co_await ask<bool>(out, handles.persistence, update_atom::value, experiment_id{id},
+                                       std::move(*annotation));
+      if (!stored) co_return out.error(stored.error);
+    }
+    if (!change) co_return out.empty_json();
+    signal_experiment(id, "changed", std::move(out), experiment_id{id}, std::move(*change));
+  }
+
+  /// det experiment move: into a project that takes experiments from `who`.
+  route_coroutine move_experiment(int64_t id, int64_t to, principal who, reply_to out) {
+    auto project = co_await ask<pb::Project>(out, handles.projects, get_atom::value, project_id{to});
+    if (auto refusal = project_refusal(project, to, who)) co_return out.error(refusal);
+    auto moved = co_await ask<bool>(out, handles.projects, update_atom::value, experiment_id{id}, project_id{to});
+    if (!moved) co_return out.error(moved.error);
+    out.empty_json();
+  }
+
+  /// What a route shows of the pools.
+  enum class pool_view { resource_pools, provisioners, job_queues };
+
+  /// Each pool's state and jobs, and its provisioner's (a provisioner busy in a long launch
+  /// command answers late: its pool then shows none rather than hold up the route), as `view`
+  /// shows them; job queues of `only_pool` alone when it is not empty.
+  route_coroutine answer_pools(pool_view view, std::string only_pool, reply_to out) {
+    constexpr auto provisioner_timeout = std::chrono::seconds(2);
+    pb::GetResourcePoolsResponse pools;
+    pb::GetProvisionersResponse provisioners;
+    pb::GetJobsResponse queues;
+    for (const auto& [name, pool] : handles.pools) {
+      auto state = co_await ask<std::tuple<pb::ResourcePoolInfo, pb::GetJobsResponse>>(out, pool, list_atom::value);
+      if (!state) co_return out.error(state.error);
+      auto& [info, jobs] = *state;
+      if (view == pool_view::job_queues) {
+        if (only_pool.empty() || info.name() == only_pool)
+          for (auto& job : *jobs.mutable_jobs()) *queues.add_jobs() = std::move(job);
+        continue;
+      }
+      info.set_default_compute_pool(name == handles.default_pool);
+      info.set_default_aux_pool(name == handles.default_aux_pool);
+      if (auto p = handles.provisioners.find(name); p != handles.provisioners.end()) {
+        auto provisioner = co_await ask_within<pb::Provisioner>(out, caf::duration{provisioner_timeout}, p->second,
+                                                                get_atom::value);
+        if (provisioner) *info.mutable_provisioner() = std::move(*provisioner);
+      }
+      if (view == pool_view::provisioners && info.has_provisioner())
+        *provisioners.add_provisioners() = std::move(*info.mutable_provisioner());
+      else if (view == pool_view::resource_pools)
+        *pools.add_resource_pools() = std::move(info);
+    }
+    switch (view) {
+      case pool_view::resource_pools: co_return out.json(pools);
+      case pool_view::provisioners: co_return out.json(provisioners);
+      case pool_view::job_queues: co_return out.json(queues);
+    }
   }
 
   void scheduling_routes() {
     server.Get("/api/v1/resource-pools", reader([this](const http_request&, http_response& res) {
-      caf::error failure;
-      pb::GetResourcePoolsResponse out;
-      auto states = pool_states(sys, handles, failure);
-      add_provisioners(sys, handles, states);
-      for (auto& [info, jobs] : states) *out.add_resource_pools() = std::move(info);
-      if (failure) return reply_error(res, sys, failure);
-      reply_json(res, out);
+      answer_pools(pool_view::resource_pools, "", reply_to{sys, res});
     }));
     server.Get("/api/v1/provisioners", reader([this](const http_request&, http_response& res) {
-      caf::error failure;
-      pb::GetProvisionersResponse out;
-      auto states = pool_states(sys, handles, failure);
-      add_provisioners(sys, handles, states);
-      for (auto& [info, jobs] : states)
-        if (info.has_provisioner()) *out.add_provisioners() = std::move(*info.mutable_provisioner());
-      if (failure) return reply_error(res, sys, failure);
-      reply_json(res, out);
+      answer_pools(pool_view::provisioners, "", reply_to{sys, res});
     }));
     server.Get("/api/v1/job-queues", reader([this](const http_request& req, http_response& res) {
-      caf::error failure;
-      auto pool = req.get_param_value("resource_pool");
-      pb::GetJobsResponse out;
-      for (auto& [info, jobs] : pool_states(sys, handles, failure))
-        if (pool.empty() || info.name() == pool)
-          for (auto& job : *jobs.mutable_jobs()) *out.add_jobs() = std::move(job);
-      if (failure) return reply_error(res, sys, failure);
-      reply_json(res, out);
+      answer_pools(pool_view::job_queues, req.get_param_value("resource_pool"), reply_to{sys, res});
     }));
     server.Patch(R"(/api/v1/experiments/(\d+))", experiment_owner("change", [this](const http_request& req, http_response& res) {
       auto id = parse_id(req.matches[1]);  // experiment_owner() found the experiment
@@ -738,16 +736,10 @@ struct http_gateway::impl {
                                      "name, description or notes");
       if (body.has_name() && body.name().empty())
         return reply_error(res, 400, "an experiment's name may not be empty");
-      if (annotates) {
-        pb::PatchExperimentRequest annotation = body;
-        annotation.clear_resources();
-        if (!store(res, update_atom::value, experiment_id{*id}, std::move(annotation)))
-          return;
-      }
-      if (reschedules)
-        signal_experiment(*id, "changed", res, experiment_id{*id}, change);
-      else
-        res.set_content("{}", "application/json");
+      pb::PatchExperimentRequest annotation = body;
+      annotation.clear_resources();
+      patch_experiment(*id, annotates ? std::optional{std::move(annotation)} : std::nullopt,
+                       reschedules ? std::optional{change} : std::nullopt, reply_to{sys, res});
     }));
     server.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
                 admin_only("enabling or disabling an agent", [this](const http_request& req, http_response& res) { enable_agent(req, res, -1); }));
@@ -763,11 +755,7 @@ struct http_gateway::impl {
   void core_api(const http_request& req, http_response& res, int64_t trial, pb::CoreApiCall call) {
     call.set_trial_id(trial);
     call.set_token(bearer_token(req.get_header_value("Authorization")));
-    caf::scoped_actor self{sys};
-    self->request(front, route_timeout, std::move(call))
-        .receive(
-            [&](pb::CoreApiReply& reply) { reply_json(res, reply); },
-            [&](caf::error& e) { reply_error(res, sys, e); });
+    answer<pb::CoreApiReply>(res, front, std::move(call));
   }
 
 
@@ -816,14 +804,13 @@ struct http_gateway::impl {
   void checkpoint_file(const http_request& req, http_response& res) {
     auto uuid = req.matches[1].str();
     auto name = req.matches[2].str();
-    pb::GetCheckpointResponse found;
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    self->request(handles.reader, route_timeout, get_atom::value, uuid)
-        .receive([&](pb::GetCheckpointResponse& r) { found = std::move(r); },
-                 [&](caf::error& e) { failure = std::move(e); });
-    if (failure)
-      return reply_error(res, sys, failure);
+    ask_deferred<pb::GetCheckpointResponse>(
+        sys, res, handles.reader,
+        [uuid, name](const pb::GetCheckpointResponse& found, http_response& made) { send_checkpoint_file(found, uuid, name, made); },
+        get_atom::value, uuid);
+  }
+  static void send_checkpoint_file(const pb::GetCheckpointResponse& found, const std::string& uuid,
+                                   const std::string& name, http_response& res) {
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) ||
         !auth::is_plain_relative_path(name))
@@ -858,27 +845,27 @@ struct http_gateway::impl {
       if (!p)
         return;
       if (auto filter = experiment_filter(req, res))
-        ask<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit, std::move(*filter));
+        answer<pb::GetExperimentsResponse>(res, handles.reader, list_atom::value, p->start, p->limit, std::move(*filter));
     }));
     server.Get(R"(/api/v1/experiments/(\d+))",
                shared_reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 ask_found<pb::GetExperimentResponse>(
+                 answer_found<pb::GetExperimentResponse>(
                      res, [](auto& r) { return r.experiment().id() != 0; },
                      "experiment " + req.matches[1].str() + " not found", handles.reader,
                      get_atom::value, experiment_id{id});
                }));
     server.Post(R"(/api/v1/experiments/(\d+)/kill)", experiment_owner("kill", [this](const http_request& req, http_response& res) {
       auto id = *parse_id(req.matches[1]);
-      signal_experiment(id, "killed", res, kill_atom::value, experiment_id{id});
+      signal_experiment(id, "killed", reply_to{sys, res}, kill_atom::value, experiment_id{id});
     }));
     server.Post(R"(/api/v1/experiments/(\d+)/pause)", experiment_owner("pause", [this](const http_request& req, http_response& res) {
       auto id = *parse_id(req.matches[1]);
-      signal_experiment(id, "paused", res, pause_atom::value, experiment_id{id});
+      signal_experiment(id, "paused", reply_to{sys, res}, pause_atom::value, experiment_id{id});
     }));
     server.Post(R"(/api/v1/experiments/(\d+)/activate)", experiment_owner("activate", [this](const http_request& req, http_response& res) {
       auto id = *parse_id(req.matches[1]);
-      signal_experiment(id, "activated", res, activate_atom::value, experiment_id{id});
+      signal_experiment(id, "activated", reply_to{sys, res}, activate_atom::value, experiment_id{id});
     }));
     server.Get(R"(/api/v1/experiments/(\d+)/searcher_events)",
                experiment_owner("drive the searcher of", [this](const http_request& req, http_response& res) {
@@ -900,27 +887,25 @@ struct http_gateway::impl {
     prometheus.add_to(server);
     webui.add_to(server);
     server.Post(R"(/api/v1/trials/(\d+)/continue)", signed_in([this](const http_request& req, http_response& res,
-                                                                      const principal& who) { continue_trial(req, res, who); }));
+                                                                      const principal& who) {
+      if (auto body = body_of<pb::ContinueTrialRequest>(req, res))
+        continue_trial(parse_id(req.matches[1]).value_or(0), std::move(*body), who, reply_to{sys, res});
+    }));
     server.Post(R"(/api/v1/experiments/(\d+)/move)", experiment_owner("move", [this](const http_request& req,
                                                                                 http_response& res, const principal& who) {
       pb::MoveExperimentRequest body;
       std::string error;
       if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
-      if (!may_add_to_project(body.project_id(), who, res))
-        return;
-      caf::scoped_actor self{sys};
-      self->request(handles.projects, route_timeout, update_atom::value, experiment_id{*parse_id(req.matches[1])},
-                    project_id{body.project_id()})
-          .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
+      move_experiment(*parse_id(req.matches[1]), body.project_id(), who, reply_to{sys, res});
     }));
     server.Delete(R"(/api/v1/experiments/(\d+))", experiment_owner("delete", [this](const http_request& req, http_response& res) {
-      caf::scoped_actor self{sys};
-      self->request(handles.collector, route_timeout, remove_atom::value, experiment_id{*parse_id(req.matches[1])})
-          .receive([&](bool) { res.set_content("{}", "application/json"); }, [&](caf::error& e) { reply_error(res, sys, e); });
+      ask_deferred<bool>(
+          sys, res, handles.collector, [](bool, http_response& made) { made.set_content("{}", "application/json"); },
+          remove_atom::value, experiment_id{*parse_id(req.matches[1])});
     }));
     server.Get(R"(/api/v1/trials/(\d+))", shared_reader([this](const http_request& req, http_response& res) {
       auto id = parse_id(req.matches[1]).value_or(0);
-      ask_found<pb::GetTrialResponse>(
+      answer_found<pb::GetTrialResponse>(
           res, [](auto& r) { return r.trial().id() != 0; }, "trial " + req.matches[1].str() + " not found",
           handles.reader, get_atom::value, trial_id{id});
     }));
@@ -929,42 +914,42 @@ struct http_gateway::impl {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  auto group = req.get_param_value("group");
                  if (auto p = page_of(req, res, "offset", metric_page, metric_page))
-                   ask<pb::GetTrialMetricsResponse>(res, handles.metric_reader, metrics_atom::value, trial_id{id}, group,
+                   answer<pb::GetTrialMetricsResponse>(res, handles.metric_reader, metrics_atom::value, trial_id{id}, group,
                                                     p->start, p->limit);
                }));
     server.Get(R"(/api/v1/trials/(\d+)/logs)",
                reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
                  if (auto p = page_of(req, res, "after_id", default_log_page, max_log_page))
-                   ask<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, p->start, p->limit);
+                   answer<pb::TrialLogsResponse>(res, handles.reader, logs_atom::value, trial_id{id}, p->start, p->limit);
                }));
     server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)",
                reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value,
+                 answer<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value,
                                                  experiment_id{id});
                }));
     server.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
                reader([this](const http_request& req, http_response& res) {
                  auto id = parse_id(req.matches[1]).value_or(0);
-                 ask<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value, trial_id{id});
+                 answer<pb::GetCheckpointsResponse>(res, handles.reader, checkpoints_atom::value, trial_id{id});
                }));
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
                reader([this](const http_request& req, http_response& res) {
-                 ask_found<pb::GetCheckpointResponse>(
+                 answer_found<pb::GetCheckpointResponse>(
                      res, [](auto& r) { return !r.checkpoint().uuid().empty(); },
                      "checkpoint " + req.matches[1].str() + " not found", handles.reader, get_atom::value,
                      req.matches[1].str());
                }));
     server.Delete(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))",
                   signed_in([this](const http_request& req, http_response& res, const principal& who) {
-                    delete_checkpoint(req.matches[1].str(), res, who);
+                    delete_checkpoint(req.matches[1].str(), who, reply_to{sys, res});
                   }));
     server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+)/files/(.+))",
                reader([this](const http_request& req, http_response& res) { checkpoint_file(req, res); }));
     core_api_routes();
     server.Get("/api/v1/agents", shared_reader([this](const http_request&, http_response& res) {
-      ask<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
+      answer<pb::GetAgentsResponse>(res, handles.registry, list_atom::value);
     }));
   }
 };

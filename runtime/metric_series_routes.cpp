@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
+#include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
@@ -67,41 +69,67 @@ std::optional<series_query> series_query_of(const http_request& req, http_respon
   return q;
 }
 
+/// Whether the reader finds experiment or trial `id`: true, or false once `out` has the refusal
+/// (404 naming it, or the reader's error).
+template <class Id>
+route_coroutine_of<bool> found(persistence_reader_actor reader, Id id, reply_to out) {
+  constexpr bool experiment = std::is_same_v<Id, experiment_id>;
+  using Reply = std::conditional_t<experiment, pb::GetExperimentResponse, pb::GetTrialResponse>;
+  auto r = co_await ask<Reply>(out, reader, get_atom::value, id);
+  if (!r) {
+    out.error(r.error);
+    co_return false;
+  }
+  bool exists = false;
+  if constexpr (experiment) exists = r->experiment().id() != 0;
+  else exists = r->trial().id() != 0;
+  if (!exists) out.error(404, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
+  co_return exists;
+}
+
 }  // namespace
 
 void metric_series_routes::add_to(http_router& server) {
-  auto reads = [this](http_handler h) {
-    return signed_in([h = std::move(h)](const http_request& req, http_response& res, const principal&) { h(req, res); });
-  };
-  server.Get(R"(/api/v1/trials/(\d+)/metrics/series)", reads([this](const http_request& req, http_response& res) {
-    auto q = series_query_of(req, res);
-    if (!q) return;
+  auto route = [this](auto coroutine) { return signed_in(coroutine_route(sys, std::move(coroutine))); };
+  server.Get(R"(/api/v1/trials/(\d+)/metrics/series)", route([this](http_request req, principal, reply_to out) -> route_coroutine {
+    http_response refused;
+    auto q = series_query_of(req, refused);
+    if (!q) co_return out.finish(std::move(refused));
     const auto id = parse_id(req.matches[1]);
-    if (!id) return reply_error(res, 404, "trial " + req.matches[1].str() + " not found");
+    if (!id) co_return out.error(404, "trial " + req.matches[1].str() + " not found");
     const trial_id trial{*id};
-    ask_actor(sys, res, reader, [&](pb::MetricSeries& series) {
-      // Empty: a trial without the metric yet, or no such trial.
-      if (series.points_in_range() > 0 || exists_or_reply(sys, res, reader, trial)) reply_json(res, series);
-    }, series_atom::value, trial, q->group, q->name, q->start_batches, q->end_batches, q->max_points);
+    auto series = co_await ask<pb::MetricSeries>(out, reader, series_atom::value, trial, q->group, q->name,
+                                                 q->start_batches, q->end_batches, q->max_points);
+    if (!series) co_return out.error(series.error);
+    // Empty: a trial without the metric yet, or no such trial.
+    if (series->points_in_range() > 0) co_return out.json(*series);
+    const bool exists = co_await found(reader, trial, out);
+    if (exists) out.json(*series);
   }));
-  server.Get(R"(/api/v1/trials/(\d+)/metrics/groups)", reads([this](const http_request& req, http_response& res) {
+  server.Get(R"(/api/v1/trials/(\d+)/metrics/groups)", route([this](http_request req, principal, reply_to out) -> route_coroutine {
     const auto id = parse_id(req.matches[1]);
-    if (!id) return reply_error(res, 404, "trial " + req.matches[1].str() + " not found");
+    if (!id) co_return out.error(404, "trial " + req.matches[1].str() + " not found");
     const trial_id trial{*id};
-    ask_actor(sys, res, reader, [&](pb::GetTrialMetricsResponse& latest) {
-      if (latest.metrics_size() > 0 || exists_or_reply(sys, res, reader, trial)) reply_json(res, latest);
-    }, metrics_atom::value, trial, max_metric_groups);
+    auto latest = co_await ask<pb::GetTrialMetricsResponse>(out, reader, metrics_atom::value, trial, max_metric_groups);
+    if (!latest) co_return out.error(latest.error);
+    if (latest->metrics_size() > 0) co_return out.json(*latest);
+    const bool exists = co_await found(reader, trial, out);
+    if (exists) out.json(*latest);
   }));
-  server.Get(R"(/api/v1/experiments/(\d+)/metrics/series)", reads([this](const http_request& req, http_response& res) {
-    auto q = series_query_of(req, res, largest_max_points_per_trial);
-    if (!q) return;
-    const auto id = parse_id(req.matches[1]);
-    if (!id) return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
-    const experiment_id experiment{*id};
-    if (!exists_or_reply(sys, res, reader, experiment)) return;
-    ask_actor(sys, res, reader, [&](pb::ExperimentMetricSeries& all) { reply_json(res, all); }, series_atom::value,
-              experiment, q->group, q->name, q->max_points);
-  }));
+  server.Get(R"(/api/v1/experiments/(\d+)/metrics/series)",
+             route([this](http_request req, principal, reply_to out) -> route_coroutine {
+               http_response refused;
+               auto q = series_query_of(req, refused, largest_max_points_per_trial);
+               if (!q) co_return out.finish(std::move(refused));
+               const auto id = parse_id(req.matches[1]);
+               if (!id) co_return out.error(404, "experiment " + req.matches[1].str() + " not found");
+               const experiment_id experiment{*id};
+               const bool exists = co_await found(reader, experiment, out);
+               if (!exists) co_return;
+               auto all = co_await ask<pb::ExperimentMetricSeries>(out, reader, series_atom::value, experiment, q->group,
+                                                                   q->name, q->max_points);
+               json_or_error(out, all);
+             }));
 }
 
 } // namespace det::runtime

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "caf/all.hpp"
+#include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 
 namespace det::runtime {
@@ -16,62 +17,65 @@ std::string bad_model_name_reason(const std::string& name) {
 } // namespace
 
 void model_routes::add_to(http_router& server) {
-  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, models, done, xs...); };
-  // The model the path names, for its owner or an admin; nullopt with the error answered.
-  auto owned_model = [this](const std::string& name, const principal& who, const std::string& verb,
-                            http_response& res) -> std::optional<pb::GetModelResponse> {
-    std::optional<pb::GetModelResponse> found;
-    caf::scoped_actor self{sys};
-    self->request(models, route_timeout, get_atom::value, name)
-        .receive([&](pb::GetModelResponse& m) { found = std::move(m); }, [&](caf::error& e) { reply_error(res, sys, e); });
-    if (!found)
-      return std::nullopt;
-    if (auto e = require_owner(who, found->model().owner_id(), found->model().owner(), "model " + name, verb)) {
-      reply_error(res, sys, e);
-      return std::nullopt;
+  auto route = [this](auto coroutine) { return signed_in(coroutine_route(sys, std::move(coroutine))); };
+  // The model the path names, for its owner or an admin: nullopt once `out` has the refusal.
+  auto owned_model = [this](std::string name, principal who, std::string verb,
+                            reply_to out) -> route_coroutine_of<std::optional<pb::GetModelResponse>> {
+    auto found = co_await ask<pb::GetModelResponse>(out, models, get_atom::value, name);
+    if (!found) {
+      out.error(found.error);
+      co_return std::nullopt;
     }
-    return found;
+    if (auto e = require_owner(who, found->model().owner_id(), found->model().owner(), "model " + name, verb)) {
+      out.error(e);
+      co_return std::nullopt;
+    }
+    co_return std::move(*found);
   };
 
-  server.Post("/api/v1/models", signed_in([ask](const http_request& req, http_response& res, const principal& who) {
-    auto body = body_of<pb::PostModelRequest>(req, res);
-    if (!body)
-      return;
-    if (auto why = bad_model_name_reason(body->name()); !why.empty())
-      return reply_error(res, 400, why);
-    ask(res, [&](pb::Model& m) {
-      pb::PostModelResponse out;
-      *out.mutable_model() = std::move(m);
-      reply_json(res, out);
-    }, create_atom::value, std::move(*body), user_id{who.user_id});
+  server.Post("/api/v1/models", route([this](http_request req, principal who, reply_to out) -> route_coroutine {
+    http_response refused;
+    auto body = body_of<pb::PostModelRequest>(req, refused);
+    if (!body) co_return out.finish(std::move(refused));
+    if (auto why = bad_model_name_reason(body->name()); !why.empty()) co_return out.error(400, why);
+    auto m = co_await ask<pb::Model>(out, models, create_atom::value, std::move(*body), user_id{who.user_id});
+    if (!m) co_return out.error(m.error);
+    pb::PostModelResponse created;
+    *created.mutable_model() = std::move(*m);
+    out.json(created);
   }));
-  server.Get("/api/v1/models", signed_in([ask](const http_request&, http_response& res, const principal&) {
-    ask(res, [&](pb::GetModelsResponse& out) { reply_json(res, out); }, list_atom::value);
+  server.Get("/api/v1/models", route([this](http_request, principal, reply_to out) -> route_coroutine {
+    auto all = co_await ask<pb::GetModelsResponse>(out, models, list_atom::value);
+    json_or_error(out, all);
   }));
   for (const char* pattern : {R"(/api/v1/models/([^/]+))", R"(/api/v1/models/([^/]+)/versions)"})
-    server.Get(pattern, signed_in([ask](const http_request& req, http_response& res, const principal&) {
-      ask(res, [&](pb::GetModelResponse& out) { reply_json(res, out); }, get_atom::value, req.matches[1].str());
+    server.Get(pattern, route([this](http_request req, principal, reply_to out) -> route_coroutine {
+      auto found = co_await ask<pb::GetModelResponse>(out, models, get_atom::value, req.matches[1].str());
+      json_or_error(out, found);
     }));
   server.Post(R"(/api/v1/models/([^/]+)/versions)",
-              signed_in([ask, owned_model](const http_request& req, http_response& res, const principal& who) {
-                auto body = body_of<pb::PostModelVersionRequest>(req, res);
-                if (!body)
-                  return;
+              route([this, owned_model](http_request req, principal who, reply_to out) -> route_coroutine {
+                http_response refused;
+                auto body = body_of<pb::PostModelVersionRequest>(req, refused);
+                if (!body) co_return out.finish(std::move(refused));
                 const auto name = req.matches[1].str();
-                if (!owned_model(name, who, "register a version of", res))
-                  return;
-                ask(res, [&](pb::ModelVersion& v) {
-                  pb::PostModelVersionResponse out;
-                  *out.mutable_version() = std::move(v);
-                  reply_json(res, out);
-                }, add_atom::value, name, std::move(*body), user_id{who.user_id}, who.admin);
+                auto owned = co_await owned_model(name, who, "register a version of", out);
+                if (!owned) co_return;
+                auto v = co_await ask<pb::ModelVersion>(out, models, add_atom::value, name, std::move(*body),
+                                                        user_id{who.user_id}, who.admin);
+                if (!v) co_return out.error(v.error);
+                pb::PostModelVersionResponse added;
+                *added.mutable_version() = std::move(*v);
+                out.json(added);
               }));
   server.Delete(R"(/api/v1/models/([^/]+))",
-                signed_in([ask, owned_model](const http_request& req, http_response& res, const principal& who) {
+                route([this, owned_model](http_request req, principal who, reply_to out) -> route_coroutine {
                   const auto name = req.matches[1].str();
-                  if (!owned_model(name, who, "delete", res))
-                    return;
-                  ask(res, [&](bool) { res.set_content("{}", "application/json"); }, remove_atom::value, name);
+                  auto owned = co_await owned_model(name, who, "delete", out);
+                  if (!owned) co_return;
+                  auto removed = co_await ask<bool>(out, models, remove_atom::value, name);
+                  if (!removed) co_return out.error(removed.error);
+                  out.empty_json();
                 }));
 }
 

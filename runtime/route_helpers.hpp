@@ -1,6 +1,7 @@
 #pragma once
-// What the route files of the gateway share: a request's JSON body as a message, and asking an
-// actor with the reply answered by the caller and an error answered with its status.
+// What the route files of the gateway share: a request's JSON body as a message, and the waits on
+// actors left to paths that answer synchronously (a stream's first check, the Prometheus scrape);
+// routes ask with ask_deferred (actor_ask.hpp) or as coroutines (route_coroutine.hpp).
 
 #include <chrono>
 #include <optional>
@@ -40,14 +41,6 @@ std::optional<Body> body_of(const http_request& req, http_response& res) {
   return std::nullopt;
 }
 
-/// Asks `dest` with `xs...` and waits, holding this handler thread: `done` gets the reply; an error
-/// is answered with its status. Routes that need only the answer use ask_deferred (actor_ask.hpp).
-template <class Handle, class Done, class... Ts>
-void ask_actor(caf::actor_system& sys, http_response& res, const Handle& dest, Done done, Ts&&... xs) {
-  caf::scoped_actor self{sys};
-  self->request(dest, route_timeout, std::forward<Ts>(xs)...).receive(done, [&](caf::error& e) { reply_error(res, sys, e); });
-}
-
 /// Asks every pool of `handles` for its state and jobs; `failure` keeps the last error.
 inline std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_states(caf::actor_system& sys,
                                                                                     const master_handles& handles,
@@ -66,31 +59,22 @@ inline std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>> pool_st
   return states;
 }
 
-/// Each pool's provisioner, for the pools that have one. A provisioner busy in a long launch
-/// command answers late: its pool then shows no provisioner rather than hold up the route.
-inline void add_provisioners(caf::actor_system& sys, const master_handles& handles,
-                             std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>>& states) {
-  constexpr auto provisioner_timeout = std::chrono::seconds(2);
-  caf::scoped_actor self{sys};
-  for (auto& [info, jobs] : states)
-    if (auto p = handles.provisioners.find(info.name()); p != handles.provisioners.end())
-      self->request(p->second, provisioner_timeout, get_atom::value)
-          .receive([&info = info](pb::Provisioner& provisioner) { *info.mutable_provisioner() = std::move(provisioner); },
-                   [](caf::error&) {});
-}
-
 /// Whether the reader finds experiment or trial `id`: true, or false with the reply made (404
 /// naming it, or the reader's error).
 template <class Id>
 bool exists_or_reply(caf::actor_system& sys, http_response& res, const persistence_reader_actor& reader, Id id) {
   constexpr bool experiment = std::is_same_v<Id, experiment_id>;
   using Reply = std::conditional_t<experiment, pb::GetExperimentResponse, pb::GetTrialResponse>;
-  bool answered = false, found = false;  // not answered: ask_actor replied with the reader's error
-  ask_actor(sys, res, reader, [&](Reply& r) {
-    answered = true;
-    if constexpr (experiment) found = r.experiment().id() != 0;
-    else found = r.trial().id() != 0;
-  }, get_atom::value, id);
+  bool answered = false, found = false;  // not answered: the reader's error is the reply
+  caf::scoped_actor self{sys};
+  self->request(reader, route_timeout, get_atom::value, id)
+      .receive(
+          [&](Reply& r) {
+            answered = true;
+            if constexpr (experiment) found = r.experiment().id() != 0;
+            else found = r.trial().id() != 0;
+          },
+          [&](caf::error& e) { reply_error(res, sys, e); });
   if (answered && !found)
     reply_error(res, 404, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
   return found;

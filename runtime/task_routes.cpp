@@ -14,6 +14,7 @@
 #include "config/experiment_config.hpp"
 #include "config/host_access_policy.hpp"
 #include "config/task_config.hpp"
+#include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 #include "runtime/session_cookie.hpp"
 #include "runtime/task_proxy.hpp"
@@ -87,50 +88,52 @@ std::string query_value(const std::string& text) {
 
 } // namespace
 
-bool task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task, http_response& res) {
+route_coroutine_of<bool> task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task,
+                                                            reply_to out) {
   if (body.experiment_ids_size() == 0 && body.trial_ids_size() == 0) {
-    reply_error(res, 400, "a TensorBoard needs experiment_ids or trial_ids: the trials whose event files it shows");
-    return false;
+    out.error(400, "a TensorBoard needs experiment_ids or trial_ids: the trials whose event files it shows");
+    co_return false;
   }
-  caf::scoped_actor self{sys};
-  std::map<int64_t, pb::GetExperimentResponse> experiments;
-  auto experiment = [&](int64_t id) -> const pb::GetExperimentResponse* {
-    if (auto it = experiments.find(id); it != experiments.end()) return &it->second;
-    const pb::GetExperimentResponse* found = nullptr;
-    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
-        .receive([&](pb::GetExperimentResponse& r) {
-          if (r.experiment().id() != 0) found = &(experiments[id] = std::move(r));
-        }, [&](caf::error& e) { reply_error(res, sys, e); });
-    return found;
-  };
-  std::vector<std::pair<int64_t, int64_t>> trials;  // (experiment, trial)
-  for (auto id : body.experiment_ids()) {
-    const auto* e = experiment(id);
-    if (!e) {
-      if (res.body.empty()) reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
-      return false;
-    }
-    for (const auto& t : e->trials()) trials.emplace_back(id, t.id());
-  }
+  std::map<int64_t, pb::GetExperimentResponse> experiments;  // each read once
+  std::vector<std::pair<int64_t, int64_t>> trials;            // (experiment, trial)
+  std::vector<int64_t> wanted{body.experiment_ids().begin(), body.experiment_ids().end()};
   for (auto id : body.trial_ids()) {
-    pb::GetTrialResponse found;
-    self->request(handles.reader, route_timeout, get_atom::value, trial_id{id})
-        .receive([&](pb::GetTrialResponse& r) { found = std::move(r); }, [&](caf::error& e) { reply_error(res, sys, e); });
-    if (found.trial().id() == 0) {
-      if (res.body.empty()) reply_error(res, 404, "trial " + std::to_string(id) + " not found");
-      return false;
+    auto found = co_await ask<pb::GetTrialResponse>(out, handles.reader, get_atom::value, trial_id{id});
+    if (!found) {
+      out.error(found.error);
+      co_return false;
     }
-    trials.emplace_back(found.trial().experiment_id(), id);
+    if (found->trial().id() == 0) {
+      out.error(404, "trial " + std::to_string(id) + " not found");
+      co_return false;
+    }
+    trials.emplace_back(found->trial().experiment_id(), id);
+    wanted.push_back(found->trial().experiment_id());
   }
-  std::map<int64_t, config::checkpoint_storage_config> storage;  // each experiment's, read once
-  std::string spec, experiment_names;
-  for (const auto& [exp, trial] : trials) {
-    if (!storage.count(exp)) {
-      const auto* e = experiment(exp);
-      if (!e) return false;
-      storage[exp] = config::parse_experiment_config(e->experiment().config(), "experiment " + std::to_string(exp))
-                         .checkpoint_storage;
+  for (auto id : wanted) {
+    if (experiments.count(id)) continue;
+    auto found = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value, experiment_id{id});
+    if (!found) {
+      out.error(found.error);
+      co_return false;
     }
+    if (found->experiment().id() == 0) {
+      out.error(404, "experiment " + std::to_string(id) + " not found");
+      co_return false;
+    }
+    experiments[id] = std::move(*found);
+  }
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (auto id : body.experiment_ids())
+    for (const auto& t : experiments[id].trials()) all.emplace_back(id, t.id());
+  all.insert(all.end(), trials.begin(), trials.end());
+  std::map<int64_t, config::checkpoint_storage_config> storage;  // each experiment's, parsed once
+  std::string spec, experiment_names;
+  for (const auto& [exp, trial] : all) {
+    if (!storage.count(exp))
+      storage[exp] = config::parse_experiment_config(experiments[exp].experiment().config(),
+                                                     "experiment " + std::to_string(exp))
+                         .checkpoint_storage;
     spec += (spec.empty() ? "" : ",") + std::string("trial_") + std::to_string(trial) + ":" +
             storage[exp].tensorboard_dir(handles.default_checkpoint_root, exp, trial);
   }
@@ -138,31 +141,47 @@ bool task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::T
   task.clear_entrypoint();
   for (const auto& word : {std::string("tensorboard"), std::string("--logdir_spec"), spec}) task.add_entrypoint(word);
   if (task.description() == "TensorBoard") task.set_description("TensorBoard: experiment " + experiment_names);
-  return true;
+  co_return true;
 }
 
-void task_routes::open_service(const http_request& req, http_response& res) {
+route_coroutine task_routes::open_service(http_request req, reply_to out) {
   const auto id = req.matches[1].str();
-  auto task = proxied_task(sys, handles, id);
-  if (!task) return reply_error(res, sys, task.error());
+  auto task = co_await ask<pb::Task>(out, handles.tasks, proxy_atom::value, id);
+  if (!task) co_return out.error(task.error);
   const auto token = service_token_of(*task);
   std::string location;
+  http_response res;
   if (req.get_header_value("Authorization").empty() && req.cookie(session_cookie_name).empty() &&
       (token.empty() || !auth::same_secret(req.get_param_value("token"), token))) {
     location = "/login?next=" + query_value(req.target);
   } else if (auto origin = proxy_origin_of(id, req, res); origin.empty()) {
-    return;
+    co_return out.finish(std::move(res));
   } else if (!token.empty() && auth::same_secret(req.get_param_value("token"), token)) {
     location = origin + req.target;  // a notebook's own link opens it there as it did here
   } else {
     auto who = caller_of(auth, req, scheme);
-    if (!who) return reply_error(res, sys, who.error());
+    if (!who) co_return out.error(who.error());
     location = ticket_url(*task, origin + req.target, *who, res);
-    if (location.empty()) return;
+    if (location.empty()) co_return out.finish(std::move(res));
   }
   res.status = 302;
   res.set_header("Location", location);
   res.set_header("Cache-Control", "no-store");
+  out.finish(std::move(res));
+}
+
+route_coroutine task_routes::proxy_ticket(http_request req, principal who, reply_to out) {
+  const auto id = req.matches[1].str();
+  auto task = co_await ask<pb::Task>(out, handles.tasks, proxy_atom::value, id);
+  if (!task) co_return out.error(task.error);
+  http_response refused;
+  const auto origin = proxy_origin_of(id, req, refused);
+  if (origin.empty()) co_return out.finish(std::move(refused));
+  const auto url = ticket_url(*task, origin + "/proxy/" + id + "/", who, refused);
+  if (url.empty()) co_return out.finish(std::move(refused));
+  pb::ProxyTicketResponse ticket;
+  ticket.set_url(url);
+  out.json(ticket);
 }
 
 std::string task_routes::proxy_origin_of(const std::string& id, const http_request& req, http_response& res) {
@@ -184,101 +203,113 @@ std::string task_routes::ticket_url(const pb::Task& task, const std::string& url
   return url + (url.find('?') == std::string::npos ? "?" : "&") + proxy_ticket_parameter + "=" + ticket;
 }
 
+route_coroutine task_routes::create_task(pb::TaskKind kind, pb::CreateTaskRequest body, principal who, reply_to out) {
+  if (body.context().size() > max_context_bytes)
+    co_return out.error(400, "the context is " + std::to_string(body.context().size() >> 20) +
+                                 " MiB; at most 96 MiB may be uploaded");
+  const auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
+  config::task_config cfg;
+  try {
+    cfg = config::parse_task_config(body.config(), path, from_pb(kind));
+  } catch (const config::config_error& e) {
+    co_return out.error(400, e.what());
+  }
+  const auto pool = handles.pool_name(cfg.resource_pool, cfg.slots);
+  if (!handles.pools_at(pool))
+    co_return out.error(400, path + ": resources.resource_pool: there is no resource pool named " + pool);
+  if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
+      !refusal.empty())
+    co_return out.error(403, path + ": " + refusal);
+  pb::Task task;
+  task.set_kind(kind);
+  task.set_owner_id(who.user_id);
+  task.set_description(cfg.description.empty() ? default_description(from_pb(kind), cfg.entrypoint) : cfg.description);
+  task.set_config(body.config());
+  task.set_slots(cfg.slots);
+  task.set_resource_pool(pool);
+  for (const auto& word : cfg.entrypoint) task.add_entrypoint(word);
+  if (kind == pb::TASK_KIND_TENSORBOARD) {
+    const bool found = co_await add_event_directories(body, task, out);
+    if (!found) co_return;
+  }
+  if (kind != pb::TASK_KIND_TENSORBOARD && (body.experiment_ids_size() || body.trial_ids_size()))
+    co_return out.error(400, "experiment_ids and trial_ids are a TensorBoard's");
+  auto created = co_await ask<pb::Task>(out, handles.tasks, create_atom::value, std::move(task),
+                                        std::move(*body.mutable_context()));
+  if (!created) co_return out.error(created.error);
+  out.json(reply_of(as_seen_by(std::move(*created), who)));
+}
+
+route_coroutine_of<std::optional<pb::Task>> task_routes::owned_task(std::string id, pb::TaskKind kind, principal who,
+                                                                    std::string verb, reply_to out) {
+  auto task = co_await ask<pb::Task>(out, handles.tasks, get_atom::value, id);
+  if (!task) {
+    out.error(task.error);
+    co_return std::nullopt;
+  }
+  const auto what = config::to_string(from_pb(kind)) + " " + id;
+  if (task->kind() != kind) {
+    out.error(404, "there is no " + what);
+    co_return std::nullopt;
+  }
+  if (auto e = require_owner(who, task->owner_id(), task->owner(), what, verb)) {
+    out.error(e);
+    co_return std::nullopt;
+  }
+  co_return std::move(*task);
+}
+
 void task_routes::add_to(http_router& server) {
-  auto ask = [this](http_response& res, auto done, auto... xs) { ask_actor(sys, res, handles.tasks, done, xs...); };
-
-  // The live task the path names, of the route's kind, checked for its owner or an admin, then `then(task)`.
-  auto owned_task = [this, ask](const std::string& id, pb::TaskKind kind, http_response& res, const principal& who,
-                                const std::string& verb, auto then) {
-    ask(res, [&](pb::Task& task) {
-      if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
-      if (auto e = require_owner(who, task.owner_id(), task.owner(), config::to_string(from_pb(kind)) + " " + id, verb))
-        return reply_error(res, sys, e);
-      then(task);
-    }, get_atom::value, id);
-  };
-
+  auto route = [this](auto coroutine) { return signed_in(coroutine_route(sys, std::move(coroutine))); };
   for (const auto kind : kinds) {
     const std::string base = std::string("/api/v1/") + route_plural(kind);
-      server.Post(base, signed_in([this, ask, kind](const http_request& req, http_response& res, const principal& who) {
-        auto body = body_of<pb::CreateTaskRequest>(req, res);
-        if (!body) return;
-        if (body->context().size() > max_context_bytes)
-          return reply_error(res, 400, "the context is " + std::to_string(body->context().size() >> 20) +
-                                           " MiB; at most 96 MiB may be uploaded");
-        const auto path = body->config_path().empty() ? std::string{"<request>"} : body->config_path();
-        config::task_config cfg;
-        try {
-          cfg = config::parse_task_config(body->config(), path, from_pb(kind));
-        } catch (const config::config_error& e) {
-          return reply_error(res, 400, e.what());
-        }
-        const auto pool = handles.pool_name(cfg.resource_pool, cfg.slots);
-        if (!handles.pools_at(pool))
-          return reply_error(res, 400, path + ": resources.resource_pool: there is no resource pool named " + pool);
-        if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
-            !refusal.empty())
-          return reply_error(res, 403, path + ": " + refusal);
-        pb::Task task;
-        task.set_kind(kind);
-        task.set_owner_id(who.user_id);
-        task.set_description(cfg.description.empty() ? default_description(from_pb(kind), cfg.entrypoint) : cfg.description);
-        task.set_config(body->config());
-        task.set_slots(cfg.slots);
-        task.set_resource_pool(pool);
-        for (const auto& word : cfg.entrypoint) task.add_entrypoint(word);
-        if (kind == pb::TASK_KIND_TENSORBOARD && !add_event_directories(*body, task, res)) return;
-        if (kind != pb::TASK_KIND_TENSORBOARD && (body->experiment_ids_size() || body->trial_ids_size()))
-          return reply_error(res, 400, "experiment_ids and trial_ids are a TensorBoard's");
-        ask(res, [&](pb::Task& created) { reply_json(res, reply_of(as_seen_by(std::move(created), who))); }, create_atom::value,
-            std::move(task), std::move(*body->mutable_context()));
-      }));
-    server.Get(base, signed_in([ask, kind](const http_request&, http_response& res, const principal& who) {
-      ask(res, [&](std::vector<pb::Task>& tasks) { reply_json(res, list_of(kind, tasks, who)); }, list_atom::value, kind);
+    server.Post(base, signed_in([this, kind](const http_request& req, http_response& res, const principal& who) {
+      if (auto body = body_of<pb::CreateTaskRequest>(req, res)) create_task(kind, std::move(*body), who, reply_to{sys, res});
     }));
-    server.Get(base + "/" + uuid_pattern, signed_in([ask, kind](const http_request& req, http_response& res, const principal& who) {
+    server.Get(base, route([this, kind](http_request, principal who, reply_to out) -> route_coroutine {
+      auto tasks = co_await ask<std::vector<pb::Task>>(out, handles.tasks, list_atom::value, kind);
+      if (!tasks) co_return out.error(tasks.error);
+      out.json(list_of(kind, *tasks, who));
+    }));
+    server.Get(base + "/" + uuid_pattern, route([this, kind](http_request req, principal who, reply_to out) -> route_coroutine {
       const auto id = req.matches[1].str();
-      ask(res, [&](pb::Task& task) {
-        if (task.kind() != kind) return reply_error(res, 404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
-        reply_json(res, reply_of(as_seen_by(std::move(task), who)));
-      }, get_atom::value, id);
+      auto task = co_await ask<pb::Task>(out, handles.tasks, get_atom::value, id);
+      if (!task) co_return out.error(task.error);
+      if (task->kind() != kind) co_return out.error(404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
+      out.json(reply_of(as_seen_by(std::move(*task), who)));
     }));
     server.Post(base + "/" + uuid_pattern + "/kill",
-                signed_in([ask, owned_task, kind](const http_request& req, http_response& res, const principal& who) {
+                route([this, kind](http_request req, principal who, reply_to out) -> route_coroutine {
                   const auto id = req.matches[1].str();
-                  owned_task(id, kind, res, who, "kill", [&](const pb::Task&) {
-                    ask(res, [&](bool) { res.set_content("{}", "application/json"); }, kill_atom::value, id);
-                  });
+                  auto owned = co_await owned_task(id, kind, who, "kill", out);
+                  if (!owned) co_return;
+                  auto killed = co_await ask<bool>(out, handles.tasks, kill_atom::value, id);
+                  if (!killed) co_return out.error(killed.error);
+                  out.empty_json();
                 }));
   }
-  server.Get("/api/v1/tasks", signed_in([ask](const http_request&, http_response& res, const principal&) {
-    ask(res, [&](pb::GetTaskSummariesResponse& out) { reply_json(res, out); }, list_atom::value);
+  server.Get("/api/v1/tasks", route([this](http_request, principal, reply_to out) -> route_coroutine {
+    auto summaries = co_await ask<pb::GetTaskSummariesResponse>(out, handles.tasks, list_atom::value);
+    json_or_error(out, summaries);
   }));
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern,
-             signed_in([ask](const http_request& req, http_response& res, const principal& who) {
-               ask(res, [&](pb::Task& task) { reply_json(res, reply_of(as_seen_by(std::move(task), who))); },
-                   get_atom::value, req.matches[1].str());
+             route([this](http_request req, principal who, reply_to out) -> route_coroutine {
+               auto task = co_await ask<pb::Task>(out, handles.tasks, get_atom::value, req.matches[1].str());
+               if (!task) co_return out.error(task.error);
+               out.json(reply_of(as_seen_by(std::move(*task), who)));
              }));
   server.Post(std::string("/api/v1/tasks/") + uuid_pattern + "/proxy_ticket",
               signed_in([this](const http_request& req, http_response& res, const principal& who) {
-                const auto id = req.matches[1].str();
-                auto task = proxied_task(sys, handles, id);
-                if (!task) return reply_error(res, sys, task.error());
-                const auto origin = proxy_origin_of(id, req, res);
-                if (origin.empty()) return;
-                const auto url = ticket_url(*task, origin + "/proxy/" + id + "/", who, res);
-                if (url.empty()) return;
-                pb::ProxyTicketResponse out;
-                out.set_url(url);
-                reply_json(res, out);
+                proxy_ticket(req, who, reply_to{sys, res});
               }));
   server.Get(std::string("/proxy/") + uuid_pattern + "/.*",
-             [this](const http_request& req, http_response& res) { open_service(req, res); });
+             [this](const http_request& req, http_response& res) { open_service(req, reply_to{sys, res}); });
   server.Get(std::string("/api/v1/tasks/") + uuid_pattern + "/logs",
              signed_in([this](const http_request& req, http_response& res, const principal&) {
                if (auto p = page_of(req, res, "after_id", default_log_page, max_log_page))
-                 ask_actor(sys, res, handles.reader, [&](pb::TaskLogsResponse& out) { reply_json(res, out); },
-                           logs_atom::value, req.matches[1].str(), p->start, p->limit);
+                 ask_deferred<pb::TaskLogsResponse>(
+                     sys, res, handles.reader, [](const pb::TaskLogsResponse& logs, http_response& made) { reply_json(made, logs); },
+                     logs_atom::value, req.matches[1].str(), p->start, p->limit);
              }));
 }
 
