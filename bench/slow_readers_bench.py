@@ -11,17 +11,13 @@ Usage: bench/slow_readers_bench.py [--bin-dir DIR] [--baseline-bin-dir DIR] [--s
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../tests/integration"))
 os.environ.setdefault("DET_BIN_DIR", os.path.join(HERE, "../build/bin"))
 import cluster as cluster_module  # noqa: E402
-from slow_readers_test import HELD, SlowReadersTest  # noqa: E402
-
-LIGHT = ("/api/v1/master", "/api/v1/experiments/1")
+from slow_readers_test import LIGHT_ROUTES, SlowReadersTest  # noqa: E402
 
 
 def measure(bin_dir, samples, give_up):
@@ -29,30 +25,15 @@ def measure(bin_dir, samples, give_up):
     test = SlowReadersTest("test_light_routes_answer_while_64_reads_wait_on_a_locked_table")
     test.setUp()
     try:
-        c = test.cluster
-        c.submit(cluster_module.simulated_config("light", 10))
-        for path in LIGHT:
-            test.timed_get(path, 5)
-        psql = test.lock_metrics()
-        held = [None] * HELD
-        def read_metrics(i):
-            held[i] = test.timed_get(f"/api/v1/trials/1/metrics?offset={i}", 600)
-        readers = [threading.Thread(target=read_metrics, args=(i,)) for i in range(HELD)]
-        for t in readers:
-            t.start()
-        cluster_module.wait_for(lambda: test.waiting_on_lock() >= 1, 30, "a metric read waiting on the lock")
+        psql, _, readers = test.hold_metric_reads(600)
         out = {}
-        for path in LIGHT:
+        for path in LIGHT_ROUTES:
             answers = [test.timed_get(path, give_up) for _ in range(samples)]
             seconds = sorted(s if status == 200 else float("inf") for status, s in answers)
             out[path] = {"p50_ms": 1e3 * statistics.median(seconds),
                          "p99_ms": 1e3 * seconds[int(0.99 * (len(seconds) - 1))],
                          "unanswered": sum(1 for s in seconds if s == float("inf"))}
-        psql.stdin.write("ROLLBACK;\n")
-        psql.stdin.close()
-        psql.wait(30)
-        for t in readers:
-            t.join(600)
+        test.release(psql, readers, 600)
         return out
     finally:
         test.doCleanups()

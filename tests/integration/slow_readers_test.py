@@ -17,6 +17,7 @@ from cluster import Cluster, simulated_config, wait_for  # noqa: E402
 
 HELD = 64
 LIGHT_BOUND_S = 0.050
+LIGHT_ROUTES = ("/api/v1/master", "/api/v1/experiments/1")
 
 
 class SlowReadersTest(unittest.TestCase):
@@ -53,41 +54,46 @@ class SlowReadersTest(unittest.TestCase):
         finally:
             conn.close()
 
-    def test_light_routes_answer_while_64_reads_wait_on_a_locked_table(self):
-        c = self.cluster
-        exp_id = c.submit(simulated_config("light", 10))
-        self.assertEqual(exp_id, 1)
-        for path in ("/api/v1/master", f"/api/v1/experiments/{exp_id}"):
-            self.timed_get(path, 5)  # warm: the token is looked up once, then cached
+    def hold_metric_reads(self, timeout):
+        """An experiment (id 1) stored, the light routes warmed (the token is looked up once, then
+        cached), the metrics table locked and HELD reads of it sent; returns the lock's psql, the
+        list each read's (status, seconds) lands in and their threads."""
+        self.assertEqual(self.cluster.submit(simulated_config("light", 10)), 1)
+        for path in LIGHT_ROUTES:
+            self.timed_get(path, 5)
         psql = self.lock_metrics()
-
         held = [None] * HELD
         def read_metrics(i):
             # Each its own page, so that no two share one read (runtime/read_coalescer.hpp).
-            held[i] = self.timed_get(f"/api/v1/trials/1/metrics?offset={i}", 120)
+            held[i] = self.timed_get(f"/api/v1/trials/1/metrics?offset={i}", timeout)
         readers = [threading.Thread(target=read_metrics, args=(i,)) for i in range(HELD)]
         for t in readers:
             t.start()
         # The held reads are in: PostgreSQL shows the master's metric reads waiting on the lock.
         wait_for(lambda: self.waiting_on_lock() >= 1, 30, "a metric read waiting on the lock")
+        return psql, held, readers
+
+    @staticmethod
+    def release(psql, readers, timeout):
+        """Ends the lock and waits for the held reads."""
+        psql.stdin.write("ROLLBACK;\n")
+        psql.stdin.close()
+        psql.wait(30)
+        for t in readers:
+            t.join(timeout)
+
+    def test_light_routes_answer_while_64_reads_wait_on_a_locked_table(self):
+        psql, held, readers = self.hold_metric_reads(120)
         time.sleep(0.5)
         self.assertTrue(all(h is None for h in held), f"reads answered through the lock: {held}")
-
-        light = {}
-        for path in ("/api/v1/master", f"/api/v1/experiments/{exp_id}"):
-            light[path] = [self.timed_get(path, 5) for _ in range(20)]
+        light = {path: [self.timed_get(path, 5) for _ in range(20)] for path in LIGHT_ROUTES}
         for path, answers in light.items():
             self.assertTrue(all(status == 200 for status, _ in answers), f"{path}: {answers}")
             seconds = sorted(s for _, s in answers)
             # The 19th of 20: one outlier (a scheduler hiccup on a busy 2-core machine) may pass.
             self.assertLess(seconds[-2], LIGHT_BOUND_S, f"{path} took {seconds} s while {HELD} reads were held")
         self.assertTrue(all(h is None for h in held), "the lock was held throughout")
-
-        psql.stdin.write("ROLLBACK;\n")
-        psql.stdin.close()
-        psql.wait(30)
-        for t in readers:
-            t.join(150)
+        self.release(psql, readers, 150)
         self.assertEqual([h[0] for h in held], [200] * HELD, held)
 
     def waiting_on_lock(self):

@@ -13,10 +13,13 @@
 #include "messages/interfaces.hpp"
 #include "messages/errc.hpp"
 #include "runtime/actor_ask.hpp"
+#include "tests/unit/deferred_answer.hpp"
 #include "tests/unit/deterministic_system.hpp"
 
 using namespace det;
 using det::runtime::http_response;
+
+using det::testing::answer_of;
 
 namespace {
 
@@ -48,15 +51,6 @@ void route(caf::actor_system& sys, const caf::actor& dest, int64_t id, http_resp
   runtime::ask_deferred<pb::Experiment>(
       sys, res, dest, [](const pb::Experiment& e, http_response& made) { runtime::reply_json(made, e); }, get_atom::value,
       id);
-}
-
-/// What the deferred response was finished with, once it is.
-std::shared_ptr<std::optional<http_response>> answer_of(http_response& res) {
-  auto got = std::make_shared<std::optional<http_response>>();
-  REQUIRE(static_cast<bool>(res.deferred));
-  res.deferred->when_finished([got](const http_response& r) { *got = r; });
-  res.deferred.reset();  // as the server does: the continuation alone holds it
-  return got;
 }
 
 }  // namespace

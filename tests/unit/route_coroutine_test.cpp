@@ -13,6 +13,7 @@
 #include "messages/errc.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/route_coroutine.hpp"
+#include "tests/unit/deferred_answer.hpp"
 #include "tests/unit/deterministic_system.hpp"
 
 using namespace det;
@@ -21,6 +22,8 @@ using det::runtime::http_response;
 using det::runtime::reply_to;
 using det::runtime::route_coroutine;
 using det::runtime::route_coroutine_of;
+
+using det::testing::answer_of;
 
 namespace {
 
@@ -71,15 +74,6 @@ route_coroutine throwing_route(caf::actor dest, reply_to out) {
   auto user = co_await runtime::ask<pb::User>(out, dest, get_atom::value, int64_t{1});
   if (user) throw std::runtime_error("the page could not be made");
   out.empty_json();
-}
-
-/// What the deferred response was finished with, once it is.
-std::shared_ptr<std::optional<http_response>> answer_of(http_response& res) {
-  auto got = std::make_shared<std::optional<http_response>>();
-  REQUIRE(static_cast<bool>(res.deferred));
-  res.deferred->when_finished([got](const http_response& r) { *got = r; });
-  res.deferred.reset();
-  return got;
 }
 
 }  // namespace
