@@ -34,6 +34,7 @@
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
+#include "agent/unreported_exits.hpp"
 #include "runtime/cgroup_limits.hpp"
 #include "runtime/child_process.hpp"
 #include "runtime/container_workers.hpp"
@@ -157,7 +158,7 @@ struct agent_process_state {
   bool announced_wait = false;
   int64_t reconnect_wait_s = 25;   // from the master's welcome
   int64_t disconnections = 0;      // names the wait a give_up tick belongs to
-  std::vector<pb::ContainerExited> unsent_exits;  // while disconnected
+  unreported_exits unsent_exits;  // while disconnected
   // Starts and ready services while it had no endpoint: a master may place work on an agent
   // before the agent has read the master's welcome.
   std::vector<pb::ContainerStarted> unsent_starts;
@@ -202,8 +203,7 @@ void connect(self_ptr self) {
   pb::AgentHello hello;
   *hello.mutable_agent() = st.info;
   hello.set_agent_token(st.agent_token);
-  for (const auto& exited : st.unsent_exits)
-    *hello.add_exited() = exited;
+  const auto carried = st.unsent_exits.carry(hello);
   for (auto& [id, c] : st.containers) {
     auto* running = hello.add_running();
     running->set_allocation_id(id);
@@ -223,10 +223,11 @@ void connect(self_ptr self) {
             ++st.disconnections;  // a pending give-up is void
             st.announced_wait = false;
             flush_logs(self);  // lines its workers wrote while it had no master
-            st.unsent_exits.clear();  // the hello carried them
             for (auto& started : st.unsent_starts)
               if (st.containers.count(started.allocation_id())) self->send(st.endpoint, std::move(started), st.session_token);
             st.unsent_starts.clear();
+            for (auto& exited : st.unsent_exits.welcomed(carried))  // those the hello did not carry
+              self->send(st.endpoint, std::move(exited), st.session_token);
             self->monitor(st.master);
             std::cout << "agent " << st.info.id() << ": registered with master "
                       << welcome.master_version() << " at " << st.master_host << ":"
@@ -507,7 +508,7 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     if (st.endpoint)
       self->send(st.endpoint, std::move(exited), st.session_token);
     else
-      st.unsent_exits.push_back(std::move(exited));
+      st.unsent_exits.add(std::move(exited));
   }
 }
 
@@ -641,7 +642,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         if (st.endpoint)
           self->send(st.endpoint, std::move(exited), st.session_token);
         else
-          st.unsent_exits.push_back(std::move(exited));
+          st.unsent_exits.add(std::move(exited));
       },
       [=](warm_atom) { self->state.warm->fill(); },
       [=](inspect_atom) -> std::string {
