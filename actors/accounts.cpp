@@ -1,13 +1,13 @@
 // The accounts actor: users and bearer tokens in PostgreSQL, on a connection of its own. It
 // stores and reads what it is given; passwords reach it hashed and tokens as their SHA-256.
 
-#include <iostream>
 #include <memory>
 
 #include "actors/spawn.hpp"
 #include "actors/storage_answer.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -107,7 +107,7 @@ accounts_actor::behavior_type accounts_impl(self_ptr self, std::string conninfo)
         try {
           db.revoke_tokens_described(id.value, description);
         } catch (const std::exception& e) {
-          std::cerr << "master: " << e.what() << std::endl;
+          logs::error(logs::component::master, e.what());
         }
       },
       [&db](owner_atom, experiment_id id) {

@@ -10,7 +10,6 @@
 // runs again elsewhere without counting a restart.
 
 #include <csignal>
-#include <iostream>
 #include <map>
 #include <set>
 
@@ -21,6 +20,7 @@
 #include "actors/spawn.hpp"
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -143,8 +143,9 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
     self->send(st.handles.persistence, update_atom::value, st.info);
     caf::anon_send(st.handles.pool(st.info.resource_pool()), enable_atom::value, st.info.id(), int32_t{-1},
                    slot_switch::drain);
-    std::cerr << "master: lost agent " << st.info.id() << " (" << self->system().render(dm.reason) << "); keeping "
-              << st.containers.size() << " containers for " << st.handles.agent_reconnect_wait_s << " s" << std::endl;
+    logs::warn(logs::component::agent, "lost agent " + st.info.id() + " (" + self->system().render(dm.reason) +
+                                           "); keeping " + std::to_string(st.containers.size()) + " containers for " +
+                                           std::to_string(st.handles.agent_reconnect_wait_s) + " s");
     self->delayed_send(self, std::chrono::seconds(st.handles.agent_reconnect_wait_s), expire_atom::value,
                        ++st.disconnections);
   });
@@ -185,8 +186,8 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
           if (st.containers.count(kill.allocation_id()))
             self->send(st.gate, std::move(kill));
         st.unsent_kills.clear();
-        std::cerr << "master: agent " << st.info.id() << " reconnected with " << st.containers.size()
-                  << " running containers" << std::endl;
+        logs::info(logs::component::agent, "agent " + st.info.id() + " reconnected with " +
+                                               std::to_string(st.containers.size()) + " running containers");
         return welcome(self);
       },
       [=](welcome_atom) { return welcome(self); },
@@ -194,8 +195,8 @@ agent_proxy_actor::behavior_type agent_proxy_impl(self_ptr self, pb::AgentHello 
         auto& st = self->state;
         if (st.info.connected() || window != st.disconnections)
           return;
-        std::cerr << "master: agent " << st.info.id() << " did not reconnect within " << st.handles.agent_reconnect_wait_s
-                  << " s" << std::endl;
+        logs::warn(logs::component::agent, "agent " + st.info.id() + " did not reconnect within " +
+                                               std::to_string(st.handles.agent_reconnect_wait_s) + " s");
         for (auto& [id, c] : st.containers)
           caf::anon_send(c.allocation, agent_proxy_state::lost(id, st.info.id(), "agent " + st.info.id() + " did not reconnect within " +
                                                                        std::to_string(st.handles.agent_reconnect_wait_s) + " s"));

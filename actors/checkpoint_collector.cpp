@@ -3,7 +3,6 @@
 // here it delays neither a commit nor a read.
 
 #include <chrono>
-#include <iostream>
 #include <memory>
 
 #include "actors/spawn.hpp"
@@ -13,6 +12,7 @@
 #include "storage/checkpoint_storage.hpp"
 #include "storage/database.hpp"
 #include "messages/states.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -36,10 +36,11 @@ void collect(self_ptr self, experiment_id id, const std::string& config_toml) {
         storage::gc_policy{storage.save_experiment_best, storage.save_trial_best, storage.save_trial_latest},
         cfg.searcher.metric, cfg.searcher.smaller_is_better);
     if (deleted > 0)
-      std::cout << "master: deleted " << deleted << " checkpoints of experiment " << id.value << std::endl;
+      logs::info(logs::component::experiment,
+                 "deleted " + std::to_string(deleted) + " checkpoints of experiment " + std::to_string(id.value));
   } catch (const std::exception& e) {
-    std::cerr << "master: collecting the checkpoints of experiment " << id.value << " failed: " << e.what()
-              << std::endl;
+    logs::error(logs::component::experiment, "collecting the checkpoints of experiment " + std::to_string(id.value) +
+                                                  " failed: " + e.what());
   }
 }
 
@@ -95,10 +96,10 @@ caf::error delete_experiment(storage::database& db, int64_t id) {
     try {
       storage::remove_checkpoint_files(c);
     } catch (const std::exception& e) {
-      std::cerr << "master: experiment " << text << " is deleted, but " << e.what() << std::endl;
+      logs::warn(logs::component::experiment, "experiment " + text + " is deleted, but " + e.what());
     }
   }
-  std::cout << "master: deleted experiment " << text << std::endl;
+  logs::info(logs::component::experiment, "deleted experiment " + text);
   return {};
 }
 

@@ -7,7 +7,6 @@
 //     |
 //     +--(kill)--> STOPPING_KILLED --(every trial exited)--> CANCELED
 
-#include <iostream>
 #include <map>
 #include <optional>
 #include <utility>
@@ -26,6 +25,7 @@
 #include "messages/searcher.pb.h"
 #include "searcher/custom_search.hpp"
 #include "searcher/searcher.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -199,7 +199,7 @@ void start_trial(self_ptr self, const pb::Trial& t, std::string note = {}, bool 
   setup.checkpoint_root = checkpoint_root(self);
   // Its workers run as its owner's Unix user, who must be able to write there.
   if (auto why = storage::prepare_shared_checkpoint_root(setup.checkpoint_root); !why.empty())
-    std::cerr << "master: experiment " << st.exp.id() << ": " << why << std::endl;
+    logs::warn(logs::component::experiment, "experiment " + std::to_string(st.exp.id()) + ": " + why);
   setup.owner_id = st.exp.owner_id();
   setup.model_definition = st.model_definition;
   const auto& warm = t.warm_start_checkpoint_uuid();
@@ -555,8 +555,8 @@ void restore(self_ptr self) {
   for (auto rid : search.open_requests()) {
     if (st.trials.count(rid) || st.unclaimed_rows.count(rid))
       continue;
-    std::cout << "master: experiment " << st.exp.id() << " lost trial request " << rid
-              << " with the master; it counts as failed" << std::endl;
+    logs::warn(logs::component::experiment, "experiment " + std::to_string(st.exp.id()) + " lost trial request " +
+                                                 std::to_string(rid) + " with the master; it counts as failed");
     st.trials[rid].exited = true;
     append(exit_events(rid, pb::STATE_ERROR, false));
   }
@@ -564,8 +564,8 @@ void restore(self_ptr self) {
   // again (by request id), and create_trial adopts their rows.
   if (st.search_from_start)
     replay.events.push_back(search_events::initial_trials{});
-  std::cout << "master: restored experiment " << st.exp.id() << " with " << live
-            << " trials starting over" << std::endl;
+  logs::info(logs::component::experiment, "restored experiment " + std::to_string(st.exp.id()) + " with " +
+                                              std::to_string(live) + " trials starting over");
   if (killed(self)) {
     for (auto& [rid, t] : st.trials)
       if (t.handle && !t.exited)

@@ -10,13 +10,13 @@
 // commands, a new token) must come from that actor, which a peer cannot be.
 
 #include <chrono>
-#include <iostream>
 #include <string_view>
 
 #include "actors/spawn.hpp"
 #include "actors/token_check.hpp"
 #include "auth/credentials.hpp"
 #include "caf/all.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -117,7 +117,7 @@ master_actor::behavior_type front_gate_impl(front_self self, master_handles hand
       [=](pb::AgentHello& hello, agent_actor remote) -> caf::result<pb::AgentWelcome, agent_endpoint> {
         if (!auth::same_secret(hello.agent_token(), self->state.handles.agent_token)) {
           const auto why = hello.agent_token().empty() ? "presented no agent token" : "presented a wrong agent token";
-          std::cerr << "master: refused agent " << hello.agent().id() << ": it " << why << std::endl;
+          logs::warn(logs::component::agent, "refused agent " + hello.agent().id() + ": it " + why);
           return bad_token(std::string{"the master refused agent "} + hello.agent().id() + ": it " + why +
                            " (give the master's with --agent-token-file or DET_AGENT_TOKEN)");
         }

@@ -16,7 +16,6 @@
 #include <chrono>
 #include <utility>
 #include <set>
-#include <iostream>
 #include <map>
 #include <memory>
 
@@ -29,6 +28,7 @@
 #include "actors/state_text.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -69,7 +69,7 @@ struct metric_writer_state {
     try {
       db->commit_metrics(storage::summary_timing::now);
     } catch (const std::exception& e) {
-      std::cerr << "persistence: writing metrics failed: " << e.what() << std::endl;
+      logs::error(logs::component::storage, std::string("writing metrics failed: ") + e.what());
     }
   }
 };
@@ -113,7 +113,7 @@ metric_writer_actor::behavior_type metric_writer_impl(
           self->state.db->write_kept_summaries();
           return true;
         });
-        if (!written) std::cerr << "persistence: " << self->system().render(written.error()) << std::endl;
+        if (!written) logs::error(logs::component::storage, self->system().render(written.error()));
         remind_of_kept_summaries(self);  // reports were being appended, or the write failed
       },
   };
@@ -153,7 +153,7 @@ struct persistence_state {
       f();
     } catch (const std::exception& e) {
       ++failures;
-      std::cerr << "persistence: " << what << " failed: " << e.what() << std::endl;
+      logs::error(logs::component::storage, std::string(what) + " failed: " + e.what());
     }
   }
 
@@ -163,7 +163,7 @@ struct persistence_state {
     auto x = attempt_storage(what, std::forward<F>(f));
     if (!x) {
       ++failures;
-      std::cerr << "persistence: " << x.error().context().template get_as<std::string>(0) << std::endl;
+      logs::error(logs::component::storage, x.error().context().template get_as<std::string>(0));
     }
     return answer_with(std::move(x));
   }
@@ -191,7 +191,7 @@ struct persistence_state {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - commit.began).count());
     } else {
       ++failures;
-      std::cerr << "persistence: " << system->render(written.error()) << std::endl;
+      logs::error(logs::component::storage, system->render(written.error()));
     }
     for (auto& ack : commit.acks) {
       if (written)
@@ -223,7 +223,7 @@ struct persistence_state {
       if (lanes[i].acks.empty()) {
         if (!settle && !lanes[i].committing) continue;
         if (auto settled = ask(lanes[i]); !settled)
-          std::cerr << "persistence: writing metrics failed: " << system->render(settled.error()) << std::endl;
+          logs::error(logs::component::storage, "writing metrics failed: " + system->render(settled.error()));
         continue;
       }
       auto commit = start_commit(i);
@@ -237,7 +237,7 @@ struct persistence_state {
     waiter->request(rows, caf::infinite, flush_atom::value)
         .receive([](bool) {},
                  [&](caf::error& e) {
-                   std::cerr << "persistence: the row writer did not answer: " << system->render(e) << std::endl;
+                   logs::error(logs::component::storage, "the row writer did not answer: " + system->render(e));
                  });
   }
 

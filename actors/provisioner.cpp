@@ -9,7 +9,6 @@
 // make the next launch wait: 2 s, then twice as long after each failure in a row, up to 5 min.
 
 #include <algorithm>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -22,6 +21,7 @@
 #include "provisioner/instance_provider.hpp"
 #include "provisioner/scale_decider.hpp"
 #include "storage/database.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -77,7 +77,7 @@ std::chrono::milliseconds tick_period(const config::provider_config& p) {
 }
 
 void log(self_ptr self, const std::string& line) {
-  std::cout << "provisioner " << self->state.pool.name << ": " << line << std::endl;
+  logs::info(logs::component::pool, "provisioner of pool " + self->state.pool.name + ": " + line);
 }
 
 void store(self_ptr self, const pb::ProvisionedInstance& instance) {

@@ -5,7 +5,6 @@
 // is answered. The persistence writer asks this actor to catch up before it stores a searcher
 // snapshot, which must never name a trial whose row is missing.
 
-#include <iostream>
 
 #include "actors/change_feed.hpp"
 #include "actors/spawn.hpp"
@@ -13,6 +12,7 @@
 #include "actors/storage_answer.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -35,7 +35,7 @@ row_writer_actor::behavior_type row_writer_impl(row_writer_actor::stateful_point
         auto id = attempt_storage("the trial could not be stored", [&] { return self->state.db->insert_trial(t); });
         if (!id) {
           ++self->state.failures;
-          std::cerr << "persistence: " << id.error().context().get_as<std::string>(0) << std::endl;
+          logs::error(logs::component::storage, id.error().context().get_as<std::string>(0));
           return std::move(id.error());
         }
         ++self->state.trials_created;
@@ -49,7 +49,7 @@ row_writer_actor::behavior_type row_writer_impl(row_writer_actor::stateful_point
         });
         if (!recorded) {
           ++self->state.failures;
-          std::cerr << "persistence: " << recorded.error().context().get_as<std::string>(0) << std::endl;
+          logs::error(logs::component::storage, recorded.error().context().get_as<std::string>(0));
           return false;
         }
         ++self->state.checkpoints_recorded;

@@ -3,7 +3,6 @@
 // reaches, answers lists from the database (ended tasks stay listed), and passes kills to the
 // live actors. On start it takes back the tasks a master restart interrupted.
 
-#include <iostream>
 #include <map>
 #include <memory>
 
@@ -14,6 +13,7 @@
 #include "auth/ssh_keys.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"
+#include "node/log.hpp"
 
 namespace det {
 namespace {
@@ -56,7 +56,7 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
     for (auto& r : st.db->restorable_tasks())
       start(self, std::move(r.task), std::move(r.secrets), std::move(r.context), true);
   } catch (const std::exception& e) {
-    std::cerr << "master: cannot restore the tasks that were running: " << e.what() << std::endl;
+    logs::error(logs::component::master, std::string("cannot restore the tasks that were running: ") + e.what());
   }
   auto& db = *st.db;
   return {
@@ -123,7 +123,7 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
         try {
           db.update_task(task);
         } catch (const std::exception& e) {
-          std::cerr << "master: " << e.what() << std::endl;
+          logs::error(logs::component::master, e.what());
         }
       },
   };

@@ -12,7 +12,7 @@
 
 #include "messages/cluster.pb.h"
 
-namespace det {
+namespace det::agent {
 
 class unreported_exits {
  public:
@@ -35,4 +35,4 @@ class unreported_exits {
   std::vector<pb::ContainerExited> exits_;
 };
 
-} // namespace det
+} // namespace det::agent

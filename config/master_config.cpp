@@ -183,6 +183,23 @@ void read_security(table_reader& root, master_config& config) {
   reader.report_unknown_keys();
 }
 
+/// `[log]`: Determined's `log.level`, and det's `format`.
+void read_log(table_reader& root, master_config& config) {
+  const auto* table = root.read_table("log");
+  if (!table) return;
+  table_reader reader(*table, root.path_of("log"), root.diag());
+  if (auto v = reader.read_string("level")) {
+    if (auto level = log_level_named(*v)) config.log.level = *level;
+    else reader.error("level", "expected " + std::string(log_level_names) + ", got \"" + *v + "\"");
+  }
+  if (auto v = reader.read_string("format")) {
+    if (auto format = log_format_named(*v)) config.log.format = *format;
+    else reader.error("format", "expected " + std::string(log_format_names) + ", got \"" + *v + "\"");
+  }
+  reader.refuse({"color"}, "det's logs have no colors: text lines, or JSON objects with format = \"json\"");
+  reader.report_unknown_keys();
+}
+
 const std::map<std::string, provider_type>& provider_types() {
   static const std::map<std::string, provider_type> types{
       {"process", provider_type::process}, {"command", provider_type::command}, {"slurm", provider_type::slurm}};
@@ -394,12 +411,13 @@ master_config parse_master_config(std::string_view toml_text, std::string_view s
   pick_default(default_pool, "default_compute_resource_pool", config.default_resource_pool);
   pick_default(default_aux_pool, "default_aux_resource_pool", config.default_aux_resource_pool);
   read_security(reader, config);
+  read_log(reader, config);
   if (config.tls)
     for (const auto& pool : config.resource_pools)
       if (pool.provider)
         reader.error("resource_pools", "pool \"" + pool.name + "\" has a provider, but det cannot yet give the agents "
                      "it starts the certificates that security.tls requires: start TLS agents by hand");
-  reader.refuse({"cluster_name", "log", "logging", "telemetry", "task_container_defaults", "checkpoint_storage",
+  reader.refuse({"cluster_name", "logging", "telemetry", "task_container_defaults", "checkpoint_storage",
                  "webhooks", "observability", "tensorboard_timeout", "notebook_timeout", "enable_cors",
                  "launch_error", "feature_switches", "root", "cache", "integrations", "scim",
                  "additional_resource_managers"},

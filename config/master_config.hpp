@@ -5,6 +5,7 @@
 #include "auth/tls_files.hpp"
 #include "config/config_error.hpp"
 #include "config/host_access_policy.hpp"
+#include "config/log_settings.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -129,6 +130,9 @@ struct master_config {
   /// `[security] max_upload_size`: the largest request body a logged-in caller may send (a byte
   /// count, "160MiB"); the master holds at most three of them at once.
   int64_t max_upload_bytes = default_max_upload_bytes;
+  /// `[log] level, format`: what the master writes to its log, and how; --log-level and
+  /// --log-format win.
+  log_settings log;
 };
 
 /// Parses and validates a master config; errors as for experiment configs.

@@ -1,9 +1,8 @@
 // det-node: the master or an agent. Agents start trials as det-worker processes.
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 
+#include "node/log.hpp"
 #include "runtime/node.hpp"
 
 int main(int argc, char** argv) {
@@ -50,7 +49,20 @@ int main(int argc, char** argv) {
   app.add_option("--tensorboard", tensorboard, "agent: TensorBoards' program (default: tensorboard on PATH)");
   app.add_option("--sshd", sshd, "agent: shells' OpenSSH server (default: /usr/sbin/sshd)");
 
+  // Both roles: the master's [log] section says the same, and these win over it.
+  std::string log_level, log_format;
+  app.add_option("--log-level", log_level, "debug, info (default), warn or error: the least severe lines logged")
+      ->check([](const std::string& v) {
+        return det::config::log_level_named(v) ? std::string() : "expected " + std::string(det::config::log_level_names);
+      });
+  app.add_option("--log-format", log_format, "text (default): a line per event; json: a JSON object per line")
+      ->check([](const std::string& v) {
+        return det::config::log_format_named(v) ? std::string() : "expected " + std::string(det::config::log_format_names);
+      });
+
   CLI11_PARSE(app, argc, argv);
+  m.log_level = a.log_level = det::config::log_level_named(log_level);
+  m.log_format = a.log_format = det::config::log_format_named(log_format);
   try {
     if (role == "master") {
       det::runtime::block_stop_signals();
@@ -65,7 +77,7 @@ int main(int argc, char** argv) {
     a.agent_token = det::runtime::read_agent_token(agent_token_file);
     return det::runtime::run_agent(a);
   } catch (const std::exception& e) {
-    std::cerr << "det-node: " << e.what() << std::endl;
+    det::logs::error(role == "master" ? det::logs::component::master : det::logs::component::agent, e.what());
     return 1;
   }
 }

@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -28,6 +27,7 @@
 #include "storage/shared_checkpoint_root.hpp"
 #include "storage/database.hpp"
 #include "storage/embedded_postgres.hpp"
+#include "node/log.hpp"
 
 namespace det::runtime {
 namespace {
@@ -96,8 +96,8 @@ void set_first_admin_password(storage::database& db, const std::string& data_dir
   auth::write_private_file(path, password + "\n");
   if (!db.set_admin_password_if_unset(auth::hash_password(password)))
     return;
-  std::cout << "master: created user admin with the password in " << path
-            << " (readable by this user only; change it with det user change-password)" << std::endl;
+  logs::info(logs::component::master, "created user admin with the password in " + path +
+                                          " (readable by this user only; change it with det user change-password)");
 }
 
 // The token agents present to register: the configured file's, or one made at the first start
@@ -110,8 +110,8 @@ std::string agent_token(const config::master_config& mc, const std::string& data
     throw std::runtime_error("security.agent_token_file: cannot read a token from " + path);
   auto token = auth::random_secret();
   auth::write_private_file(path, token + "\n");
-  std::cout << "master: agents register with the token in " << path << " (det-node --role=agent --agent-token-file "
-            << path << ")" << std::endl;
+  logs::info(logs::component::master, "agents register with the token in " + path +
+                                          " (det-node --role=agent --agent-token-file " + path + ")");
   return token;
 }
 
@@ -154,6 +154,10 @@ int run_master(const master_options& opts) {
   config::master_config mc;
   if (!opts.config_path.empty())
     mc = config::load_master_config(opts.config_path);
+  auto log_settings = mc.log;
+  if (opts.log_level) log_settings.level = *opts.log_level;
+  if (opts.log_format) log_settings.format = *opts.log_format;
+  logs::configure(log_settings);
   // Before anything starts: CAF's OpenSSL module would abort on a file it cannot load.
   if (mc.tls)
     auth::check_tls_files(*mc.tls, {"security.tls.cert", "security.tls.key", "security.tls.ca"});
@@ -169,14 +173,14 @@ int run_master(const master_options& opts) {
     pg.emplace(data_dir);
     pg->start();
     db_url = pg->conninfo();
-    std::cout << "master: PostgreSQL running under " << data_dir << std::endl;
+    logs::info(logs::component::storage, "PostgreSQL running under " + data_dir);
   }
   auto db = std::make_shared<storage::database>(db_url);
   for (auto& m : db->migrate())
-    std::cout << "master: applied migration " << m << std::endl;
+    logs::info(logs::component::storage, "applied migration " + m);
   std::filesystem::create_directories(data_dir);
   // Trials run as their owners' Unix users and write beneath it (the default checkpoint root).
-  if (auto why = storage::let_everyone_through(data_dir); !why.empty()) std::cerr << "master: " << why << std::endl;
+  if (auto why = storage::let_everyone_through(data_dir); !why.empty()) logs::warn(logs::component::master, why);
   set_first_admin_password(*db, data_dir);
   // Unfinished experiments continue where their last searcher snapshot was (or from the start of
   // a search that had none yet, adopting the trials it had stored).
@@ -187,8 +191,8 @@ int run_master(const master_options& opts) {
       restore_warm_start(*db, r.trials, plan);
       restored.emplace_back(r.experiment, std::move(plan));
     } catch (const std::exception& e) {
-      std::cerr << "master: cannot restore experiment " << r.experiment.id() << ": " << e.what()
-                << "; marking it ERROR" << std::endl;
+      logs::error(logs::component::experiment, "cannot restore experiment " + std::to_string(r.experiment.id()) +
+                                                    ": " + e.what() + "; marking it ERROR");
       for (auto t : db->trials_of(r.experiment.id())) {
         if (is_terminal(t.state()))
           continue;
@@ -256,12 +260,13 @@ int run_master(const master_options& opts) {
   const int bound_http = bound_ports.http;
   handles.http_port->store(bound_http);
   write_ready_file(opts.ready_file, *bound, bound_http, bound_ports.proxy);
-  std::cout << "master: serving REST on " << (mc.tls ? "https://" : "http://") << opts.listen << ":" << bound_http
-            << ", task services on port " << bound_ports.proxy << " and actors on port " << *bound
-            << (mc.tls ? " over TLS" : "") << std::endl;
+  logs::info(logs::component::master, std::string("serving REST on ") + (mc.tls ? "https://" : "http://") + opts.listen +
+                                          ":" + std::to_string(bound_http) + ", task services on port " +
+                                          std::to_string(bound_ports.proxy) + " and actors on port " +
+                                          std::to_string(*bound) + (mc.tls ? " over TLS" : ""));
 
   auto sig = wait_for_stop_signal();
-  std::cout << "master: stopping on signal " << sig << std::endl;
+  logs::info(logs::component::master, "stopping on signal " + std::to_string(sig));
   gateway.stop();
   caf::scoped_actor self{sys};
   self->send_exit(gate, caf::exit_reason::user_shutdown);
@@ -279,24 +284,22 @@ int run_master(const master_options& opts) {
   self->request(handles.persistence, std::chrono::seconds(30), flush_atom::value)
       .receive([](int64_t) {},
                [&](caf::error& e) {
-                 std::cerr << "master: the last metrics may be lost: " << sys.render(e)
-                           << std::endl;
+                 logs::error(logs::component::storage, "the last metrics may be lost: " + sys.render(e));
                });
   self->monitor(handles.persistence);
   caf::anon_send_exit(handles.persistence, caf::exit_reason::user_shutdown);
   self->receive([](const caf::down_msg&) {},
                 caf::after(std::chrono::seconds(10)) >> [] {
-                  std::cerr << "master: persistence did not stop within 10 s; the metrics and "
-                               "logs it had not written yet are lost"
-                            << std::endl;
+                  logs::error(logs::component::storage,
+                              "persistence did not stop within 10 s; the metrics and logs it had not written yet "
+                              "are lost");
                 });
   // Everything is written; leave without tearing the actor system down, which
   // in CAF 0.17 can wait forever for an actor its network layer still
   // references, and would keep the embedded PostgreSQL running meanwhile.
   if (pg)
     pg->stop();
-  std::cout << "master: stopped" << std::endl;
-  std::cerr.flush();
+  logs::info(logs::component::master, "stopped");
   std::_Exit(0);
 }
 

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+
+#include "config/log_settings.hpp"
 
 namespace det::runtime {
 
@@ -21,6 +24,8 @@ struct master_options {
   std::string listen = "0.0.0.0";
   std::string ready_file;    // written with the bound ports once the master serves
   std::string webui_dir;     // the web UI's files; empty = share/det/webui beside det-node's directory
+  std::optional<config::log_level> log_level;    // --log-level, over the config's [log] level
+  std::optional<config::log_format> log_format;  // --log-format, over the config's [log] format
 };
 
 struct agent_options {
@@ -35,11 +40,13 @@ struct agent_options {
   /// The programs of tasks' services, where they are not the names the master asks for on PATH:
   /// "jupyter-notebook", "tensorboard", "sshd".
   std::map<std::string, std::string> programs;
-  /// Workers started ahead of their runs (runtime/warm_worker_pool.hpp); -1: one per slot.
+  /// Workers started ahead of their runs (agent/warm_worker_pool.hpp); -1: one per slot.
   int warm_workers = -1;
-  /// Whom det users' work runs as (--run-tasks-as; runtime/task_user_policy.hpp): "owner" or
+  /// Whom det users' work runs as (--run-tasks-as; agent/task_user_policy.hpp): "owner" or
   /// "agent-user".
   std::string run_tasks_as = "owner";
+  std::optional<config::log_level> log_level;  // --log-level (default info)
+  std::optional<config::log_format> log_format;
 };
 
 struct worker_options {

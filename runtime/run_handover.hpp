@@ -1,6 +1,6 @@
 #pragma once
 // What an agent hands a warm worker (det-worker --warm, started before its run: see
-// runtime/warm_worker_pool.hpp): text on the worker's stdin, one item a line:
+// agent/warm_worker_pool.hpp): text on the worker's stdin, one item a line:
 //   arg <word>           an argument, as a cold start's command line has it
 //   env <NAME>=<value>   a variable the run's environment adds (\\ and \n escaped)
 //   user <uid> <gid>     the Unix user the run is its owner's work as: the worker becomes it

@@ -8,10 +8,11 @@ PACKAGES="build-essential cmake pkg-config ccache python3 acl
   libcaf-dev libprotobuf-dev protobuf-compiler libpqxx-dev libpq-dev postgresql-15
   libtomlplusplus-dev doctest-dev libtorch-dev libgloo-dev libcpp-httplib-dev
   nlohmann-json3-dev libcli11-dev libreadline-dev zlib1g-dev libopenblas0-pthread libarchive-dev uuid-dev libsodium-dev libssl-dev libyaml-cpp-dev
-  libboost1.81-dev dataset-fashion-mnist fortunes
+  libspdlog-dev libboost1.81-dev dataset-fashion-mnist fortunes
   jupyter-notebook openssh-server openssh-client podman runc catatonit"
 # fortunes (with fortunes-min, which it depends on): builtin:gpt's corpus, about 2.6 MB of English
 # text in /usr/share/games/fortunes, read as byte-level tokens (gpu/token_data.cpp).
+# libspdlog-dev: det-node's log (node/log.cpp), text or JSON lines with a component and a level.
 # libboost1.81-dev: Beast and Asio, the master's HTTP and WebSocket server. jupyter-notebook and
 # openssh-server are what agents run for notebooks and shells; openssh-client is det shell open's ssh.
 # podman runs trials and tasks whose config names an image, with runc (its default crun fails on

@@ -2,10 +2,12 @@
 """Custom environments: a Core API trial runs in an OCI image through podman, with its variables
 and a read-only bind mount, reporting metrics and checkpoints through det's bind-mounted client;
 memory limits end a run with a sentence, in an image or not; an image that cannot be had fails the
-trial at once; a command runs in its image."""
+trial at once; a command runs in its image; a pull that hangs holds up no other work on its agent,
+and a kill ends it at once."""
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -13,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster  # noqa: E402
+from cluster import Cluster, wait_for  # noqa: E402
 from container_image import IMAGE_ONLY_PYTHON, ensure_python_image, podman_command, podman_env  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(__file__), "../data/programs/container_trial")
@@ -125,6 +127,38 @@ environment_variables = ["GREETING=hello"]
                     "import os; print('greeting', os.environ['GREETING'])")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("greeting hello", out.stdout)
+
+    def test_a_pull_that_hangs_holds_up_nothing_and_a_kill_ends_it_at_once(self):
+        c = self.cluster
+        # A registry that takes connections and never answers: podman's pull of it lasts over a minute.
+        registry = socket.socket()
+        registry.bind(("127.0.0.1", 0))
+        registry.listen(16)
+        try:
+            config = os.path.join(c.root, "hanging-image.toml")
+            with open(config, "w") as f:
+                f.write(f'[environment]\nimage = "127.0.0.1:{registry.getsockname()[1]}/det-hangs:1"\n')
+            out = c.det("cmd", "run", "-d", "--config-file", config, "--", "true")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            pulling = out.stdout.strip().splitlines()[-1]
+            registry.settimeout(30)
+            held, _ = registry.accept()  # podman is pulling; the connection stays open and silent
+            # The agent's other work goes on meanwhile: a command on its other slot starts and ends.
+            started = time.monotonic()
+            other = c.det("cmd", "run", "--", "sh", "-c", "echo beside the pull")
+            self.assertEqual(other.returncode, 0, other.stderr)
+            self.assertIn("beside the pull", other.stdout)
+            self.assertLess(time.monotonic() - started, 30)
+            self.assertEqual(c.get(f"/api/v1/commands/{pulling}")["command"]["state"], "TASK_STATE_STARTING")
+            started = time.monotonic()
+            self.assertEqual(c.det("cmd", "kill", pulling).returncode, 0)
+            command = wait_for(lambda: (lambda t: t if t["state"] == "TASK_STATE_TERMINATED" else None)(
+                c.get(f"/api/v1/commands/{pulling}")["command"]), 30, "the pulling command to end")
+            self.assertLess(time.monotonic() - started, 10)  # not when the pull gives up
+            self.assertIn("killed while its image was pulled", command["exit_reason"])
+            held.close()
+        finally:
+            registry.close()
 
 
 if __name__ == "__main__":

@@ -516,17 +516,33 @@ TEST_CASE("proxy_port and proxy_host: the proxy's own listener, refused with the
 TEST_CASE("Determined master keys det does not implement are refused") {
   std::string errors;
   try {
-    parse_master_config("[log]\nlevel = \"info\"\n"
+    parse_master_config("[log]\nlevel = \"info\"\ncolor = true\n"
                         "[resource_manager]\nrequire_authentication = true\n"
                         "[[resource_pools]]\npool_name = \"a\"\nagent_reconnect_wait = \"10s\"\n",
                         "master.toml");
   } catch (const config_error& e) {
     errors = e.what();
   }
-  CHECK(errors.find("log: det does not implement this Determined master setting; remove it") != std::string::npos);
+  CHECK(errors.find("master.toml:3:9: log.color: det's logs have no colors") != std::string::npos);
   CHECK(errors.find("resource_manager.require_authentication: det does not implement") != std::string::npos);
   CHECK(errors.find("resource_pools[0].agent_reconnect_wait: det keeps one wait for every pool: set "
                     "resource_manager.agent_reconnect_wait") != std::string::npos);
+}
+
+TEST_CASE("[log] sets the level and the format of the master's log, by Determined's names") {
+  auto config = parse_master_config("[log]\nlevel = \"warn\"\nformat = \"json\"\n", "master.toml");
+  CHECK(config.log.level == det::config::log_level::warning);
+  CHECK(config.log.format == det::config::log_format::json);
+  CHECK(parse_master_config("", "master.toml").log.level == det::config::log_level::info);
+  std::string errors;
+  try {
+    parse_master_config("[log]\nlevel = \"loud\"\nformat = \"xml\"\nfile = \"x\"\n", "master.toml");
+  } catch (const config_error& e) {
+    errors = e.what();
+  }
+  CHECK(errors.find("master.toml:2:9: log.level: expected debug, info, warn or error, got \"loud\"") != std::string::npos);
+  CHECK(errors.find("master.toml:3:10: log.format: expected text or json, got \"xml\"") != std::string::npos);
+  CHECK(errors.find("log.file") != std::string::npos);
 }
 
 TEST_CASE("[security] sets the agent token file and the session lifespan") {

@@ -1,9 +1,9 @@
-// Whom an agent runs a run as (runtime/task_user_policy.hpp): the owner's user on a root agent,
+// Whom an agent runs a run as (agent/task_user_policy.hpp): the owner's user on a root agent,
 // a refusal naming --run-tasks-as on any other, the agent's own user only when told so.
 
 #include <doctest/doctest.h>
 
-#include "runtime/task_user_policy.hpp"
+#include "agent/task_user_policy.hpp"
 
 using det::runtime::run_as_for;
 using det::runtime::task_user_policy;

@@ -13,7 +13,7 @@ det::pb::ContainerExited exit_of(const std::string& allocation_id) {
 } // namespace
 
 TEST_CASE("the hello carries the exits there are; those that come before its welcome are sent after it") {
-  det::unreported_exits exits;
+  det::agent::unreported_exits exits;
   exits.add(exit_of("1.1"));
   exits.add(exit_of("2.1"));
   det::pb::AgentHello hello;
@@ -29,7 +29,7 @@ TEST_CASE("the hello carries the exits there are; those that come before its wel
 }
 
 TEST_CASE("a welcome for an older hello sends what a newer one carried rather than losing it") {
-  det::unreported_exits exits;
+  det::agent::unreported_exits exits;
   det::pb::AgentHello first;
   const auto carried_first = exits.carry(first);  // nothing yet
   exits.add(exit_of("1.1"));

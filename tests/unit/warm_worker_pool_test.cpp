@@ -1,7 +1,7 @@
 // Which waiting worker a run is handed to, with shell scripts standing in for det-worker --warm:
 // "preloading LibTorch" takes a while, then each says it is ready and reads its run.
 
-#include "runtime/warm_worker_pool.hpp"
+#include "agent/warm_worker_pool.hpp"
 
 #include <doctest/doctest.h>
 

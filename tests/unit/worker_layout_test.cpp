@@ -2,7 +2,7 @@
 // otherwise; and how an agent splits its container into those workers and ends it.
 
 #include "actors/worker_layout.hpp"
-#include "runtime/container_workers.hpp"
+#include "agent/container_workers.hpp"
 
 #include <doctest/doctest.h>
 

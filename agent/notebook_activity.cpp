@@ -1,8 +1,8 @@
-#include "runtime/notebook_activity.hpp"
+#include "agent/notebook_activity.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/service_probe.hpp"
+#include "agent/service_probe.hpp"
 
 namespace det::runtime {
 

@@ -1,4 +1,4 @@
-#include "runtime/service_probe.hpp"
+#include "agent/service_probe.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,4 +1,4 @@
-#include "runtime/task_user_policy.hpp"
+#include "agent/task_user_policy.hpp"
 
 namespace det::runtime {
 

@@ -1,9 +1,9 @@
-#include "runtime/torch_trials_check.hpp"
+#include "agent/torch_trials_check.hpp"
 
-#include "runtime/child_process.hpp"
+#include "agent/child_process.hpp"
+#include "node/log.hpp"
 
 #include <future>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,14 +28,14 @@ void check_torch_trials_in_background(const std::string& agent_id, const std::st
           },
           [ended](process::process_exit e) { ended->set_value(e); });
     } catch (const std::exception& e) {
-      std::cerr << "agent " << agent_id << ": cannot check the LibTorch trials: " << e.what() << std::endl;
+      logs::error(logs::component::agent, agent_id + ": cannot check the LibTorch trials: " + e.what());
       return;
     }
     const auto result = exit.get();
     if (result.signal == 0 && result.exit_code == 0) return;
     std::lock_guard<std::mutex> lock(*said_mutex);
-    std::cerr << "agent " << agent_id << ": this node's workers cannot train LibTorch trials (builtin:mlp, cnn, gpt, "
-              << "plugins): " << *said << std::endl;
+    logs::error(logs::component::agent,
+                agent_id + ": this node's workers cannot train LibTorch trials (builtin:mlp, cnn, gpt, plugins): " + *said);
   }).detach();
 }
 

@@ -1,4 +1,4 @@
-#include "runtime/task_user_homes.hpp"
+#include "agent/task_user_homes.hpp"
 
 #include <pwd.h>
 #include <sys/stat.h>

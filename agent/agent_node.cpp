@@ -1,6 +1,6 @@
 // det-node --role=agent: registers this machine's slots with the master and
 // runs a container for each allocation the master starts here: a task's process, or a trial's
-// worker (one per GPU slot for a LibTorch run on GPUs, runtime/container_workers.hpp).
+// worker (one per GPU slot for a LibTorch run on GPUs, agent/container_workers.hpp).
 //
 //   disconnected --(remote_actor + AgentHello answered)--> registered
 //        ^                                                     |
@@ -17,10 +17,10 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -34,20 +34,22 @@
 #include "messages/caf_types.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/version.hpp"
+#include "agent/slow_work_pool.hpp"
 #include "agent/unreported_exits.hpp"
 #include "runtime/cgroup_limits.hpp"
-#include "runtime/child_process.hpp"
-#include "runtime/container_workers.hpp"
+#include "agent/child_process.hpp"
+#include "agent/container_workers.hpp"
 #include "runtime/directory_owner.hpp"
-#include "runtime/task_user_homes.hpp"
-#include "runtime/task_user_policy.hpp"
-#include "runtime/warm_worker_pool.hpp"
-#include "runtime/torch_trials_check.hpp"
+#include "agent/task_user_homes.hpp"
+#include "agent/task_user_policy.hpp"
+#include "agent/warm_worker_pool.hpp"
+#include "agent/torch_trials_check.hpp"
 #include "runtime/podman.hpp"
-#include "runtime/notebook_activity.hpp"
-#include "runtime/service_probe.hpp"
+#include "agent/notebook_activity.hpp"
+#include "agent/service_probe.hpp"
 #include "runtime/tar_archive.hpp"
 #include "runtime/node.hpp"
+#include "node/log.hpp"
 
 namespace det::runtime {
 namespace {
@@ -61,6 +63,7 @@ using force_atom = caf::atom_constant<caf::atom("force")>;
 using give_up_atom = caf::atom_constant<caf::atom("giveup")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
 using activity_atom = caf::atom_constant<caf::atom("activity")>;
+using prepared_atom = caf::atom_constant<caf::atom("prepared")>;
 
 /// The agent as the master sees it, plus what its own threads tell it.
 using agent_process_actor = agent_actor::extend<
@@ -72,6 +75,7 @@ using agent_process_actor = agent_actor::extend<
     caf::reacts_to<give_up_atom, int64_t>,
     caf::reacts_to<ready_atom, std::string, int32_t>,  // a task's service answers on that port
     caf::reacts_to<activity_atom, std::string>,        // a notebook's kernels are in use
+    caf::reacts_to<prepared_atom, std::string, std::string>,  // a task's image and context are ready ("") or not (why)
     caf::reacts_to<warm_atom>>;                        // time to start warm workers again
 
 constexpr auto retry_delay = std::chrono::seconds(1);
@@ -84,6 +88,8 @@ constexpr auto kill_grace = std::chrono::seconds(30);
 constexpr int max_log_batch = 1000;
 constexpr auto service_probe_interval = std::chrono::milliseconds(100);
 constexpr auto notebook_activity_interval = std::chrono::seconds(2);
+// Tasks' images pulled and contexts unpacked at once: more would share one link and one disk.
+constexpr std::size_t slow_work_threads = 2;
 // A warm worker handed a run is replaced this long after, so that starting its successor does not
 // compete for the CPU with the run's own start, nor with the other runs that start with it (runs
 // of one search on many slots tend to end and start together): LibTorch's load takes about 0.75 s
@@ -137,6 +143,13 @@ void remove_scratch_directory(const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir, ignored);
 }
 
+// A task whose image is being pulled or whose context is being unpacked (agent/slow_work_pool).
+struct preparing_task {
+  pb::StartContainer start;       // without its context, which the preparation has
+  std::filesystem::path scratch;  // its fresh directory
+  bool killed = false;            // its exit is reported; its directory goes once the preparation ends
+};
+
 struct agent_process_state {
   static inline const char* name = "agent";
   pb::Agent info;
@@ -158,7 +171,9 @@ struct agent_process_state {
   bool announced_wait = false;
   int64_t reconnect_wait_s = 25;   // from the master's welcome
   int64_t disconnections = 0;      // names the wait a give_up tick belongs to
-  unreported_exits unsent_exits;  // while disconnected
+  agent::unreported_exits unsent_exits;  // while disconnected
+  std::map<std::string, preparing_task> preparing;  // by allocation id
+  agent::slow_work_pool slow_work{slow_work_threads};
   // Starts and ready services while it had no endpoint: a master may place work on an agent
   // before the agent has read the master's welcome.
   std::vector<pb::ContainerStarted> unsent_starts;
@@ -192,9 +207,9 @@ void connect(self_ptr self) {
   auto master = connect_to_master(self->system(), st.master_host, st.master_port);
   if (!master) {
     if (!st.announced_wait)
-      std::cerr << "agent " << st.info.id() << ": waiting for the master at " << st.master_host
-                << ":" << st.master_port << " (" << error_sentence(self->system(), master.error()) << ")"
-                << std::endl;
+      logs::warn(logs::component::agent, st.info.id() + ": waiting for the master at " + st.master_host + ":" +
+                                             std::to_string(st.master_port) + " (" +
+                                             error_sentence(self->system(), master.error()) + ")");
     st.announced_wait = true;
     self->delayed_send(self, retry_delay, connect_atom::value);
     return;
@@ -210,6 +225,14 @@ void connect(self_ptr self) {
     running->set_trial_id(c.trial_id);
     running->set_task_id(c.task_id);
     for (auto slot : c.slot_ids)
+      running->add_slot_ids(slot);
+  }
+  for (auto& [id, task] : st.preparing) {  // held for their allocations as much as running ones
+    if (task.killed) continue;
+    auto* running = hello.add_running();
+    running->set_allocation_id(id);
+    running->set_task_id(task.start.task_id());
+    for (auto slot : task.start.slot_ids())
       running->add_slot_ids(slot);
   }
   self->request(st.master, hello_timeout, hello, caf::actor_cast<agent_actor>(self))
@@ -229,22 +252,20 @@ void connect(self_ptr self) {
             for (auto& exited : st.unsent_exits.welcomed(carried))  // those the hello did not carry
               self->send(st.endpoint, std::move(exited), st.session_token);
             self->monitor(st.master);
-            std::cout << "agent " << st.info.id() << ": registered with master "
-                      << welcome.master_version() << " at " << st.master_host << ":"
-                      << st.master_port << " with " << st.info.slots_size() << " slots"
-                      << std::endl;
+            logs::info(logs::component::agent, st.info.id() + ": registered with master " + welcome.master_version() +
+                                                   " at " + st.master_host + ":" + std::to_string(st.master_port) +
+                                                   " with " + std::to_string(st.info.slots_size()) + " slots");
           },
           [=](caf::error& err) {
             if (err == errc::refused) {
               // A refusal: this agent's settings are wrong, retrying cannot help.
-              std::cerr << "agent: the master refused this agent: "
-                        << error_sentence(self->system(), err) << std::endl;
+              logs::error(logs::component::agent, "the master refused this agent: " + error_sentence(self->system(), err));
               refused = true;
               ::kill(::getpid(), SIGTERM);
               return;
             }
-            std::cerr << "agent: the master did not answer the registration ("
-                      << error_sentence(self->system(), err) << "); retrying" << std::endl;
+            logs::warn(logs::component::agent, "the master did not answer the registration (" +
+                                                   error_sentence(self->system(), err) + "); retrying");
             self->state.master = nullptr;
             self->delayed_send(self, retry_delay, connect_atom::value);
           });
@@ -311,11 +332,9 @@ process::spawn_request worker_request(const agent_process_state& st, const pb::S
 }
 
 // A task: its own program (a service's as this agent has it installed, on `port`), in its
-// work_dir or in `scratch` holding its uploaded context.
+// work_dir or in `scratch` holding its uploaded context (unpacked by prepare_task).
 process::spawn_request task_request(const agent_process_state& st, const pb::StartContainer& start,
                                     const std::filesystem::path& scratch, int port) {
-  if (!start.context().empty())
-    unpack_archive(start.context(), scratch.string());
   process::spawn_request request;
   request.argv = {start.argv().begin(), start.argv().end()};
   // A service's program is named as the master knows it ("sshd"): this agent's may live elsewhere.
@@ -331,14 +350,13 @@ process::spawn_request task_request(const agent_process_state& st, const pb::Sta
 }
 
 // A task whose config names an image: its program runs in the image (the image's own, not this
-// agent's `programs`), in its directory, with its variables; the service port is the host's.
+// agent's `programs`), in its directory, with its variables; the service port is the host's. The
+// image is here, and a container of the same name gone (prepare_task).
 process::spawn_request task_in_image(const pb::StartContainer& start, const std::string& image,
                                      process::spawn_request request, std::map<std::string, std::string> env,
                                      const std::vector<std::string>& gpus, const std::string& cgroup_parent,
                                      const std::optional<process::unix_identity>& run_as) {
-  ensure_image(image, start.environment());
   const auto name = container_name(start.allocation_id(), start.rank());
-  remove_container(name);
   // det's Python clients, as a Core API trial's image has them, and the TLS files its variables name.
   std::vector<pb::BindMount> mounts;
   auto mount = [&](const std::string& host, const std::string& inside) {
@@ -425,21 +443,37 @@ std::shared_ptr<child_process> start_process(self_ptr self, const pb::StartConta
   return child_process::start(std::move(request), std::move(on_line), std::move(on_exit));
 }
 
-void start_container(self_ptr self, const pb::StartContainer& start) {
+// The master hears that a container never started, and why.
+void report_never_started(self_ptr self, const std::string& alloc, bool is_task, const std::string& why) {
+  auto& st = self->state;
+  pb::ContainerExited exited;
+  exited.set_allocation_id(alloc);
+  exited.set_cause(pb::EXIT_CAUSE_NEVER_STARTED);
+  exited.set_exit_code(-1);
+  exited.set_message(std::string("the agent could not start ") + (is_task ? "the task: " : "the worker: ") + why);
+  if (st.endpoint)
+    self->send(st.endpoint, std::move(exited), st.session_token);
+  else
+    st.unsent_exits.add(std::move(exited));
+}
+
+const std::string& image_of(const pb::Agent& agent, const pb::StartContainer& start) {
+  return cuda_slots(agent, start) ? start.environment().cuda_image() : start.environment().cpu_image();
+}
+
+// Starts a trial's workers, or a task's process in `scratch` (its context unpacked, its image here).
+void launch_container(self_ptr self, const pb::StartContainer& start, const std::filesystem::path& scratch) {
   auto& st = self->state;
   auto alloc = start.allocation_id();
   auto me = caf::actor_cast<agent_process_actor>(self);
   const bool is_task = !start.task_id().empty();
-  std::filesystem::path scratch;
   std::vector<std::shared_ptr<child_process>> started;
   try {
     const int port = start.service() == pb::SERVICE_KIND_NONE ? 0 : free_port();
-    if (is_task)
-      scratch = make_scratch_directory("det-task-" + start.task_id());
     // A task's one process, or the trial's workers here, each with its own slots and rank.
     const auto pieces = is_task ? std::vector<pb::StartContainer>{start} : split_into_workers(start);
     const bool cuda = cuda_slots(st.info, start);
-    const auto& image = cuda ? start.environment().cuda_image() : start.environment().cpu_image();
+    const auto& image = image_of(st.info, start);
     const auto& environment = start.environment();
     // A trial's worker holds its own container to the limits; a task's process (in its image or
     // not) is held here. A container's workers share its limits.
@@ -449,8 +483,8 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
       limits = cgroup_limits::create(container_name(alloc, start.rank()), environment.memory_limit_bytes(),
                                      environment.cpu_limit(), why);
       if (!limits)
-        std::cerr << "agent " << st.info.id() << ": cannot hold run " << alloc << " to its limits here (" << why
-                  << ")" << (image.empty() ? "; it runs without them" : "; podman enforces them") << std::endl;
+        logs::warn(logs::component::agent, st.info.id() + ": cannot hold run " + alloc + " to its limits here (" + why +
+                                               ")" + (image.empty() ? "; it runs without them" : "; podman enforces them"));
     }
     // A trial's worker can be one started ahead, handed its arguments after --master and the
     // variables a cold start gets, unless it must enter limits before it starts or its config sets
@@ -500,16 +534,49 @@ void start_container(self_ptr self, const pb::StartContainer& start) {
     for (const auto& proc : started) proc->signal(SIGKILL);  // the others' ends find no container
     if (!scratch.empty())
       remove_scratch_directory(scratch);
-    pb::ContainerExited exited;
-    exited.set_allocation_id(alloc);
-    exited.set_cause(pb::EXIT_CAUSE_NEVER_STARTED);
-    exited.set_exit_code(-1);
-    exited.set_message(std::string("the agent could not start ") + (is_task ? "the task: " : "the worker: ") + e.what());
-    if (st.endpoint)
-      self->send(st.endpoint, std::move(exited), st.session_token);
-    else
-      st.unsent_exits.add(std::move(exited));
+    report_never_started(self, alloc, is_task, e.what());
   }
+}
+
+// A task's context is unpacked into a fresh directory, its image pulled and a container of the
+// same name left by an earlier start removed, on the slow-work threads; prepared_atom then
+// launches it. Until then it is held in `preparing`, where a kill finds it.
+void prepare_task(self_ptr self, pb::StartContainer start) {
+  auto& st = self->state;
+  const auto alloc = start.allocation_id();
+  std::filesystem::path scratch;
+  try {
+    scratch = make_scratch_directory("det-task-" + start.task_id());
+  } catch (const std::exception& e) {
+    report_never_started(self, alloc, true, e.what());
+    return;
+  }
+  std::string context = std::move(*start.mutable_context());
+  const std::string image = image_of(st.info, start);
+  const auto name = container_name(alloc, start.rank());
+  auto environment = start.environment();
+  st.preparing[alloc] = {std::move(start), scratch};
+  st.slow_work.post([me = caf::actor_cast<agent_process_actor>(self), alloc, context = std::move(context), scratch,
+                     image, name, environment = std::move(environment)] {
+    std::string failure;
+    try {
+      if (!context.empty()) unpack_archive(context, scratch.string());
+      if (!image.empty()) {
+        ensure_image(image, environment);
+        remove_container(name);
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    caf::anon_send(me, prepared_atom::value, alloc, failure);
+  });
+}
+
+void start_container(self_ptr self, const pb::StartContainer& start) {
+  if (start.task_id().empty())
+    launch_container(self, start, {});  // a trial's worker pulls its image itself
+  else
+    prepare_task(self, start);
 }
 
 agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std::string host, uint16_t port,
@@ -538,9 +605,9 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
     auto& st = self->state;
     if (dm.source != st.master.address())
       return;
-    std::cerr << "agent " << st.info.id() << ": lost the master ("
-              << self->system().render(dm.reason) << "); reconnecting, and keeping " << st.containers.size()
-              << " workers for " << st.reconnect_wait_s << " s" << std::endl;
+    logs::warn(logs::component::agent, st.info.id() + ": lost the master (" + self->system().render(dm.reason) +
+                                           "); reconnecting, and keeping " + std::to_string(st.containers.size()) +
+                                           " workers for " + std::to_string(st.reconnect_wait_s) + " s");
     st.master = nullptr;
     st.endpoint = nullptr;
     self->delayed_send(self, std::chrono::seconds(st.reconnect_wait_s), give_up_atom::value, ++st.disconnections);
@@ -551,8 +618,16 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
       [=](connect_atom) { connect(self); },
       [=](pb::StartContainer& start) { start_container(self, start); },
       [=](pb::KillContainer& kill) {
-        auto it = self->state.containers.find(kill.allocation_id());
-        if (it == self->state.containers.end())
+        auto& st = self->state;
+        if (auto p = st.preparing.find(kill.allocation_id()); p != st.preparing.end()) {
+          // Honoured at once: the pull or unpacking goes on, and its result is dropped.
+          if (!std::exchange(p->second.killed, true))
+            report_never_started(self, kill.allocation_id(), true,
+                                 "it was killed while its image was pulled or its context unpacked");
+          return;
+        }
+        auto it = st.containers.find(kill.allocation_id());
+        if (it == st.containers.end())
           return;
         int sig = kill.signal() == 0 ? SIGKILL : kill.signal();
         it->second.signal(sig);
@@ -565,9 +640,12 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         if (st.endpoint || wait != st.disconnections)
           return;
         // The master has given up on these workers by now.
-        std::cerr << "agent " << st.info.id() << ": no master for " << st.reconnect_wait_s << " s; stopping "
-                  << st.containers.size() << " workers" << std::endl;
+        logs::warn(logs::component::agent, st.info.id() + ": no master for " + std::to_string(st.reconnect_wait_s) +
+                                               " s; stopping " + std::to_string(st.containers.size()) + " workers");
         st.kill_all_containers();
+        for (auto& [id, task] : st.preparing)
+          if (!std::exchange(task.killed, true))
+            report_never_started(self, id, true, "the agent had no master for " + std::to_string(st.reconnect_wait_s) + " s");
       },
       [=](force_atom, const std::string& alloc) {
         auto it = self->state.containers.find(alloc);
@@ -644,6 +722,19 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         else
           st.unsent_exits.add(std::move(exited));
       },
+      [=](prepared_atom, const std::string& alloc, const std::string& failure) {
+        auto& st = self->state;
+        auto it = st.preparing.find(alloc);
+        if (it == st.preparing.end()) return;
+        auto task = std::move(it->second);
+        st.preparing.erase(it);
+        if (task.killed || !failure.empty()) {
+          remove_scratch_directory(task.scratch);
+          if (!task.killed) report_never_started(self, alloc, true, failure);
+          return;
+        }
+        launch_container(self, task.start, task.scratch);
+      },
       [=](warm_atom) { self->state.warm->fill(); },
       [=](inspect_atom) -> std::string {
         auto& st = self->state;
@@ -652,7 +743,8 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
             .add("master", st.master_host + ":" + std::to_string(st.master_port))
             .add("registered", st.endpoint ? "yes" : "no")
             .add("slots", st.info.slots_size())
-            .add("containers", st.containers.size());
+            .add("containers", st.containers.size())
+            .add("preparing", st.preparing.size());
         for (auto& [id, c] : st.containers) {
           std::string pids;
           for (const auto& p : c.processes) pids += (pids.empty() ? "" : ", ") + std::to_string(p->pid());
@@ -716,6 +808,7 @@ std::optional<auth::tls_files> agent_tls(const agent_options& opts) {
 } // namespace
 
 int run_agent(const agent_options& opts) {
+  logs::configure({opts.log_level.value_or(config::log_level::info), opts.log_format.value_or(config::log_format::text)});
   auto [host, port] = split_host_port(opts.master, "--master");
   auto info = describe_machine(opts);
   auto tls = agent_tls(opts);
@@ -728,13 +821,13 @@ int run_agent(const agent_options& opts) {
   const auto run_tasks_as = task_user_policy_from(opts.run_tasks_as);
   if (!run_tasks_as) throw std::runtime_error("--run-tasks-as must be owner or agent-user, not " + opts.run_tasks_as);
   if (*run_tasks_as == task_user_policy::agent_user)
-    std::cerr << "agent " << info.id() << ": --run-tasks-as=agent-user: every det user's work runs as this agent's "
-              << "user, where users can read each other's processes and files" << std::endl;
+    logs::warn(logs::component::agent, info.id() + ": --run-tasks-as=agent-user: every det user's work runs as this "
+                                           "agent's user, where users can read each other's processes and files");
   auto agent = sys.spawn<caf::detached>(agent_impl, info, host, port, worker_executable(), opts.agent_token, tls,
                                         opts.programs, opts.warm_workers, *run_tasks_as);
   auto sig = wait_for_stop_signal();
   if (!refused)
-    std::cout << "agent " << info.id() << ": stopping on signal " << sig << std::endl;
+    logs::info(logs::component::agent, info.id() + ": stopping on signal " + std::to_string(sig));
   // The agent actor kills its workers as it exits; wait for that, then leave
   // without tearing the actor system down: CAF 0.17 can wait forever for a
   // detached actor that its network layer still references (seen after the
@@ -744,10 +837,8 @@ int run_agent(const agent_options& opts) {
   caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   self->receive([](const caf::down_msg&) {},
                 caf::after(std::chrono::seconds(10)) >> [] {
-                  std::cerr << "agent: the agent actor did not stop within 10 s" << std::endl;
+                  logs::error(logs::component::agent, "the agent actor did not stop within 10 s");
                 });
-  std::cout.flush();
-  std::cerr.flush();
   std::_Exit(refused ? 1 : 0);
 }
 

@@ -1,11 +1,11 @@
-#include "runtime/warm_worker_pool.hpp"
+#include "agent/warm_worker_pool.hpp"
+#include "node/log.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <iostream>
 #include <mutex>
 #include <optional>
 #include <pthread.h>
@@ -75,7 +75,7 @@ void warm_worker_pool::fill() {
   while (waiting_.size() < size_) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
-      std::cerr << "agent: cannot start a warm worker: " << std::strerror(errno) << std::endl;
+      logs::error(logs::component::agent, std::string("cannot start a warm worker: ") + std::strerror(errno));
       return;
     }
     auto owned_by = std::make_shared<owner>();
@@ -95,18 +95,18 @@ void warm_worker_pool::fill() {
             // before it was ready: not a line of the run's.
             if (!owned_by->ready && line == warm_ready_line) owned_by->ready = true;
             else if (owned_by->handed) owned_by->on_line(stream, std::move(line));
-            else std::cerr << "agent: a warm worker says: " << line << std::endl;
+            else logs::warn(logs::component::agent, "a warm worker says: " + line);
           },
           [owned_by](process::process_exit e) {
             std::lock_guard lock{owned_by->mutex};
             owned_by->exited = true;
             if (owned_by->handed) owned_by->on_exit(e);
-            else std::cerr << "agent: a warm worker ended before it was handed a run" << std::endl;
+            else logs::warn(logs::component::agent, "a warm worker ended before it was handed a run");
           });
     } catch (const std::exception& e) {
       ::close(fds[0]);
       ::close(fds[1]);
-      std::cerr << "agent: cannot start a warm worker: " << e.what() << std::endl;
+      logs::error(logs::component::agent, std::string("cannot start a warm worker: ") + e.what());
       return;
     }
     ::close(fds[0]);

@@ -1,4 +1,4 @@
-#include "runtime/container_workers.hpp"
+#include "agent/container_workers.hpp"
 
 #include <algorithm>
 #include <stdexcept>

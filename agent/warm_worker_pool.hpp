@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/child_process.hpp"
+#include "agent/child_process.hpp"
 #include "runtime/run_handover.hpp"
 
 namespace det::runtime {

@@ -1,4 +1,4 @@
-#include "runtime/child_process.hpp"
+#include "agent/child_process.hpp"
 
 #include <cerrno>
 #include <csignal>

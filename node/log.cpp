@@ -1,0 +1,123 @@
+#include "node/log.hpp"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace det::logs {
+namespace {
+
+constexpr std::array<component, 8> components{component::master, component::experiment, component::trial,
+                                              component::pool,   component::agent,      component::worker,
+                                              component::http,   component::storage};
+
+spdlog::level::level_enum spdlog_level(config::log_level level) {
+  switch (level) {
+    case config::log_level::debug: return spdlog::level::debug;
+    case config::log_level::info: return spdlog::level::info;
+    case config::log_level::warning: return spdlog::level::warn;
+    case config::log_level::error: return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
+
+// A message as a JSON string's contents: spdlog writes %v as it is.
+std::string json_escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[(c >> 4) & 0xf];
+          out += hex[c & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+struct loggers {
+  std::array<std::shared_ptr<spdlog::logger>, components.size()> by_component;
+  std::atomic<config::log_level> level{config::log_level::info};
+  std::atomic<config::log_format> format{config::log_format::text};
+
+  loggers() {
+    // Unbuffered stderr shared by every component, so that lines keep their order.
+    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    for (auto c : components) {
+      auto& logger = by_component[static_cast<std::size_t>(c)];
+      logger = std::make_shared<spdlog::logger>(std::string(to_string(c)), sink);
+      logger->flush_on(spdlog::level::trace);
+    }
+    apply();
+  }
+
+  void apply() {
+    const bool json = format == config::log_format::json;
+    // Level names as Determined's and --log-level's: "warn", not spdlog's "warning".
+    const char* pattern = json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","component":"%n","message":"%v"})"
+                               : "%Y-%m-%dT%H:%M:%S.%eZ %l %n: %v";
+    for (auto& logger : by_component) {
+      logger->set_formatter(std::make_unique<spdlog::pattern_formatter>(pattern, spdlog::pattern_time_type::utc));
+      logger->set_level(spdlog_level(level));
+    }
+  }
+};
+
+loggers& the_loggers() {
+  static loggers instance;
+  return instance;
+}
+
+} // namespace
+
+void configure(const config::log_settings& settings) {
+  auto& l = the_loggers();
+  l.level = settings.level;
+  l.format = settings.format;
+  l.apply();
+}
+
+bool enabled(config::log_level level) { return level >= the_loggers().level.load(); }
+
+void write(component from, config::log_level level, std::string_view message) {
+  auto& l = the_loggers();
+  if (!enabled(level)) return;
+  auto& logger = *l.by_component[static_cast<std::size_t>(from)];
+  if (l.format == config::log_format::json)
+    logger.log(spdlog_level(level), json_escaped(message));
+  else
+    logger.log(spdlog_level(level), message);
+}
+
+std::string_view to_string(component from) {
+  switch (from) {
+    case component::master: return "master";
+    case component::experiment: return "experiment";
+    case component::trial: return "trial";
+    case component::pool: return "pool";
+    case component::agent: return "agent";
+    case component::worker: return "worker";
+    case component::http: return "http";
+    case component::storage: return "storage";
+  }
+  return "master";
+}
+
+} // namespace det::logs
