@@ -14,6 +14,10 @@ std::string to_string(errc x) {
     case errc::forbidden: return "forbidden";
     case errc::malformed_message: return "malformed_message";
     case errc::unavailable: return "unavailable";
+    case errc::too_many_requests: return "too_many_requests";
+    case errc::too_large: return "too_large";
+    case errc::upstream_failed: return "upstream_failed";
+    case errc::internal: return "internal";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -35,6 +35,14 @@ enum class errc : uint8_t {
   malformed_message,
   /// Something the request needs is gone or not ready yet (slots taken back, no agent reported).
   unavailable,
+  /// The caller asked too often (failed logins, event streams): it may ask again later.
+  too_many_requests,
+  /// A request past a size det holds to (a body over max_upload_size).
+  too_large,
+  /// What the master relays to did not answer (a task's service).
+  upstream_failed,
+  /// det failed in a way the caller can do nothing about (an exception a route let out).
+  internal,
 };
 
 /// The category CAF files these errors under.

@@ -88,9 +88,9 @@ void account_routes::add_to(http_router& server) {
     http_response refused;
     auto matches = check_password(req, refused, body.username(), body.password(), known ? found->password_hash : unknown_hash);
     if (!matches) co_return out.finish(std::move(refused));
-    if (!known || !*matches) co_return out.error(401, "unknown user or wrong password for \"" + body.username() + "\"");
+    if (!known || !*matches) co_return out.error(errc::unauthenticated, "unknown user or wrong password for \"" + body.username() + "\"");
     if (!found->user.active())
-      co_return out.error(401, "user " + found->user.username() + " is deactivated: an admin can activate it");
+      co_return out.error(errc::unauthenticated, "user " + found->user.username() + " is deactivated: an admin can activate it");
     auto issued = co_await issue(found->user, pb::TOKEN_KIND_SESSION, "", session_lifespan_s, out);
     if (!issued) co_return;
     pb::LoginResponse session;
@@ -106,7 +106,7 @@ void account_routes::add_to(http_router& server) {
   });
   server.Post("/api/v1/auth/logout", route([this](http_request, principal who, reply_to out) -> route_coroutine {
     if (who.kind != pb::TOKEN_KIND_SESSION)
-      co_return out.error(400, "this is an access token, not a login session: revoke it with det token revoke " +
+      co_return out.error(errc::invalid_input, "this is an access token, not a login session: revoke it with det token revoke " +
                                    std::to_string(who.token_id) + " (DELETE /api/v1/tokens/" +
                                    std::to_string(who.token_id) + ")");
     auto removed = co_await ask<bool>(out, accounts, remove_atom::value, token_id{who.token_id});
@@ -134,8 +134,8 @@ void account_routes::add_to(http_router& server) {
     http_response refused;
     auto body = body_of<pb::PostUserRequest>(req, refused);
     if (!body) co_return out.finish(std::move(refused));
-    if (auto why = bad_user_name_reason(body->username()); !why.empty()) co_return out.error(400, why);
-    if (auto why = auth::weak_password_reason(body->password()); !why.empty()) co_return out.error(400, why);
+    if (auto why = bad_user_name_reason(body->username()); !why.empty()) co_return out.error(errc::invalid_input, why);
+    if (auto why = auth::weak_password_reason(body->password()); !why.empty()) co_return out.error(errc::invalid_input, why);
     auto u = co_await ask<pb::User>(out, accounts, create_atom::value, body->username(),
                                     auth::hash_password(body->password()), body->admin());
     if (!u) co_return out.error(u.error);
@@ -159,10 +159,10 @@ void account_routes::add_to(http_router& server) {
                   co_return out.finish(std::move(refused));
                 } else if (!*matches) {
                   // A stolen session alone must not be enough to take the account over.
-                  co_return out.error(403, "changing your own password needs your current one in old_password, "
+                  co_return out.error(errc::forbidden, "changing your own password needs your current one in old_password, "
                                            "and that is not it");
                 }
-                if (auto why = auth::weak_password_reason(body->password()); !why.empty()) co_return out.error(400, why);
+                if (auto why = auth::weak_password_reason(body->password()); !why.empty()) co_return out.error(errc::invalid_input, why);
                 auto changed = co_await ask<bool>(out, accounts, password_atom::value, user_id{user->user.id()},
                                                   auth::hash_password(body->password()));
                 if (!changed) co_return out.error(changed.error);
@@ -179,17 +179,17 @@ void account_routes::add_to(http_router& server) {
                  if (auto e = require_personal_token(who, change)) co_return out.error(e);
                  if (auto e = require_admin(who, change)) co_return out.error(e);
                  if (!body->has_active() && !body->has_agent_user_group())
-                   co_return out.error(400, "the request changes nothing: set active or agent_user_group");
+                   co_return out.error(errc::invalid_input, "the request changes nothing: set active or agent_user_group");
                  if (body->has_agent_user_group()) {
                    const auto& link = body->agent_user_group();
                    const auth::task_user asked_for{link.agent_uid(), link.agent_gid(), link.agent_user(), link.agent_group()};
                    if (auto why = auth::bad_link_reason(asked_for, task_uid_base); !why.empty())
-                     co_return out.error(400, why);
+                     co_return out.error(errc::invalid_input, why);
                  }
                  auto user = co_await user_named(req.matches[1].str(), out);
                  if (!user) co_return;
                  if (user->user.id() == who.user_id && body->has_active() && !body->active())
-                   co_return out.error(400, "an admin cannot deactivate itself: another admin must");
+                   co_return out.error(errc::invalid_input, "an admin cannot deactivate itself: another admin must");
                  if (body->has_agent_user_group()) {
                    auto linked = co_await ask<bool>(out, accounts, update_atom::value, user_id{user->user.id()},
                                                     body->agent_user_group());
@@ -209,7 +209,7 @@ void account_routes::add_to(http_router& server) {
     if (!body) co_return out.finish(std::move(refused));
     const auto lifespan = body->lifespan_s() == 0 ? std::min(default_access_token_lifespan_s, max_token_lifespan_s)
                                                   : body->lifespan_s();
-    if (auto why = bad_lifespan_reason(lifespan, max_token_lifespan_s); !why.empty()) co_return out.error(400, why);
+    if (auto why = bad_lifespan_reason(lifespan, max_token_lifespan_s); !why.empty()) co_return out.error(errc::invalid_input, why);
     auto u = co_await ask<storage::stored_user>(out, accounts, get_atom::value, user_id{who.user_id});
     if (!u) co_return out.error(u.error);
     if (!who.admin && !password_confirmed(req, refused, *u, body->password())) co_return out.finish(std::move(refused));
@@ -247,12 +247,12 @@ bool account_routes::password_confirmed(const http_request& req, http_response& 
   const std::string refusal = "creating a token needs the password of user " + user.user.username() +
                               " again, in password (det token create asks for it), or an admin";
   if (password.empty()) {
-    reply_error(res, 403, refusal);
+    reply_error(res, errc::forbidden, refusal);
     return false;
   }
   auto matches = check_password(req, res, user.user.username(), password, user.password_hash);
   if (matches && !*matches)
-    reply_error(res, 403, refusal + ", and that is not it");
+    reply_error(res, errc::forbidden, refusal + ", and that is not it");
   return matches.value_or(false);
 }
 
@@ -261,12 +261,12 @@ std::optional<bool> account_routes::check_password(const http_request& req, http
                                                    const std::string& hash) {
   const auto now = auth::login_throttle::clock::now();
   if (auto wait = throttle.account_wait(req.remote_addr, username, now); wait.count() > 0) {
-    reply_error(res, 429, "too many failed logins as \"" + username + "\" from all addresses together: try again in " +
+    reply_error(res, errc::too_many_requests, "too many failed logins as \"" + username + "\" from all addresses together: try again in " +
                               std::to_string(wait.count()) + " s");
     return std::nullopt;
   }
   if (auto wait = throttle.wait(req.remote_addr, username, now); wait.count() > 0) {
-    reply_error(res, 429, "too many failed logins as \"" + username + "\" from " + req.remote_addr +
+    reply_error(res, errc::too_many_requests, "too many failed logins as \"" + username + "\" from " + req.remote_addr +
                               ": try again in " + std::to_string(wait.count()) + " s");
     return std::nullopt;
   }

@@ -10,6 +10,7 @@
 #include "messages/timestamp.hpp"
 #include "runtime/authenticator.hpp"
 #include "runtime/route_helpers.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 namespace {
@@ -32,13 +33,13 @@ struct alert {
 std::optional<alert> alert_of(const http_request& req, http_response& res) {
   const auto body = nlohmann::json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
   if (!body.is_object()) {
-    reply_error(res, 400, "an alert is a JSON object with a title, a description and a level");
+    reply_error(res, errc::invalid_input, "an alert is a JSON object with a title, a description and a level");
     return std::nullopt;
   }
   auto text = [&](const char* key, const std::string& fallback) -> std::optional<std::string> {
     if (!body.contains(key) || body[key].is_null()) return fallback;
     if (!body[key].is_string()) {
-      reply_error(res, 400, std::string("an alert's ") + key + " must be a string");
+      reply_error(res, errc::invalid_input, std::string("an alert's ") + key + " must be a string");
       return std::nullopt;
     }
     return body[key].get<std::string>();
@@ -48,13 +49,13 @@ std::optional<alert> alert_of(const http_request& req, http_response& res) {
   auto level = description ? text("level", "info") : std::nullopt;
   if (!level) return std::nullopt;
   if (title->size() > max_title_bytes || description->size() > max_description_bytes) {
-    reply_error(res, 400, "an alert's title has at most " + std::to_string(max_title_bytes) +
+    reply_error(res, errc::invalid_input, "an alert's title has at most " + std::to_string(max_title_bytes) +
                               " bytes and its description at most " + std::to_string(max_description_bytes));
     return std::nullopt;
   }
   auto found = log_level_of_alert_level.find(*level);
   if (found == log_level_of_alert_level.end()) {
-    reply_error(res, 400, "an alert's level is debug, info, warn or error, not \"" + *level + "\"");
+    reply_error(res, errc::invalid_input, "an alert's level is debug, info, warn or error, not \"" + *level + "\"");
     return std::nullopt;
   }
   return alert{*title, *description, found->second};

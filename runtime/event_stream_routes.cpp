@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/route_helpers.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -188,14 +189,14 @@ void event_stream_routes::add_to(http_router& server) {
       if (!req.has_param(key)) continue;
       auto parsed = parse_id(req.get_param_value(key));
       if (!parsed || scope != stream_scope::all)
-        return reply_error(res, 400, "give at most one of experiment_id and trial_id, as a number");
+        return reply_error(res, errc::invalid_input, "give at most one of experiment_id and trial_id, as a number");
       scope = kind;
       id = *parsed;
     }
     std::optional<uint64_t> after;
     if (req.has_param("after")) {
       auto parsed = parse_id(req.get_param_value("after"));
-      if (!parsed) return reply_error(res, 400, "after must be a cursor the stream sent, not \"" + req.get_param_value("after") + "\"");
+      if (!parsed) return reply_error(res, errc::invalid_input, "after must be a cursor the stream sent, not \"" + req.get_param_value("after") + "\"");
       after = static_cast<uint64_t>(*parsed);
     }
     // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
@@ -203,7 +204,7 @@ void event_stream_routes::add_to(http_router& server) {
     if (scope == stream_scope::trial && !exists_or_reply(sys, res, handles.reader, trial_id{id})) return;
     auto slot = quota->take(who.user_id);
     if (!slot)
-      return reply_error(res, 429, "user " + who.username + " has " + std::to_string(stream_quota::max_streams_per_user) +
+      return reply_error(res, errc::too_many_requests, "user " + who.username + " has " + std::to_string(stream_quota::max_streams_per_user) +
                                        " event streams (GET /api/v1/stream) open, as many as one may: close one first");
     res.content_type = "application/x-ndjson";
     res.stream = std::make_shared<event_stream>(sys, handles.reader, handles.feed,

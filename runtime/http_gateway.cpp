@@ -222,7 +222,7 @@ struct http_gateway::impl {
                                                            const principal& who) {
       auto id = parse_id(req.matches[1]);
       if (!id)
-        return reply_error(res, 404, "experiment " + req.matches[1].str() + " not found");
+        return reply_error(res, errc::not_found, "experiment " + req.matches[1].str() + " not found");
       for_experiment_owner(*id, who, verb, route, std::make_shared<const http_request>(req), reply_to{sys, res});
     });
   }
@@ -256,7 +256,7 @@ struct http_gateway::impl {
           if (found(reply))
             reply_json(made, reply);
           else
-            reply_error(made, 404, missing);
+            reply_error(made, errc::not_found, missing);
         },
         std::move(xs)...);
   }
@@ -277,7 +277,7 @@ struct http_gateway::impl {
     if (req.has_param("project_id")) {
       auto project = parse_id(req.get_param_value("project_id"));
       if (!project || *project < 0) {
-        reply_error(res, 400, "query parameter project_id must be a project's id, not \"" + req.get_param_value("project_id") + "\"");
+        reply_error(res, errc::invalid_input, "query parameter project_id must be a project's id, not \"" + req.get_param_value("project_id") + "\"");
         return std::nullopt;
       }
       filter.set_project_id(*project);
@@ -286,7 +286,7 @@ struct http_gateway::impl {
       auto text = req.get_param_value("state", i);
       pb::State state = pb::STATE_UNSPECIFIED;
       if (!pb::State_Parse(text.rfind("STATE_", 0) == 0 ? text : "STATE_" + text, &state) || state == pb::STATE_UNSPECIFIED) {
-        reply_error(res, 400, "query parameter state: \"" + text + "\" is not a state (ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR, ...)");
+        reply_error(res, errc::invalid_input, "query parameter state: \"" + text + "\" is not a state (ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR, ...)");
         return std::nullopt;
       }
       filter.add_states(state);
@@ -297,20 +297,20 @@ struct http_gateway::impl {
       else if (text == "true") filter.set_archived(pb::ARCHIVED_FILTER_ONLY);
       else if (text == "any") filter.set_archived(pb::ARCHIVED_FILTER_INCLUDED);
       else {
-        reply_error(res, 400, "query parameter archived: expected false, true or any, not \"" + text + "\"");
+        reply_error(res, errc::invalid_input, "query parameter archived: expected false, true or any, not \"" + text + "\"");
         return std::nullopt;
       }
     }
     filter.set_sort_by(req.has_param("sort_by") ? req.get_param_value("sort_by") : "id");
     static const std::set<std::string> sortable{"id", "name", "state", "start_time", "end_time", "owner"};
     if (!sortable.count(filter.sort_by())) {
-      reply_error(res, 400, "query parameter sort_by: expected id, name, state, start_time, end_time or owner, not \"" +
+      reply_error(res, errc::invalid_input, "query parameter sort_by: expected id, name, state, start_time, end_time or owner, not \"" +
                                 filter.sort_by() + "\"");
       return std::nullopt;
     }
     const auto order = req.has_param("order_by") ? req.get_param_value("order_by") : "asc";
     if (order != "asc" && order != "desc") {
-      reply_error(res, 400, "query parameter order_by: expected asc or desc, not \"" + order + "\"");
+      reply_error(res, errc::invalid_input, "query parameter order_by: expected asc or desc, not \"" + order + "\"");
       return std::nullopt;
     }
     filter.set_descending(order == "desc");
@@ -323,7 +323,7 @@ struct http_gateway::impl {
         sys, res, handles.persistence,
         [id, archived](bool done, http_response& made) {
           if (done) return made.set_content("{}", "application/json");
-          reply_error(made, 400, "experiment " + std::to_string(id) + " has not ended: kill it or let it finish before " +
+          reply_error(made, errc::invalid_input, "experiment " + std::to_string(id) + " has not ended: kill it or let it finish before " +
                                      (archived ? "archiving" : "unarchiving") + " it");
         },
         archive_atom::value, experiment_id{id}, archived);
@@ -333,7 +333,7 @@ struct http_gateway::impl {
   /// project takes them from its owner or an admin), from the projects actor's answer; or none.
   static caf::error project_refusal(asked<pb::Project>& project, int64_t id, const principal& who) {
     if (!project)
-      return status_of(project.error) == 404
+      return project.error == errc::not_found
                  ? make_error(errc::invalid_input, "project_id: there is no project " + std::to_string(id))
                  : std::move(project.error);
     if (project->id() == storage::database::default_project_id) return {};
@@ -345,12 +345,12 @@ struct http_gateway::impl {
   route_coroutine delete_checkpoint(std::string uuid, principal who, reply_to out) {
     auto found = co_await ask<pb::GetCheckpointResponse>(out, handles.reader, get_atom::value, uuid);
     if (!found) co_return out.error(found.error);
-    if (found->checkpoint().uuid().empty()) co_return out.error(404, "checkpoint " + uuid + " not found");
+    if (found->checkpoint().uuid().empty()) co_return out.error(errc::not_found, "checkpoint " + uuid + " not found");
     auto owner = co_await owner_of_experiment(out, found->checkpoint().experiment_id());
     if (auto refusal = owner_refusal(owner, who, "checkpoint " + uuid, "delete")) co_return out.error(refusal);
     auto deleted = co_await ask<bool>(out, handles.collector, remove_atom::value, uuid);
     if (!deleted) co_return out.error(deleted.error);
-    if (!*deleted) co_return out.error(404, "checkpoint " + uuid + " not found");
+    if (!*deleted) co_return out.error(errc::not_found, "checkpoint " + uuid + " not found");
     out.empty_json();
   }
 
@@ -358,15 +358,15 @@ struct http_gateway::impl {
   route_coroutine continue_trial(int64_t id, pb::ContinueTrialRequest body, principal who, reply_to out) {
     auto found = co_await ask<pb::GetTrialResponse>(out, handles.reader, get_atom::value, trial_id{id});
     if (!found) co_return out.error(found.error);
-    if (found->trial().id() == 0) co_return out.error(404, "trial " + std::to_string(id) + " not found");
+    if (found->trial().id() == 0) co_return out.error(errc::not_found, "trial " + std::to_string(id) + " not found");
     const auto& t = found->trial();
     auto parent = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value,
                                                           experiment_id{t.experiment_id()});
     if (!parent) co_return out.error(parent.error);
     if (t.latest_checkpoint_uuid().empty())
-      co_return out.error(400, "trial " + std::to_string(id) + " has no checkpoint to continue from");
+      co_return out.error(errc::invalid_input, "trial " + std::to_string(id) + " has no checkpoint to continue from");
     if (body.max_length() <= 0)
-      co_return out.error(400, "max_length must be positive: how far the trial trains, in its searcher's unit");
+      co_return out.error(errc::invalid_input, "max_length must be positive: how far the trial trains, in its searcher's unit");
     pb::CreateExperimentRequest create;
     create.set_parent_id(parent->experiment().id());
     create.set_config_path("the continuation of trial " + std::to_string(id));
@@ -374,7 +374,7 @@ struct http_gateway::impl {
       create.set_config(config::continuation_config(parent->experiment().config(), create.config_path(), id,
                                                     t.hparams(), body.max_length()));
     } catch (const config::config_error& e) {
-      co_return out.error(400, e.what());
+      co_return out.error(errc::invalid_input, e.what());
     }
     create_from(std::move(create), std::move(who), std::move(out));
   }
@@ -393,13 +393,13 @@ struct http_gateway::impl {
 
   route_coroutine create_from(pb::CreateExperimentRequest body, principal who, reply_to out) {
     if (body.parent_id() < 0)
-      co_return out.error(400, "parent_id must be an experiment's id");
+      co_return out.error(errc::invalid_input, "parent_id must be an experiment's id");
     if (const auto parent_id = body.parent_id(); parent_id > 0) {
       // A fork: what the request leaves empty (config, model definition) comes from its parent.
       auto parent = co_await ask<pb::GetExperimentResponse>(out, handles.reader, get_atom::value, experiment_id{parent_id});
       if (!parent) co_return out.error(parent.error);
       if (parent->experiment().id() == 0)
-        co_return out.error(404, "parent_id: experiment " + std::to_string(parent_id) + " not found");
+        co_return out.error(errc::not_found, "parent_id: experiment " + std::to_string(parent_id) + " not found");
       if (body.model_definition().empty()) {
         auto archive = co_await ask<std::string>(out, handles.reader, model_atom::value, experiment_id{parent_id});
         if (!archive) co_return out.error(archive.error);
@@ -416,7 +416,7 @@ struct http_gateway::impl {
     }
     auto path = config_source(body.config_path(), body.config());
     if (body.model_definition().size() > max_model_definition_bytes)
-      co_return out.error(400, "the model definition is " + std::to_string(body.model_definition().size() >> 20) +
+      co_return out.error(errc::invalid_input, "the model definition is " + std::to_string(body.model_definition().size() >> 20) +
                                    " MiB; det takes at most 96 MiB: leave data sets and outputs out of the directory");
     config::experiment_config cfg;
     try {
@@ -429,15 +429,15 @@ struct http_gateway::impl {
         cfg = config::parse_experiment_config(body.config(), path);
       }
     } catch (const config::config_error& e) {
-      co_return out.error(400, e.what());
+      co_return out.error(errc::invalid_input, e.what());
     }
     if (!handles.pool(cfg.resources.resource_pool))
-      co_return out.error(400, path + ": resources.resource_pool: there is no resource pool named \"" +
+      co_return out.error(errc::invalid_input, path + ": resources.resource_pool: there is no resource pool named \"" +
                                    cfg.resources.resource_pool + "\"");
     if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
         !refusal.empty())
-      co_return out.error(403, path + ": " + refusal);
-    if (auto refusal = grid_too_large(cfg, path)) co_return out.error(400, *refusal);
+      co_return out.error(errc::forbidden, path + ": " + refusal);
+    if (auto refusal = grid_too_large(cfg, path)) co_return out.error(errc::invalid_input, *refusal);
     if (body.validate_only()) {
       pb::CreateExperimentResponse resp;
       resp.mutable_experiment()->set_name(cfg.name);
@@ -469,7 +469,7 @@ struct http_gateway::impl {
     try {
       auto cfg = config::is_yaml_path(path) ? config::parse_yaml_experiment_config(body.config(), path)
                                             : config::parse_experiment_config(body.config(), path);
-      if (auto refusal = grid_too_large(cfg, path)) return reply_error(res, 400, *refusal);
+      if (auto refusal = grid_too_large(cfg, path)) return reply_error(res, errc::invalid_input, *refusal);
       plan.set_searcher(cfg.searcher.name);
       for (auto& b : searcher::preview(cfg)) {
         auto* t = plan.add_trials();
@@ -478,7 +478,7 @@ struct http_gateway::impl {
         t->set_unit(config::to_string(b.unit));
       }
     } catch (const config::config_error& e) {
-      return reply_error(res, 400, e.what());
+      return reply_error(res, errc::invalid_input, e.what());
     }
     res.set_content(preview_to_json(plan), "application/json");
   }
@@ -496,7 +496,7 @@ struct http_gateway::impl {
     auto stored = stored_experiment_of(id, *found, refused);
     if (!stored) co_return out.finish(std::move(refused));
     if ((std::is_same_v<Msg, kill_atom> || ...)) co_return out.empty_json();  // already ended: nothing to kill
-    out.error(400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(stored->state()) +
+    out.error(errc::invalid_input, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(stored->state()) +
                        ") and cannot be " + verb);
   }
 
@@ -518,7 +518,7 @@ struct http_gateway::impl {
   static std::optional<pb::Experiment> stored_experiment_of(int64_t id, pb::GetExperimentResponse& found,
                                                             http_response& res) {
     if (found.experiment().id() == 0) {
-      reply_error(res, 404, "experiment " + std::to_string(id) + " not found");
+      reply_error(res, errc::not_found, "experiment " + std::to_string(id) + " not found");
       return std::nullopt;
     }
     return std::move(*found.mutable_experiment());
@@ -535,7 +535,7 @@ struct http_gateway::impl {
   }
   static std::optional<pb::Experiment> ended(int64_t id, std::optional<pb::Experiment> exp, http_response& res) {
     if (exp && !is_terminal(exp->state())) {
-      reply_error(res, 503, "experiment " + std::to_string(id) + " is not running yet; ask again");
+      reply_error(res, errc::unavailable, "experiment " + std::to_string(id) + " is not running yet; ask again");
       return std::nullopt;
     }
     return exp;
@@ -588,7 +588,7 @@ struct http_gateway::impl {
     if (!body)
       return;
     if (body->experiment_id() != 0 && body->experiment_id() != id)
-      return reply_error(res, 400, "experiment_id " + std::to_string(body->experiment_id()) +
+      return reply_error(res, errc::invalid_input, "experiment_id " + std::to_string(body->experiment_id()) +
                                        " in the body does not match experiment " + std::to_string(id) + " in the path");
     apply_searcher_operations(id, std::move(*body), reply_to{sys, res});
   }
@@ -601,7 +601,7 @@ struct http_gateway::impl {
     if (!found) co_return out.error(found.error);
     http_response refused;
     if (auto ended = ended_experiment_of(id, *found, refused))
-      co_return out.error(400, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(ended->state()) +
+      co_return out.error(errc::invalid_input, "experiment " + std::to_string(id) + " has ended (" + pb::State_Name(ended->state()) +
                                    "): its searcher takes no operations");
     out.finish(std::move(refused));
   }
@@ -618,7 +618,7 @@ struct http_gateway::impl {
         sys, res, handles.registry,
         [agent, slot](bool found, http_response& made) {
           if (found) return made.set_content("{}", "application/json");
-          reply_error(made, 404, slot < 0 ? "agent " + agent + " not found"
+          reply_error(made, errc::not_found, slot < 0 ? "agent " + agent + " not found"
                                           : "agent " + agent + " has no slot " + std::to_string(slot));
         },
         enable_atom::value, agent, slot, change);
@@ -636,7 +636,7 @@ struct http_gateway::impl {
       if (!parsed) return;
       const auto& body = *parsed;
       if (body.label().empty() || body.label().size() > 255 || body.label().find(',') != std::string::npos)
-        return reply_error(res, 400, "a label has 1 to 255 characters and no comma, not \"" + body.label() + "\"");
+        return reply_error(res, errc::invalid_input, "a label has 1 to 255 characters and no comma, not \"" + body.label() + "\"");
       store(res, add_atom::value, experiment_id{*parse_id(req.matches[1])}, body.label());
     }));
     server.Delete(R"(/api/v1/experiments/(\d+)/labels/(.+))", experiment_owner("remove a label of", [this](const http_request& req, http_response& res) {
@@ -722,20 +722,20 @@ struct http_gateway::impl {
       const auto& body = *parsed;
       const auto& change = body.resources();
       if (change.has_priority() && (change.priority() < 1 || change.priority() > 99))
-        return reply_error(res, 400, "resources.priority must be between 1 and 99, not " +
+        return reply_error(res, errc::invalid_input, "resources.priority must be between 1 and 99, not " +
                                          std::to_string(change.priority()));
       if (change.has_weight() && !(change.weight() >= 0))
-        return reply_error(res, 400, "resources.weight must not be negative");
+        return reply_error(res, errc::invalid_input, "resources.weight must not be negative");
       if (change.has_max_slots() && change.max_slots() < 0)
-        return reply_error(res, 400, "resources.max_slots must be 0 (no limit) or positive, not " +
+        return reply_error(res, errc::invalid_input, "resources.max_slots must be 0 (no limit) or positive, not " +
                                          std::to_string(change.max_slots()));
       const bool annotates = body.has_name() || body.has_description() || body.has_notes();
       const bool reschedules = change.has_priority() || change.has_weight() || change.has_max_slots();
       if (!annotates && !reschedules)
-        return reply_error(res, 400, "the request changes nothing: set resources.priority, weight or max_slots, "
+        return reply_error(res, errc::invalid_input, "the request changes nothing: set resources.priority, weight or max_slots, "
                                      "name, description or notes");
       if (body.has_name() && body.name().empty())
-        return reply_error(res, 400, "an experiment's name may not be empty");
+        return reply_error(res, errc::invalid_input, "an experiment's name may not be empty");
       pb::PatchExperimentRequest annotation = body;
       annotation.clear_resources();
       patch_experiment(*id, annotates ? std::optional{std::move(annotation)} : std::nullopt,
@@ -746,7 +746,7 @@ struct http_gateway::impl {
     server.Post(R"(/api/v1/agents/([^/]+)/slots/(\d+)/(enable|disable))",
                 admin_only("enabling or disabling a slot", [this](const http_request& req, http_response& res) {
                   auto slot = parse_id(req.matches[2]);
-                  if (!slot || *slot > INT32_MAX) return reply_error(res, 404, "no slot " + req.matches[2].str());
+                  if (!slot || *slot > INT32_MAX) return reply_error(res, errc::not_found, "no slot " + req.matches[2].str());
                   enable_agent(req, res, static_cast<int32_t>(*slot));
                 }));
   }
@@ -814,13 +814,13 @@ struct http_gateway::impl {
     const auto& c = found.checkpoint();
     if (c.uuid().empty() || c.state() != pb::CHECKPOINT_STATE_COMPLETED || !c.resources().count(name) ||
         !auth::is_plain_relative_path(name))
-      return reply_error(res, 404, "checkpoint " + uuid + " has no file " + name);
+      return reply_error(res, errc::not_found, "checkpoint " + uuid + " has no file " + name);
     // Streamed from disk (checkpoints can be larger than the master's spare memory), opened
     // beneath the storage root: the trial wrote the directory, and a link in it must not lead
     // the master to send its own files.
     auto file = open_beneath(c.storage_path(), c.uuid() + "/" + name);
     if (!file)
-      return reply_error(res, errno == ENOENT ? 404 : 403,
+      return reply_error(res, errno == ENOENT ? errc::not_found : errc::forbidden,
                          "cannot send " + name + " of checkpoint " + uuid + ": it is " +
                              (errno == ENOENT ? "gone from " + c.storage_path()
                                               : "not a regular file beneath the checkpoint storage (a link, or a directory)"));
@@ -895,7 +895,7 @@ struct http_gateway::impl {
                                                                                 http_response& res, const principal& who) {
       pb::MoveExperimentRequest body;
       std::string error;
-      if (!from_json(req.body, body, error)) return reply_error(res, 400, error);
+      if (!from_json(req.body, body, error)) return reply_error(res, errc::invalid_input, error);
       move_experiment(*parse_id(req.matches[1]), body.project_id(), who, reply_to{sys, res});
     }));
     server.Delete(R"(/api/v1/experiments/(\d+))", experiment_owner("delete", [this](const http_request& req, http_response& res) {

@@ -12,7 +12,8 @@ void reply_json(http_response& res, const google::protobuf::Message& msg) {
   res.set_content(to_json(msg), "application/json");
 }
 
-void reply_error(http_response& res, int status, const std::string& sentence) {
+void reply_error(http_response& res, errc code, const std::string& sentence) {
+  const int status = status_of(code);
   pb::ErrorResponse err;
   err.set_error(sentence);
   err.set_code(status);
@@ -25,24 +26,36 @@ void reply_error(http_response& res, caf::actor_system& sys, const caf::error& e
   auto& ctx = e.context();
   auto sentence =
       ctx.match_elements<std::string>() ? error_sentence(sys, e) : "the master could not answer: " + sys.render(e);
-  reply_error(res, status_of(e), sentence);
+  pb::ErrorResponse err;
+  err.set_error(sentence);
+  err.set_code(status_of(e));
+  res.status = err.code();
+  res.set_content(to_json(err), "application/json");
+}
+
+int status_of(errc code) {
+  switch (code) {
+    case errc::invalid_input: return 400;
+    case errc::unauthenticated: return 401;
+    case errc::forbidden: return 403;
+    case errc::not_found: return 404;
+    case errc::stale_run: return 409;
+    case errc::too_large: return 413;
+    case errc::unschedulable: return 422;
+    case errc::too_many_requests: return 429;
+    case errc::refused: return 403;
+    case errc::storage_failed: return 503;
+    case errc::unavailable: return 503;
+    case errc::upstream_failed: return 502;
+    case errc::malformed_message: return 500;
+    case errc::internal: return 500;
+  }
+  return 500;
 }
 
 int status_of(const caf::error& e) {
-  if (e.category() == errc_category) {
-    switch (static_cast<errc>(e.code())) {
-      case errc::invalid_input: return 400;
-      case errc::unauthenticated: return 401;
-      case errc::forbidden: return 403;
-      case errc::not_found: return 404;
-      case errc::stale_run: return 409;
-      case errc::unschedulable: return 422;
-      case errc::refused: return 403;
-      case errc::storage_failed: return 503;
-      case errc::unavailable: return 503;
-      case errc::malformed_message: return 500;
-    }
-  }
+  if (e.category() == errc_category)
+    return status_of(static_cast<errc>(e.code()));
   if (e == caf::sec::request_timeout)
     return 504;
   return 500;
@@ -51,7 +64,7 @@ int status_of(const caf::error& e) {
 std::optional<page> page_of(const http_request& req, http_response& res, const char* start_name,
                             int32_t default_limit, int32_t max_limit) {
   auto refuse = [&](const char* name, const std::string& text, int min) -> std::optional<page> {
-    reply_error(res, 400, std::string{"query parameter "} + name + " must be a whole number of at least " +
+    reply_error(res, errc::invalid_input, std::string{"query parameter "} + name + " must be a whole number of at least " +
                               std::to_string(min) + ", not \"" + text + "\"");
     return std::nullopt;
   };
@@ -69,7 +82,7 @@ std::optional<page> page_of(const http_request& req, http_response& res, const c
     if (!limit || *limit < 1)
       return refuse("limit", text, 1);
     if (*limit > max_limit) {
-      reply_error(res, 400, "query parameter limit may be at most " + std::to_string(max_limit) + ", not " + text +
+      reply_error(res, errc::invalid_input, "query parameter limit may be at most " + std::to_string(max_limit) + ", not " + text +
                                 ": ask for the rest with further pages");
       return std::nullopt;
     }

@@ -17,14 +17,20 @@ class actor_system;
 class error;
 }
 
+namespace det {
+enum class errc : uint8_t;  // messages/errc.hpp
+}
+
 namespace det::runtime {
 
 void reply_json(http_response& res, const google::protobuf::Message& msg);
-void reply_error(http_response& res, int status, const std::string& sentence);
+/// The error's sentence, with the status status_of() gives its case: routes name cases, not numbers.
+void reply_error(http_response& res, errc code, const std::string& sentence);
 /// An actor's error: the status status_of() gives it and its sentence.
 void reply_error(http_response& res, caf::actor_system& sys, const caf::error& e);
 
-/// The one table that turns an error into an HTTP status.
+/// The one table that turns an error's case into an HTTP status.
+int status_of(errc code);
 int status_of(const caf::error& e);
 
 /// `text` as a whole decimal number that fits an Int, or nullopt.

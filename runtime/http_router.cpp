@@ -6,6 +6,7 @@
 
 #include "observability/measurements.hpp"
 #include "runtime/http_replies.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -78,7 +79,7 @@ void http_router::dispatch(http_request& req, http_response& res) const {
       r.handler(req, res);
     } catch (const std::exception& e) {
       http_response failed;
-      reply_error(failed, 500, std::string("the master failed to answer: ") + e.what());
+      reply_error(failed, errc::internal, std::string("the master failed to answer: ") + e.what());
       if (res.deferred)
         res.deferred->finish(std::move(failed));
       else
@@ -96,7 +97,7 @@ void http_router::dispatch(http_request& req, http_response& res) const {
       observe();
     return;
   }
-  reply_error(res, 404, "no such route: " + req.method + " " + req.path);
+  reply_error(res, errc::not_found, "no such route: " + req.method + " " + req.path);
 }
 
 } // namespace det::runtime

@@ -29,6 +29,7 @@
 
 #include "runtime/body_budget.hpp"
 #include "runtime/http_replies.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 namespace {
@@ -126,7 +127,7 @@ awaitable<void> write_response(Stream& stream, http_response& res, unsigned vers
       co_await http::async_write(stream, msg, use_awaitable);
       co_return;
     }
-    reply_error(res, 500, "cannot read " + (res.file_path.empty() ? std::string("the file") : res.file_path) + ": " +
+    reply_error(res, errc::internal, "cannot read " + (res.file_path.empty() ? std::string("the file") : res.file_path) + ": " +
                               ec.message());
   }
   http::response<http::string_body> msg;
@@ -139,9 +140,9 @@ awaitable<void> write_response(Stream& stream, http_response& res, unsigned vers
 // A connection's failure (a peer that vanished mid-relay) ends that connection only.
 void connection_ended(const std::exception_ptr&) {}
 
-http_response error_response(int status, const std::string& sentence) {
+http_response error_response(errc code, const std::string& sentence) {
   http_response res;
-  reply_error(res, status, sentence);
+  reply_error(res, code, sentence);
   return res;
 }
 
@@ -323,7 +324,7 @@ struct http_server::impl {
           (parser.chunked() || declared.value_or(0) > unauthenticated_body_bytes)) {
         held = bodies.reserve(declared.value_or(limit));
         if (!held) {
-          auto res = error_response(503, "the master is reading " + std::to_string(bodies.total() >> 20) +
+          auto res = error_response(errc::unavailable, "the master is reading " + std::to_string(bodies.total() >> 20) +
                                              " MiB of request bodies already: send this one again shortly");
           co_await write_response(stream, res, parser.get().version(), false);
           co_return;
@@ -338,7 +339,7 @@ struct http_server::impl {
         std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
       }
       if ((declared && *declared > limit) || ec == http::error::body_limit) {
-        auto res = error_response(413, limit == max_body_bytes
+        auto res = error_response(errc::too_large, limit == max_body_bytes
                                            ? "the request body is larger than the " + std::to_string(max_body_bytes >> 20) +
                                                  " MiB the master reads (security.max_upload_size in master.toml)"
                                            : "the request body is larger than the " +
@@ -397,7 +398,7 @@ struct http_server::impl {
       std::tie(ec, std::ignore) = co_await backend.async_connect(endpoints, as_tuple_awaitable);
     }
     if (ec) {
-      auto res = error_response(502, "the task's service at " + target.host + ":" + std::to_string(target.port) +
+      auto res = error_response(errc::upstream_failed, "the task's service at " + target.host + ":" + std::to_string(target.port) +
                                          " does not answer: " + ec.message());
       co_await write_response(client, res, req.version(), keep_alive);
       co_return keep_alive;

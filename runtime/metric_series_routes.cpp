@@ -7,6 +7,7 @@
 
 #include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -38,7 +39,7 @@ std::optional<int64_t> integer_param(const http_request& req, http_response& res
     if (used == text.size() && value >= low && value <= high) return value;
   } catch (const std::exception&) {
   }
-  reply_error(res, 400, std::string("the query parameter ") + key + " must be an integer from " + std::to_string(low) +
+  reply_error(res, errc::invalid_input, std::string("the query parameter ") + key + " must be an integer from " + std::to_string(low) +
                             " to " + std::to_string(high) + ", not \"" + text + "\"");
   return std::nullopt;
 }
@@ -48,7 +49,7 @@ std::optional<series_query> series_query_of(const http_request& req, http_respon
   series_query q;
   q.name = req.get_param_value("name");
   if (q.name.empty()) {
-    reply_error(res, 400, "the query parameter name is required: the metric to draw, such as loss");
+    reply_error(res, errc::invalid_input, "the query parameter name is required: the metric to draw, such as loss");
     return std::nullopt;
   }
   q.group = req.has_param("group") ? req.get_param_value("group") : "training";
@@ -60,7 +61,7 @@ std::optional<series_query> series_query_of(const http_request& req, http_respon
   auto end = integer_param(req, res, "end_batches", 0, INT64_MAX, INT64_MAX);
   if (!end) return std::nullopt;
   if (*end < *start) {
-    reply_error(res, 400, "end_batches (" + std::to_string(*end) + ") is before start_batches (" +
+    reply_error(res, errc::invalid_input, "end_batches (" + std::to_string(*end) + ") is before start_batches (" +
                               std::to_string(*start) + ")");
     return std::nullopt;
   }
@@ -83,7 +84,7 @@ route_coroutine_of<bool> found(persistence_reader_actor reader, Id id, reply_to 
   bool exists = false;
   if constexpr (experiment) exists = r->experiment().id() != 0;
   else exists = r->trial().id() != 0;
-  if (!exists) out.error(404, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
+  if (!exists) out.error(errc::not_found, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
   co_return exists;
 }
 
@@ -96,7 +97,7 @@ void metric_series_routes::add_to(http_router& server) {
     auto q = series_query_of(req, refused);
     if (!q) co_return out.finish(std::move(refused));
     const auto id = parse_id(req.matches[1]);
-    if (!id) co_return out.error(404, "trial " + req.matches[1].str() + " not found");
+    if (!id) co_return out.error(errc::not_found, "trial " + req.matches[1].str() + " not found");
     const trial_id trial{*id};
     auto series = co_await ask<pb::MetricSeries>(out, reader, series_atom::value, trial, q->group, q->name,
                                                  q->start_batches, q->end_batches, q->max_points);
@@ -108,7 +109,7 @@ void metric_series_routes::add_to(http_router& server) {
   }));
   server.Get(R"(/api/v1/trials/(\d+)/metrics/groups)", route([this](http_request req, principal, reply_to out) -> route_coroutine {
     const auto id = parse_id(req.matches[1]);
-    if (!id) co_return out.error(404, "trial " + req.matches[1].str() + " not found");
+    if (!id) co_return out.error(errc::not_found, "trial " + req.matches[1].str() + " not found");
     const trial_id trial{*id};
     auto latest = co_await ask<pb::GetTrialMetricsResponse>(out, reader, metrics_atom::value, trial, max_metric_groups);
     if (!latest) co_return out.error(latest.error);
@@ -122,7 +123,7 @@ void metric_series_routes::add_to(http_router& server) {
                auto q = series_query_of(req, refused, largest_max_points_per_trial);
                if (!q) co_return out.finish(std::move(refused));
                const auto id = parse_id(req.matches[1]);
-               if (!id) co_return out.error(404, "experiment " + req.matches[1].str() + " not found");
+               if (!id) co_return out.error(errc::not_found, "experiment " + req.matches[1].str() + " not found");
                const experiment_id experiment{*id};
                const bool exists = co_await found(reader, experiment, out);
                if (!exists) co_return;

@@ -5,6 +5,7 @@
 #include "caf/all.hpp"
 #include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 namespace {
@@ -37,7 +38,7 @@ void model_routes::add_to(http_router& server) {
     http_response refused;
     auto body = body_of<pb::PostModelRequest>(req, refused);
     if (!body) co_return out.finish(std::move(refused));
-    if (auto why = bad_model_name_reason(body->name()); !why.empty()) co_return out.error(400, why);
+    if (auto why = bad_model_name_reason(body->name()); !why.empty()) co_return out.error(errc::invalid_input, why);
     auto m = co_await ask<pb::Model>(out, models, create_atom::value, std::move(*body), user_id{who.user_id});
     if (!m) co_return out.error(m.error);
     pb::PostModelResponse created;

@@ -5,6 +5,7 @@
 #include "caf/all.hpp"
 #include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -16,7 +17,7 @@ void project_routes::add_to(http_router& server) {
     http_response refused;
     auto body = body_of<pb::PostWorkspaceRequest>(req, refused);
     if (!body) co_return out.finish(std::move(refused));
-    if (auto why = bad_name_reason("workspace", body->name()); !why.empty()) co_return out.error(400, why);
+    if (auto why = bad_name_reason("workspace", body->name()); !why.empty()) co_return out.error(errc::invalid_input, why);
     auto created = co_await ask<pb::Workspace>(out, projects, create_atom::value, std::move(*body), user_id{who.user_id});
     json_or_error(out, created);
   }));
@@ -53,7 +54,7 @@ void project_routes::add_to(http_router& server) {
                 http_response refused;
                 auto body = body_of<pb::PostProjectRequest>(req, refused);
                 if (!body) co_return out.finish(std::move(refused));
-                if (auto why = bad_name_reason("project", body->name()); !why.empty()) co_return out.error(400, why);
+                if (auto why = bad_name_reason("project", body->name()); !why.empty()) co_return out.error(errc::invalid_input, why);
                 const auto id = id_of(req);
                 auto w = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{id});
                 if (!w) co_return out.error(w.error);
@@ -93,7 +94,7 @@ void project_routes::add_to(http_router& server) {
                  auto body = body_of<pb::PatchProjectRequest>(req, refused);
                  if (!body) co_return out.finish(std::move(refused));
                  if (!body->has_description() && !body->has_notes())
-                   co_return out.error(400, "the request changes nothing: set description or notes");
+                   co_return out.error(errc::invalid_input, "the request changes nothing: set description or notes");
                  const auto id = id_of(req);
                  auto owned = co_await owned_project(id, who, "change", out);
                  if (!owned) co_return;

@@ -11,6 +11,7 @@
 #include "messages/caf_types.hpp"
 #include "observability/prometheus_text.hpp"
 #include "runtime/route_helpers.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -156,7 +157,7 @@ void prometheus_routes::add_to(http_router& server) {
                try {
                  res.set_content(scrape(), observability::exposition::content_type);
                } catch (const std::exception& e) {
-                 reply_error(res, 503, std::string("the cluster's state could not be read: ") + e.what());
+                 reply_error(res, errc::unavailable, std::string("the cluster's state could not be read: ") + e.what());
                }
              }));
 }

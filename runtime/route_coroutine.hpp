@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "caf/error.hpp"
+#include "messages/errc.hpp"
 #include "runtime/actor_ask.hpp"
 #include "runtime/http_replies.hpp"
 #include "runtime/http_types.hpp"
@@ -44,9 +45,9 @@ class reply_to {
     res.set_content("{}", "application/json");
     later_->finish(std::move(res));
   }
-  void error(int status, const std::string& sentence) const {
+  void error(errc code, const std::string& sentence) const {
     http_response res;
-    reply_error(res, status, sentence);
+    reply_error(res, code, sentence);
     later_->finish(std::move(res));
   }
   void error(const caf::error& e) const {

@@ -17,6 +17,7 @@
 #include "messages/json.hpp"
 #include "runtime/actor_ask.hpp"
 #include "runtime/http_replies.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -37,7 +38,7 @@ std::optional<Body> body_of(const http_request& req, http_response& res) {
   std::string error;
   if (from_json(req.body.empty() ? "{}" : req.body, body, error))
     return body;
-  reply_error(res, 400, error);
+  reply_error(res, errc::invalid_input, error);
   return std::nullopt;
 }
 
@@ -76,7 +77,7 @@ bool exists_or_reply(caf::actor_system& sys, http_response& res, const persisten
           },
           [&](caf::error& e) { reply_error(res, sys, e); });
   if (answered && !found)
-    reply_error(res, 404, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
+    reply_error(res, errc::not_found, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
   return found;
 }
 

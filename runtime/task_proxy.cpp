@@ -13,6 +13,7 @@
 #include "runtime/http_replies.hpp"
 #include "runtime/route_helpers.hpp"
 #include "runtime/session_cookie.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 namespace {
@@ -23,9 +24,9 @@ proxy_target answered(http_response res) {
   return t;
 }
 
-proxy_target refusal(int status, const std::string& sentence) {
+proxy_target refusal(errc code, const std::string& sentence) {
   http_response res;
-  reply_error(res, status, sentence);
+  reply_error(res, code, sentence);
   return answered(std::move(res));
 }
 
@@ -108,12 +109,16 @@ proxy_target task_proxy::target_of(const http_request& req, ticket_use tickets) 
   const auto slash = rest.find('/');
   const auto id = rest.substr(0, slash);
   if (slash == std::string::npos)
-    return refusal(404, "a task's service is under /proxy/" + id + "/ (with the trailing slash)");
+    return refusal(errc::not_found, "a task's service is under /proxy/" + id + "/ (with the trailing slash)");
   if (!address.is_own_host(id, req.get_header_value("Host")))
-    return refusal(404, "task " + id + " is served at its own host, " + address.origin_of(id, "") +
+    return refusal(errc::not_found, "task " + id + " is served at its own host, " + address.origin_of(id, "") +
                             ": each task has an origin of its own (proxy_host)");
   auto task = proxied_task(sys, handles, id);
-  if (!task) return refusal(status_of(task.error()), error_sentence(sys, task.error()));
+  if (!task) {
+    http_response res;
+    reply_error(res, sys, task.error());
+    return answered(std::move(res));
+  }
   const auto what = config::to_string(from_pb(task->kind())) + " " + id;
   const auto path_attributes = "; Path=/proxy/" + id + "/; HttpOnly; SameSite=Lax" + secure_attribute(scheme);
   proxy_target target;
@@ -123,7 +128,7 @@ proxy_target task_proxy::target_of(const http_request& req, ticket_use tickets) 
   if (!ticket.empty() && tickets == ticket_use::redeem) {
     auto grant = grants.redeem(ticket, id);
     if (!grant)
-      return refusal(401, "this link to " + what + " has expired or was used already: open it again from the web "
+      return refusal(errc::unauthenticated, "this link to " + what + " has expired or was used already: open it again from the web "
                           "UI, or with det (its links last " + std::to_string(proxy_grants::ticket_lifespan.count()) +
                           " s and open it once)");
     const auto cookie = grant_cookie_name(id) + "=" + *grant + path_attributes;
@@ -142,14 +147,14 @@ proxy_target task_proxy::target_of(const http_request& req, ticket_use tickets) 
               auth::same_secret(req.cookie(service_cookie_name(id)), token))) {
     target.set_cookie = service_cookie_name(id) + "=" + token + path_attributes;
   } else if (!holds_grant(req, *task)) {
-    return refusal(401, what + " opens only with its own link: open it from the web UI or with det (det " +
+    return refusal(errc::unauthenticated, what + " opens only with its own link: open it from the web UI or with det (det " +
                             "notebook open, det tunnel); a user's session or token is not taken here");
   }
   if (!task->ready() || task->service_address().empty())
-    return refusal(503, what + " is not ready yet; try again shortly");
+    return refusal(errc::unavailable, what + " is not ready yet; try again shortly");
   const auto colon = task->service_address().rfind(':');
   const auto port = colon == std::string::npos ? std::nullopt : parse_int<int>(task->service_address().substr(colon + 1));
-  if (!port) return refusal(502, "the agent reported no usable address for " + id + ": " + task->service_address());
+  if (!port) return refusal(errc::upstream_failed, "the agent reported no usable address for " + id + ": " + task->service_address());
   target.host = task->service_address().substr(0, colon);
   target.port = *port;
   target.raw_tcp = task->kind() == pb::TASK_KIND_SHELL;

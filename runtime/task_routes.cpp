@@ -18,6 +18,7 @@
 #include "runtime/route_helpers.hpp"
 #include "runtime/session_cookie.hpp"
 #include "runtime/task_proxy.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 namespace {
@@ -91,7 +92,7 @@ std::string query_value(const std::string& text) {
 route_coroutine_of<bool> task_routes::add_event_directories(const pb::CreateTaskRequest& body, pb::Task& task,
                                                             reply_to out) {
   if (body.experiment_ids_size() == 0 && body.trial_ids_size() == 0) {
-    out.error(400, "a TensorBoard needs experiment_ids or trial_ids: the trials whose event files it shows");
+    out.error(errc::invalid_input, "a TensorBoard needs experiment_ids or trial_ids: the trials whose event files it shows");
     co_return false;
   }
   std::map<int64_t, pb::GetExperimentResponse> experiments;  // each read once
@@ -104,7 +105,7 @@ route_coroutine_of<bool> task_routes::add_event_directories(const pb::CreateTask
       co_return false;
     }
     if (found->trial().id() == 0) {
-      out.error(404, "trial " + std::to_string(id) + " not found");
+      out.error(errc::not_found, "trial " + std::to_string(id) + " not found");
       co_return false;
     }
     trials.emplace_back(found->trial().experiment_id(), id);
@@ -118,7 +119,7 @@ route_coroutine_of<bool> task_routes::add_event_directories(const pb::CreateTask
       co_return false;
     }
     if (found->experiment().id() == 0) {
-      out.error(404, "experiment " + std::to_string(id) + " not found");
+      out.error(errc::not_found, "experiment " + std::to_string(id) + " not found");
       co_return false;
     }
     experiments[id] = std::move(*found);
@@ -186,7 +187,7 @@ route_coroutine task_routes::proxy_ticket(http_request req, principal who, reply
 
 std::string task_routes::proxy_origin_of(const std::string& id, const http_request& req, http_response& res) {
   auto origin = address.origin_of(id, req.get_header_value("Host"));
-  if (origin.empty()) reply_error(res, 400, "the Host header names no host that the proxy's address can be made from");
+  if (origin.empty()) reply_error(res, errc::invalid_input, "the Host header names no host that the proxy's address can be made from");
   return origin;
 }
 
@@ -205,21 +206,21 @@ std::string task_routes::ticket_url(const pb::Task& task, const std::string& url
 
 route_coroutine task_routes::create_task(pb::TaskKind kind, pb::CreateTaskRequest body, principal who, reply_to out) {
   if (body.context().size() > max_context_bytes)
-    co_return out.error(400, "the context is " + std::to_string(body.context().size() >> 20) +
+    co_return out.error(errc::invalid_input, "the context is " + std::to_string(body.context().size() >> 20) +
                                  " MiB; at most 96 MiB may be uploaded");
   const auto path = body.config_path().empty() ? std::string{"<request>"} : body.config_path();
   config::task_config cfg;
   try {
     cfg = config::parse_task_config(body.config(), path, from_pb(kind));
   } catch (const config::config_error& e) {
-    co_return out.error(400, e.what());
+    co_return out.error(errc::invalid_input, e.what());
   }
   const auto pool = handles.pool_name(cfg.resource_pool, cfg.slots);
   if (!handles.pools_at(pool))
-    co_return out.error(400, path + ": resources.resource_pool: there is no resource pool named " + pool);
+    co_return out.error(errc::invalid_input, path + ": resources.resource_pool: there is no resource pool named " + pool);
   if (auto refusal = config::host_access_refusal(handles.host_access, handles.default_checkpoint_root, cfg);
       !refusal.empty())
-    co_return out.error(403, path + ": " + refusal);
+    co_return out.error(errc::forbidden, path + ": " + refusal);
   pb::Task task;
   task.set_kind(kind);
   task.set_owner_id(who.user_id);
@@ -233,7 +234,7 @@ route_coroutine task_routes::create_task(pb::TaskKind kind, pb::CreateTaskReques
     if (!found) co_return;
   }
   if (kind != pb::TASK_KIND_TENSORBOARD && (body.experiment_ids_size() || body.trial_ids_size()))
-    co_return out.error(400, "experiment_ids and trial_ids are a TensorBoard's");
+    co_return out.error(errc::invalid_input, "experiment_ids and trial_ids are a TensorBoard's");
   auto created = co_await ask<pb::Task>(out, handles.tasks, create_atom::value, std::move(task),
                                         std::move(*body.mutable_context()));
   if (!created) co_return out.error(created.error);
@@ -249,7 +250,7 @@ route_coroutine_of<std::optional<pb::Task>> task_routes::owned_task(std::string 
   }
   const auto what = config::to_string(from_pb(kind)) + " " + id;
   if (task->kind() != kind) {
-    out.error(404, "there is no " + what);
+    out.error(errc::not_found, "there is no " + what);
     co_return std::nullopt;
   }
   if (auto e = require_owner(who, task->owner_id(), task->owner(), what, verb)) {
@@ -275,7 +276,7 @@ void task_routes::add_to(http_router& server) {
       const auto id = req.matches[1].str();
       auto task = co_await ask<pb::Task>(out, handles.tasks, get_atom::value, id);
       if (!task) co_return out.error(task.error);
-      if (task->kind() != kind) co_return out.error(404, "there is no " + config::to_string(from_pb(kind)) + " " + id);
+      if (task->kind() != kind) co_return out.error(errc::not_found, "there is no " + config::to_string(from_pb(kind)) + " " + id);
       out.json(reply_of(as_seen_by(std::move(*task), who)));
     }));
     server.Post(base + "/" + uuid_pattern + "/kill",

@@ -5,6 +5,7 @@
 
 #include "runtime/http_replies.hpp"
 #include "runtime/node.hpp"
+#include "messages/errc.hpp"
 
 namespace det::runtime {
 
@@ -21,7 +22,7 @@ constexpr const char* page_paths = R"(/|/login|/experiments|/experiments/[^/]+|/
 void reply_file(http_response& res, const std::filesystem::path& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error))
-    return reply_error(res, 404, "the web UI has no file " + path.string());
+    return reply_error(res, errc::not_found, "the web UI has no file " + path.string());
   auto type = content_types.find(path.extension().string());
   res.content_type = type == content_types.end() ? "application/octet-stream" : type->second;
   // Not hashed names: a browser asks again (a cheap 200 of a small file) rather than run stale code.
@@ -40,10 +41,10 @@ void webui_routes::add_to(http_router& server) {
     // right-hand side would replace the whole path when joined).
     const std::string relative = req.matches[1].str();
     if (relative.front() == '/' || relative.find("..") != std::string::npos || relative.find("//") != std::string::npos)
-      return reply_error(res, 404, "no such file: " + relative);
+      return reply_error(res, errc::not_found, "no such file: " + relative);
     const auto assets = std::filesystem::weakly_canonical(std::filesystem::path(directory) / "assets");
     const auto file = std::filesystem::weakly_canonical(assets / relative);
-    if (file.string().rfind(assets.string() + "/", 0) != 0) return reply_error(res, 404, "no such file: " + relative);
+    if (file.string().rfind(assets.string() + "/", 0) != 0) return reply_error(res, errc::not_found, "no such file: " + relative);
     reply_file(res, file);
   });
 }
