@@ -147,7 +147,13 @@ void remove_scratch_directory(const std::filesystem::path& dir) {
 struct preparing_task {
   pb::StartContainer start;       // without its context, which the preparation has
   std::filesystem::path scratch;  // its fresh directory
-  bool killed = false;            // its exit is reported; its directory goes once the preparation ends
+  // Killed, or given up with the master: its exit is reported, the steps of its preparation not
+  // begun yet are skipped, and its directory goes once the preparation ends. (A pull under way
+  // goes on until podman ends it: its image serves the next run that names it.)
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+
+  bool cancel() { return !cancelled->exchange(true); }  // true the first time
+  bool is_cancelled() const { return *cancelled; }
 };
 
 struct agent_process_state {
@@ -187,7 +193,14 @@ struct agent_process_state {
 
   // Runs when the agent stops (CAF destroys the state before attached
   // functors run): no worker outlives its agent.
-  ~agent_process_state() { kill_all_containers(); }
+  ~agent_process_state() {
+    kill_all_containers();
+    for (auto& [id, task] : preparing) {  // their jobs are dropped or end unheard
+      task.cancel();
+      std::error_code ignored;
+      std::filesystem::remove_all(task.scratch, ignored);
+    }
+  }
 };
 
 using self_ptr = agent_process_actor::stateful_pointer<agent_process_state>;
@@ -228,7 +241,7 @@ void connect(self_ptr self) {
       running->add_slot_ids(slot);
   }
   for (auto& [id, task] : st.preparing) {  // held for their allocations as much as running ones
-    if (task.killed) continue;
+    if (task.is_cancelled()) continue;
     auto* running = hello.add_running();
     running->set_allocation_id(id);
     running->set_task_id(task.start.task_id());
@@ -555,18 +568,20 @@ void prepare_task(self_ptr self, pb::StartContainer start) {
   const std::string image = image_of(st.info, start);
   const auto name = container_name(alloc, start.rank());
   auto environment = start.environment();
-  st.preparing[alloc] = {std::move(start), scratch};
+  auto& task = st.preparing[alloc] = {std::move(start), scratch};
   st.slow_work.post([me = caf::actor_cast<agent_process_actor>(self), alloc, context = std::move(context), scratch,
-                     image, name, environment = std::move(environment)] {
-    std::string failure;
+                     image, name, environment = std::move(environment), cancelled = task.cancelled] {
+    std::string failure;  // empty: ready
     try {
-      if (!context.empty()) unpack_archive(context, scratch.string());
-      if (!image.empty()) {
+      if (!context.empty() && !*cancelled) unpack_archive(context, scratch.string());
+      if (!image.empty() && !*cancelled) {
         ensure_image(image, environment);
         remove_container(name);
       }
     } catch (const std::exception& e) {
-      failure = e.what();
+      failure = *e.what() ? e.what() : "its preparation failed";
+    } catch (...) {
+      failure = "its preparation failed";
     }
     caf::anon_send(me, prepared_atom::value, alloc, failure);
   });
@@ -621,9 +636,18 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         auto& st = self->state;
         if (auto p = st.preparing.find(kill.allocation_id()); p != st.preparing.end()) {
           // Honoured at once: the pull or unpacking goes on, and its result is dropped.
-          if (!std::exchange(p->second.killed, true))
-            report_never_started(self, kill.allocation_id(), true,
-                                 "it was killed while its image was pulled or its context unpacked");
+          if (p->second.cancel()) {
+            pb::ContainerExited exited;  // as if its process had been killed: the task says "killed on request"
+            exited.set_allocation_id(kill.allocation_id());
+            exited.set_cause(pb::EXIT_CAUSE_EXITED);
+            exited.set_exit_code(-1);
+            exited.set_signal(kill.signal() == 0 ? SIGKILL : kill.signal());
+            exited.set_message("killed while its image was pulled or its context unpacked");
+            if (st.endpoint)
+              self->send(st.endpoint, std::move(exited), st.session_token);
+            else
+              st.unsent_exits.add(std::move(exited));
+          }
           return;
         }
         auto it = st.containers.find(kill.allocation_id());
@@ -644,7 +668,7 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
                                                " s; stopping " + std::to_string(st.containers.size()) + " workers");
         st.kill_all_containers();
         for (auto& [id, task] : st.preparing)
-          if (!std::exchange(task.killed, true))
+          if (task.cancel())
             report_never_started(self, id, true, "the agent had no master for " + std::to_string(st.reconnect_wait_s) + " s");
       },
       [=](force_atom, const std::string& alloc) {
@@ -728,9 +752,9 @@ agent_process_actor::behavior_type agent_impl(self_ptr self, pb::Agent info, std
         if (it == st.preparing.end()) return;
         auto task = std::move(it->second);
         st.preparing.erase(it);
-        if (task.killed || !failure.empty()) {
+        if (task.is_cancelled() || !failure.empty()) {
           remove_scratch_directory(task.scratch);
-          if (!task.killed) report_never_started(self, alloc, true, failure);
+          if (!task.is_cancelled()) report_never_started(self, alloc, true, failure);
           return;
         }
         launch_container(self, task.start, task.scratch);
@@ -808,7 +832,6 @@ std::optional<auth::tls_files> agent_tls(const agent_options& opts) {
 } // namespace
 
 int run_agent(const agent_options& opts) {
-  logs::configure({opts.log_level.value_or(config::log_level::info), opts.log_format.value_or(config::log_format::text)});
   auto [host, port] = split_host_port(opts.master, "--master");
   auto info = describe_machine(opts);
   auto tls = agent_tls(opts);

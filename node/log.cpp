@@ -27,11 +27,41 @@ spdlog::level::level_enum spdlog_level(config::log_level level) {
   return spdlog::level::info;
 }
 
-// A message as a JSON string's contents: spdlog writes %v as it is.
+// How many bytes of valid UTF-8 start `text` at `i` (a sequence of 1 to 4), or 0.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
+  if (length == 0 || i + length > text.size() || (length == 2 && lead < 0xc2)) return 0;
+  for (std::size_t k = 1; k < length; ++k)
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+  if (length == 3) {
+    const unsigned code = ((lead & 0xfu) << 12) | ((byte(i + 1) & 0x3fu) << 6);
+    if (code < 0x800 || (code >= 0xd800 && code <= 0xdfff)) return 0;  // overlong, or a surrogate
+  }
+  if (length == 4) {
+    const unsigned code = ((lead & 0x7u) << 18) | ((byte(i + 1) & 0x3fu) << 12);
+    if (code < 0x10000 || code > 0x10ffff) return 0;
+  }
+  return length;
+}
+
+// A message as a JSON string's contents: spdlog writes %v as it is. Bytes that are not UTF-8 (a
+// path, a program's output) become U+FFFD, so that every line parses.
 std::string json_escaped(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      if (const auto length = utf8_sequence(text, i)) {
+        out.append(text.substr(i, length));
+        i += length - 1;
+      } else {
+        out += "\\ufffd";
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -70,7 +100,7 @@ struct loggers {
 
   void apply() {
     const bool json = format == config::log_format::json;
-    // Level names as Determined's and --log-level's: "warn", not spdlog's "warning".
+    // spdlog names the levels debug, info, warning and error (as logrus does in Determined's logs).
     const char* pattern = json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","component":"%n","message":"%v"})"
                                : "%Y-%m-%dT%H:%M:%S.%eZ %l %n: %v";
     for (auto& logger : by_component) {
@@ -80,9 +110,10 @@ struct loggers {
   }
 };
 
+// Never destroyed: a detached thread may log while the process ends.
 loggers& the_loggers() {
-  static loggers instance;
-  return instance;
+  static auto* instance = new loggers;
+  return *instance;
 }
 
 } // namespace

@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   m.log_level = a.log_level = det::config::log_level_named(log_level);
   m.log_format = a.log_format = det::config::log_format_named(log_format);
+  // As the flags say from the start, so that an error before the master reads its [log] (a bad
+  // config) is written as they ask; the master applies its [log] under them once it has read it.
+  det::logs::configure({m.log_level.value_or(det::config::log_level::info),
+                        m.log_format.value_or(det::config::log_format::text)});
   try {
     if (role == "master") {
       det::runtime::block_stop_signals();

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <thread>
 
 #include "config/environment_config.hpp"
 #include "process/captured_run.hpp"
@@ -28,7 +30,9 @@ std::string containers_conf() {
   auto file = dir / "containers.conf";
   if (!std::filesystem::exists(file)) {
     std::filesystem::create_directories(dir);
-    auto partial = dir / ("containers.conf." + std::to_string(::getpid()));
+    // Named by process and thread: an agent's slow-work threads may write it at once too.
+    auto partial = dir / ("containers.conf." + std::to_string(::getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())));
     {
       std::ofstream out(partial);
       out << "# Written by det: podman's default ulimits need CAP_SYS_RESOURCE to set.\n"
