@@ -175,7 +175,8 @@ void refuse_unsupported(table_reader& reader) {
                                       "(det experiment delete)");
   reader.refuse({"slurm", "pbs"}, "det schedules trials on its own agents, not through an HPC workload manager; "
                                   "run det agents on the cluster's nodes instead");
-  reader.refuse({"security"}, "det runs a trial's process as the user its agent runs as; remove it");
+  reader.refuse({"security"}, "det runs a trial as its owner's agent user (det user link-with-agent-user); "
+                              "remove it");
   reader.refuse({"tensorboard_storage"}, "det writes TensorBoard files under checkpoint_storage, where "
                                          "det tensorboard reads them; remove it");
   reader.refuse({"data_layer"}, "was removed from Determined; read data in your training code");

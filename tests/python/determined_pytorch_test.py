@@ -46,8 +46,9 @@ if torch is not None:
             self.model = context.wrap_model(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(context.get_hparam("dropout")),
                                                           nn.Linear(16, 2)))
             self.optimizer = context.wrap_optimizer(torch.optim.SGD(self.model.parameters(), lr=context.get_hparam("lr")))
+            step_mode = pytorch.LRScheduler.StepMode[context.get_hparams().get("step_mode", "STEP_EVERY_BATCH")]
             self.scheduler = context.wrap_lr_scheduler(torch.optim.lr_scheduler.StepLR(self.optimizer, context.get_hparams().get("lr_step", 10), 0.5),
-                                                       pytorch.LRScheduler.StepMode.STEP_EVERY_BATCH)
+                                                       step_mode)
             self.recorder = Recorder()
             self.max_seen = context.wrap_reducer(max, name="max_label", for_training=False)
 
@@ -75,10 +76,26 @@ if torch is not None:
         def build_callbacks(self):
             return {"recorder": self.recorder}
 
+    class EpochWatchingTrial(SmallTrial):
+        """SmallTrial noting, at each batch, where the context says it is in its epoch."""
 
-@unittest.skipIf(torch is None, "needs Debian's python3-torch")
+        def __init__(self, context):
+            super().__init__(context)
+            self.epoch_starts, self.epoch_ends = [], []
+
+        def train_batch(self, batch, epoch_idx, batch_idx):
+            if self.context.is_epoch_start():
+                self.epoch_starts.append((epoch_idx, batch_idx))
+            if self.context.is_epoch_end():
+                self.epoch_ends.append((epoch_idx, batch_idx))
+            return super().train_batch(batch, epoch_idx, batch_idx)
+
+
 class DeterminedPytorchTest(unittest.TestCase):
     def setUp(self):
+        # The test command installs python3-torch (scripts/install-deps.sh --with-tests): without it
+        # every test here fails rather than passing untried.
+        self.assertIsNotNone(torch, "needs Debian's python3-torch (scripts/install-deps.sh --with-tests)")
         self.home = tempfile.TemporaryDirectory()
         self.storage = os.path.join(self.home.name, "checkpoints")
         os.environ["XDG_DATA_HOME"] = self.storage  # the off-cluster checkpoint directory's parent
@@ -87,11 +104,11 @@ class DeterminedPytorchTest(unittest.TestCase):
     def tearDown(self):
         self.home.cleanup()
 
-    def fit(self, hparams, aggregation_frequency=1, **fit_args):
+    def fit(self, hparams, aggregation_frequency=1, trial_class=None, **fit_args):
         torch.manual_seed(7)
         with pytorch.init(hparams=hparams, aggregation_frequency=aggregation_frequency,
                           exp_conf={"searcher": {"metric": "validation_loss"}}) as context:
-            trial = SmallTrial(context)
+            trial = (trial_class or SmallTrial)(context)
             pytorch.Trainer(trial, context).fit(**fit_args)
             return trial, context
 
@@ -127,6 +144,19 @@ class DeterminedPytorchTest(unittest.TestCase):
             self.assertLess(float((a - b).abs().max()), 1e-5)
         self.assertAlmostEqual(aggregated.optimizer.param_groups[0]["lr"], 0.1)
         self.assertAlmostEqual(big.optimizer.param_groups[0]["lr"], 0.1)
+
+    def test_each_step_mode_steps_the_scheduler_when_determined_does(self):
+        # 256 records in batches of 16: 16 batches an epoch; 48 batches, an optimizer step every 2.
+        expected = {"STEP_EVERY_BATCH": 48, "STEP_EVERY_OPTIMIZER_STEP": 24, "STEP_EVERY_EPOCH": 3, "MANUAL_STEP": 0}
+        for mode, steps in expected.items():
+            with self.subTest(mode=mode):
+                trial, context = self.fit({"global_batch_size": 16, "lr": 0.1, "dropout": 0.0, "step_mode": mode},
+                                          aggregation_frequency=2, trial_class=EpochWatchingTrial,
+                                          max_length=pytorch.Batch(48))
+                self.assertEqual(trial.scheduler.last_epoch, steps)
+                self.assertEqual(trial.epoch_starts, [(0, 0), (1, 16), (2, 32)])
+                self.assertEqual(trial.epoch_ends, [(0, 15), (1, 31), (2, 47)])
+                self.assertEqual((context.get_global_batch_size(), context.get_per_slot_batch_size()), (16, 16))
 
     def test_validation_reduces_with_the_trials_reducers_and_checkpoints_load_back(self):
         trial, _ = self.fit({"global_batch_size": 32, "lr": 0.1, "dropout": 0.0}, max_length=pytorch.Epoch(1),

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace det::config;
 
@@ -436,6 +438,32 @@ TEST_CASE("only file system checkpoint storage is accepted") {
       "entrypoint = \"x\"\n[checkpoint_storage]\ntype = \"directory\"\ncontainer_path = \"/ckpt\"\n" + single_searcher,
       "inline.toml");
   CHECK(config.checkpoint_storage.host_path == "/ckpt");
+}
+
+TEST_CASE("each Determined key det leaves out is refused by its path with what det does instead") {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"log_policies = []\n", "log_policies: det does not match trial logs against patterns"},
+      {"retention_policy = { log_retention_days = 7 }\n", "retention_policy: det keeps a trial's logs until"},
+      {"[slurm]\nsbatch_args = []\n", "slurm: det schedules trials on its own agents"},
+      {"[pbs]\npbsbatch_args = []\n", "pbs: det schedules trials on its own agents"},
+      {"[security]\nuid = 1\n", "security: det runs a trial as its owner's agent user"},
+      {"[tensorboard_storage]\ntype = \"shared_fs\"\n", "tensorboard_storage: det writes TensorBoard files under"},
+      {"[data_layer]\ntype = \"shared_fs\"\n", "data_layer: was removed from Determined"},
+      {"[internal]\nx = 1\n", "internal: is Determined's own"},
+      {"[resources]\ndevices = []\n", "resources.devices: det gives a trial its slots' GPUs"},
+      {"[resources]\nagent_label = \"a\"\n", "resources.agent_label: det has no agent labels"},
+      {"[resources]\nis_single_node = true\n", "resources.is_single_node: det places a trial's slots"},
+      {"[resources]\nnative_parallel = true\n", "resources.native_parallel: was removed from Determined"},
+      {"[environment]\npod_spec = {}\n", "environment.pod_spec: det runs containers with podman"},
+      {"[environment]\nports = { a = 1 }\n", "environment.ports: det proxies only the services of"},
+      {"[[bind_mounts]]\nhost_path = \"/a\"\ncontainer_path = \"/b\"\npropagation = \"rprivate\"\n",
+       "propagation: det bind-mounts with the container runtime's default propagation"},
+  };
+  for (const auto& [toml, expected] : refused) {
+    const auto errors = parse_errors("entrypoint = \"python3 train.py\"\n" + toml + single_searcher);
+    CHECK_MESSAGE(errors.find(expected) != std::string::npos, toml, " gave: ", errors);
+    CHECK_MESSAGE(errors.rfind("inline.toml:", 0) == 0, errors);  // named by file and line
+  }
 }
 
 TEST_CASE("a missing file is an error naming the path") {
