@@ -26,6 +26,7 @@
 #include "searcher/custom_search.hpp"
 #include "searcher/searcher.hpp"
 #include "node/log.hpp"
+#include "model/ids.hpp"
 
 namespace det {
 namespace {
@@ -146,6 +147,9 @@ resource_pool_actor pool(self_ptr self) {
   return self->state.handles.pool(resources.resource_pool, resources.slots_per_trial);
 }
 
+// What the pool schedules the experiment's trials under.
+std::string job_of(self_ptr self) { return job_id::of(experiment_id{self->state.exp.id()}).str(); }
+
 void finish(self_ptr self, pb::State final_state) {
   for (auto& [rid, t] : self->state.unclaimed_rows) {
     t.set_state(pb::STATE_ERROR);
@@ -157,7 +161,7 @@ void finish(self_ptr self, pb::State final_state) {
   set_state(self, final_state);
   self->send(self->state.handles.collector, gc_atom::value, experiment_id{self->state.exp.id()},
              self->state.exp.config());
-  self->send(pool(self), remove_atom::value, std::to_string(self->state.exp.id()));
+  self->send(pool(self), remove_atom::value, job_of(self));
   if (self->state.custom_search) {
     save_snapshot(self);  // its process's last operations are answered once committed; quits then
     return;
@@ -613,7 +617,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
   for (auto& t : plan.first_trials)  // adopted by create_trial as the first actions ask for them
     st.unclaimed_rows.emplace(t.request_id(), std::move(t));
   // Before any trial asks for slots, so that its first request is scheduled by these.
-  self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
+  self->send(pool(self), update_atom::value, job_of(self), scheduling(self));
   self->send(self, start_atom::value);
   return {
       [=](start_atom) { start_search(self); },
@@ -678,7 +682,7 @@ experiment_actor::behavior_type experiment_impl(self_ptr self, pb::Experiment ex
         auto& st = self->state;
         st.exp.mutable_scheduling()->MergeFrom(change);
         self->send(st.handles.persistence, update_atom::value, experiment_id{st.exp.id()}, change);
-        self->send(pool(self), update_atom::value, std::to_string(st.exp.id()), scheduling(self));
+        self->send(pool(self), update_atom::value, job_of(self), scheduling(self));
         return true;
       },
       [=](searcher_atom, get_atom) -> caf::result<pb::GetSearcherEventsResponse> {

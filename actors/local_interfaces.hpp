@@ -23,7 +23,8 @@
 #include "config/host_access_policy.hpp"
 #include "config/length.hpp"
 #include "messages/interfaces.hpp"
-#include "storage/database.hpp"
+#include "model/ids.hpp"
+#include "storage/stored_rows.hpp"
 
 namespace det {
 
@@ -98,50 +99,6 @@ enum class slot_switch : uint8_t {
 
 inline std::string to_string(slot_switch x) {
   return x == slot_switch::enable ? "enable" : x == slot_switch::drain ? "drain" : "disable";
-}
-
-/// Tags that keep experiment and trial ids apart in message signatures.
-struct experiment_id {
-  int64_t value = 0;
-};
-struct trial_id {
-  int64_t value = 0;
-};
-struct user_id {
-  int64_t value = 0;
-};
-struct workspace_id {
-  int64_t value = 0;
-};
-struct project_id {
-  int64_t value = 0;
-};
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, workspace_id& x) {
-  return f(caf::meta::type_name("workspace_id"), x.value);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, project_id& x) {
-  return f(caf::meta::type_name("project_id"), x.value);
-}
-struct token_id {
-  int64_t value = 0;
-};
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, user_id& x) {
-  return f(caf::meta::type_name("user_id"), x.value);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, token_id& x) {
-  return f(caf::meta::type_name("token_id"), x.value);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, experiment_id& x) {
-  return f(caf::meta::type_name("experiment_id"), x.value);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, trial_id& x) {
-  return f(caf::meta::type_name("trial_id"), x.value);
 }
 
 /// Users and bearer tokens, on a PostgreSQL connection of its own: a login or a token lookup
@@ -310,7 +267,7 @@ typename Inspector::result_type inspect(Inspector& f, job_settings& x) {
 /// What an allocation asks its pool for.
 struct allocation_ask {
   std::string id;          ///< the allocation: "<trial>.<run>", or a task's id
-  std::string job;         ///< what the pool schedules it under: an experiment's id, or task_job(task)
+  std::string job;         ///< what the pool schedules it under, as job_id::str() writes it
   int32_t slots = 0;
   bool one_agent = false;  ///< its slots must all be on one agent (a task: one process)
   bool preemptible = true; ///< a task is never preempted (Determined's rule)
@@ -319,9 +276,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, allocation_ask& x) {
   return f(caf::meta::type_name("allocation_ask"), x.id, x.job, x.slots, x.one_agent, x.preemptible);
 }
-
-/// The pool's job of a command, shell, notebook or TensorBoard: experiments' jobs are their ids.
-inline std::string task_job(const std::string& task_id) { return "task " + task_id; }
 
 /// What a pool tells its provisioner after a scheduling pass that changed it: the instances its
 /// pending work asks for, and its connected agents by id (true: idle, running nothing).

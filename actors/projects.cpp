@@ -59,7 +59,7 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
           auto workspace = db.get_workspace(id.value);
           if (!workspace)
             return make_error(errc::not_found, "there is no workspace " + std::to_string(id.value));
-          if (id.value == storage::database::default_workspace_id)
+          if (id.value == storage::default_workspace_id)
             return refused("workspace " + workspace->name() + " holds the Uncategorized project and cannot be deleted");
           for (const auto& p : db.projects_of(id.value))
             if (p.num_experiments() > 0)
@@ -97,7 +97,7 @@ projects_actor::behavior_type projects_impl(self_ptr self, std::string conninfo)
           auto p = db.get_project(id.value);
           if (!p)
             return make_error(errc::not_found, "there is no project " + std::to_string(id.value));
-          if (p->id() == storage::database::default_project_id)
+          if (p->id() == storage::default_project_id)
             return refused("the Uncategorized project cannot be deleted");
           if (p->num_experiments() > 0)
             return refused("project " + p->workspace() + "/" + p->name() + " holds " + std::to_string(p->num_experiments()) +

@@ -17,6 +17,7 @@
 #include "config/master_config.hpp"
 #include "provisioner/scale_decider.hpp"
 #include "scheduler/pool_scheduler.hpp"
+#include "model/ids.hpp"
 
 namespace det {
 namespace {
@@ -304,10 +305,10 @@ pb::GetJobsResponse describe_jobs(self_ptr self) {
   for (auto& [at, group] : order) {
     auto& job = jobs[group];
     const auto& settings = st.policy.group(group);
-    if (group.rfind(task_job(""), 0) == 0)
-      job.set_task_id(group.substr(task_job("").size()));
-    else
-      job.set_experiment_id(std::stoll(group));
+    if (const auto id = job_id::parse(group); id && id->is_task())
+      job.set_task_id(id->task().value);
+    else if (id)
+      job.set_experiment_id(id->experiment().value);
     job.set_resource_pool(st.spec.name);
     job.set_priority(settings.priority);
     job.set_weight(settings.weight);

@@ -10,7 +10,7 @@
 #include "actors/local_interfaces.hpp"
 #include "config/master_config.hpp"
 #include "searcher/action.hpp"
-#include "storage/database.hpp"
+#include "storage/stored_rows.hpp"
 #include "caf/actor_system.hpp"
 
 namespace det {
@@ -140,7 +140,7 @@ trial_actor spawn_trial(caf::actor_system& sys, trial_setup setup);
 /// A task as stored, and what its actor needs besides.
 struct task_setup {
   pb::Task task;            // as stored; its state says where a restored one was
-  storage::database::task_secrets secrets;  // its run's token, a notebook's token, a shell's host key
+  storage::task_secrets secrets;  // its run's token, a notebook's token, a shell's host key
   std::string context;      // the tar archive of its uploaded directory; may be empty
   bool restored = false;    // taken back after a master restart: a started one is reclaimed where it runs
   tasks_actor registry;     // stores its states

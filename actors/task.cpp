@@ -14,6 +14,7 @@
 #include "auth/credentials.hpp"
 #include "caf/all.hpp"
 #include "messages/timestamp.hpp"
+#include "model/ids.hpp"
 
 namespace det {
 namespace {
@@ -40,6 +41,9 @@ struct task_actor_state {
 using self_ptr = task_actor::stateful_pointer<task_actor_state>;
 
 pb::Task& task(self_ptr self) { return self->state.setup.task; }
+
+// What the pool schedules the task under.
+std::string job_of(const pb::Task& t) { return job_id::of(task_id{t.id()}).str(); }
 
 void log_line(self_ptr self, const std::string& text) {
   pb::LogBatch batch;
@@ -163,7 +167,7 @@ void apply(self_ptr self, const task_event& event) {
   if (out.release_slots && event.kind != task_event_kind::process_ended)
     self->send(st.allocation, kill_atom::value, int32_t{SIGKILL});
   self->send(st.setup.handles.pool(task(self).resource_pool(), task(self).slots()), remove_atom::value,
-             task_job(task(self).id()));
+             job_of(task(self)));
   self->send(st.setup.handles.accounts, remove_atom::value, user_id{task(self).owner_id()},
              user_token_description(task(self)));
   self->quit();
@@ -188,13 +192,13 @@ task_actor::behavior_type task_impl(self_ptr self, task_setup setup) {
   st.facts.idle_timeout_s = st.config.idle_timeout_s.value_or(t.kind() == pb::TASK_KIND_TENSORBOARD ? 300 : 0);
   auto pool = st.setup.handles.pool(t.resource_pool(), t.slots());
   if (st.config.priority)
-    self->send(pool, update_atom::value, task_job(t.id()), job_settings{*st.config.priority, 1, 0});
+    self->send(pool, update_atom::value, job_of(t), job_settings{*st.config.priority, 1, 0});
   // A restored task that had been placed runs (or ran) on its agent: take it back there.
   const bool reclaim = st.setup.restored && st.facts.state != task_state::queued;
   if (reclaim)
     log_line(self, "the master restarted: waiting up to " + std::to_string(st.setup.handles.agent_reconnect_wait_s) +
                        " s for its agent to report it");
-  const allocation_ask ask{t.id(), task_job(t.id()), t.slots(), true, false};  // one process: one agent
+  const allocation_ask ask{t.id(), job_of(t), t.slots(), true, false};  // one process: one agent
   if (reclaim) {
     start_allocation(self, ask, container_of(self), pool, true);
     if (st.facts.state == task_state::terminating)  // it was being stopped: go on

@@ -28,7 +28,7 @@ struct tasks_state {
 
 using self_ptr = tasks_actor::stateful_pointer<tasks_state>;
 
-void start(self_ptr self, pb::Task task, storage::database::task_secrets secrets, std::string context, bool restored) {
+void start(self_ptr self, pb::Task task, storage::task_secrets secrets, std::string context, bool restored) {
   auto& st = self->state;
   const auto id = task.id();
   auto actor = spawn_task(self->system(), {std::move(task), std::move(secrets), std::move(context), restored,
@@ -64,7 +64,7 @@ tasks_actor::behavior_type tasks_impl(self_ptr self, std::string conninfo, maste
         return answer_with(attempt_storage("cannot store the new task", [&] {
           task.set_id(auth::random_uuid());
           task.set_state(pb::TASK_STATE_QUEUED);
-          storage::database::task_secrets secrets{auth::random_secret(), "", ""};
+          storage::task_secrets secrets{auth::random_secret(), "", ""};
           // A notebook's token opens it in a browser: Jupyter's own, and good for its proxy URL.
           if (task.kind() == pb::TASK_KIND_NOTEBOOK) secrets.service_token = auth::random_secret();
           // A shell's owner logs in with a key of its own; its sshd shows a host key ssh checks.

@@ -8,7 +8,7 @@
 
 #include "caf/error.hpp"
 #include "messages/errc.hpp"
-#include "storage/database.hpp"
+#include "storage/stored_rows.hpp"
 
 namespace det {
 

@@ -21,6 +21,7 @@
 #include "messages/states.hpp"
 #include "messages/timestamp.hpp"
 #include "tensorboard/trial_event_file.hpp"
+#include "model/ids.hpp"
 
 namespace det {
 namespace {
@@ -81,9 +82,9 @@ void set_token(self_ptr self, std::string token) {
   self->send(self->state.gate, update_atom::value, self->state.token);
 }
 
-// "<trial>.<run>": the id of the trial's current (latest) run.
+// The allocation id of the trial's current (latest) run.
 std::string run_id(self_ptr self) {
-  return std::to_string(trial(self).id()) + "." + std::to_string(self->state.runs);
+  return allocation_id::of(trial_id{trial(self).id()}, self->state.runs).str();
 }
 
 // Spawns the allocation of the current run, `reclaim`ing a container that already runs it or
@@ -99,7 +100,7 @@ void spawn_run(self_ptr self, bool reclaim) {
   *worker.mutable_environment() = st.setup.environment;
   worker.set_runtime(st.setup.runtime);
   worker.mutable_task_user()->set_owner_id(st.setup.owner_id);
-  const allocation_ask ask{run_id(self), std::to_string(trial(self).experiment_id()), st.setup.slots_per_trial,
+  const allocation_ask ask{run_id(self), job_id::of(experiment_id{trial(self).experiment_id()}).str(), st.setup.slots_per_trial,
                            false, true};  // a run spans agents with one worker on each
   st.allocation = spawn_allocation(self->system(), ask, worker, allocation_listener{self},
                                    st.setup.handles.pool(st.setup.resource_pool), reclaim, st.setup.handles.accounts,

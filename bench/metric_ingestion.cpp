@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     det::pb::Experiment e;
     e.set_name("ingestion bench");
     e.set_state(det::pb::STATE_ACTIVE);
-    e.set_owner_id(det::storage::database::admin_user_id);
+    e.set_owner_id(det::storage::admin_user_id);
     auto exp_id = db->insert_experiment(e);
     // Each phase writes trials of its own, one per reporter, as new trials' rows arrive: in batch
     // order, not among the duplicates of earlier rounds.

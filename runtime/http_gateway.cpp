@@ -45,6 +45,7 @@
 #include "runtime/open_beneath.hpp"
 #include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
+#include "storage/stored_rows.hpp"
 
 namespace det::runtime {
 namespace {
@@ -171,7 +172,7 @@ struct http_gateway::impl {
 #ifdef DET_BENCH_WITHOUT_AUTH
       // bench/auth_bench.py's baseline only (bench_det_node_without_auth, never installed): the
       // same gateway with every caller taken for admin, so that the ratio is authentication's cost.
-      return handler(req, res, principal{storage::database::admin_user_id, "admin", true});
+      return handler(req, res, principal{storage::admin_user_id, "admin", true});
 #endif
       auto who = caller_of(auth, req, scheme);
       if (!who)
@@ -336,7 +337,7 @@ struct http_gateway::impl {
       return project.error == errc::not_found
                  ? make_error(errc::invalid_input, "project_id: there is no project " + std::to_string(id))
                  : std::move(project.error);
-    if (project->id() == storage::database::default_project_id) return {};
+    if (project->id() == storage::default_project_id) return {};
     return require_owner(who, project->owner_id(), project->owner(),
                          "project " + project->workspace() + "/" + project->name(), "add experiments to");
   }

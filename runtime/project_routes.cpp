@@ -6,6 +6,7 @@
 #include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 #include "messages/errc.hpp"
+#include "storage/stored_rows.hpp"
 
 namespace det::runtime {
 
@@ -60,7 +61,7 @@ void project_routes::add_to(http_router& server) {
                 if (!w) co_return out.error(w.error);
                 // Uncategorized is everyone's; another workspace takes projects from its owner or an admin.
                 const auto& ws = w->workspace();
-                if (ws.id() != storage::database::default_workspace_id)
+                if (ws.id() != storage::default_workspace_id)
                   if (auto e = require_owner(who, ws.owner_id(), ws.owner(), "workspace " + ws.name(), "add projects to"))
                     co_return out.error(e);
                 auto created = co_await ask<pb::Project>(out, projects, create_atom::value, workspace_id{id},

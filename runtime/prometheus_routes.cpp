@@ -9,6 +9,7 @@
 #include "messages/api.pb.h"
 #include "messages/cluster.pb.h"
 #include "messages/caf_types.hpp"
+#include "model/ids.hpp"
 #include "observability/prometheus_text.hpp"
 #include "runtime/route_helpers.hpp"
 #include "messages/errc.hpp"
@@ -33,19 +34,19 @@ Reply asked(caf::actor_system& sys, const Handle& dest, Ts&&... xs) {
   return out;
 }
 
-// What a slot's allocation is: a trial's run ("T.R") or a task (its UUID). det's jobs are
-// experiments and tasks, so a job's id is the experiment's id or the task's.
+// What a slot's allocation is: a trial's run or a task. det's jobs are experiments and tasks, so
+// a job's label is the experiment's id or the task's (Determined's labels, not job_id::str()).
 struct allocation_owner {
-  std::string task_id;
+  std::string task;
   std::string task_actor;  // the actor's place, as Determined's label names it
-  std::string job_id;
+  std::string job;
 };
 
-allocation_owner owner_of(const std::string& allocation_id, const std::map<int64_t, int64_t>& experiment_of_trial) {
-  const auto dot = allocation_id.find('.');
-  if (dot == std::string::npos) return {allocation_id, "/tasks/" + allocation_id, allocation_id};
-  const auto trial = allocation_id.substr(0, dot);
-  const auto found = experiment_of_trial.find(std::stoll(trial));
+allocation_owner owner_of(const std::string& allocation, const std::map<int64_t, int64_t>& experiment_of_trial) {
+  const auto id = allocation_id::parse(allocation);
+  if (!id || id->is_task()) return {allocation, "/tasks/" + allocation, allocation};
+  const auto trial = std::to_string(id->trial().value);
+  const auto found = experiment_of_trial.find(id->trial().value);
   const auto experiment = found == experiment_of_trial.end() ? std::string{} : std::to_string(found->second);
   return {trial, "/experiments/" + experiment + "/trials/" + trial, experiment};
 }
@@ -88,8 +89,8 @@ std::string prometheus_routes::scrape() {
         containers.push_back({{{"container_id", container}, {"allocation_id", s.allocation_id()}}, 1});
       if (seen_allocations.insert(s.allocation_id()).second) {
         const auto owner = owner_of(s.allocation_id(), experiment_of_trial);
-        allocations.push_back({{{"allocation_id", s.allocation_id()}, {"task_id", owner.task_id},
-                                {"task_actor", owner.task_actor}, {"job_id", owner.job_id}}, 1});
+        allocations.push_back({{{"allocation_id", s.allocation_id()}, {"task_id", owner.task},
+                                {"task_actor", owner.task_actor}, {"job_id", owner.job}}, 1});
       }
     }
   out.family("det_container_id_allocation_id", "A container (a run's process on one agent) and its allocation.",

@@ -16,7 +16,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
-OWN_DIRS = ("actors", "agent", "auth", "config", "gpu", "messages", "node", "observability", "process",
+OWN_DIRS = ("actors", "agent", "auth", "config", "gpu", "messages", "model", "node", "observability", "process",
             "provisioner", "runtime", "scheduler", "searcher", "storage", "tensorboard")
 
 

@@ -13,20 +13,9 @@
 #include "messages/cluster.pb.h"
 #include "messages/common.pb.h"
 #include "messages/trial.pb.h"
+#include "storage/stored_rows.hpp"
 
 namespace det::storage {
-
-/// A user as stored: the password only as its Argon2id string, empty when none is set.
-struct stored_user {
-  pb::User user;
-  std::string password_hash;
-};
-
-/// A bearer token's row and the user it speaks for.
-struct token_holder {
-  pb::AccessToken token;
-  pb::User user;
-};
 
 /// When database::commit_metrics writes the trials' summaries of the metrics it commits.
 enum class summary_timing {
@@ -68,7 +57,6 @@ class database {
   /// Stores experiment_id, request_id, state, hparams, seed, restarts and target_batches with start_time = now;
   /// returns the new id.
   int64_t insert_trial(const pb::Trial&);
-  /// ended sets end_time = now; an empty exit_reason keeps the one stored.
   /// Writes a trial's state, restarts, searcher_stopped and rung in one statement; a terminal state sets
   /// end_time = now; an empty exit_reason keeps the stored one; searcher_stopped is never unset.
   void update_trial(const pb::Trial& trial);
@@ -99,9 +87,6 @@ class database {
   /// Inserts or replaces the agent (registered_time = now when unset).
   void upsert_agent(const pb::Agent&);
   void set_agent_connected(const std::string& id, bool connected);
-
-  /// admin, the user the schema creates first (migration 0012), owner of what was stored before users.
-  static constexpr int64_t admin_user_id = 1;
 
   /// Rows that are not to be paged: every one.
   static constexpr int32_t all_rows = INT32_MAX;
@@ -213,10 +198,7 @@ class database {
   /// The tar archive submitted with the experiment; "" for none.
   std::string model_definition(int64_t experiment_id);
 
-  /// Workspaces and projects (storage/database_projects.cpp). The first of each (Uncategorized)
-  /// holds what names none. nullopt when the name is taken.
-  static constexpr int64_t default_workspace_id = 1;
-  static constexpr int64_t default_project_id = 1;
+  /// Workspaces and projects (storage/database_projects.cpp). nullopt when the name is taken.
   std::optional<pb::Workspace> insert_workspace(const std::string& name, int64_t owner_id);
   std::vector<pb::Workspace> list_workspaces();
   std::optional<pb::Workspace> get_workspace(int64_t id);
@@ -230,13 +212,7 @@ class database {
   void delete_workspace(int64_t id);
   void move_experiment(int64_t experiment_id, int64_t project_id);
 
-  /// Commands, shells, notebooks and TensorBoards (storage/database_tasks.cpp): what a task holds
-  /// that is never shown in a list.
-  struct task_secrets {
-    std::string allocation_token;  ///< its run's token
-    std::string service_token;     ///< a notebook's token; "" for other kinds
-    std::string host_private_key;  ///< a shell's sshd host key; "" for other kinds
-  };
+  /// Commands, shells, notebooks and TensorBoards (storage/database_tasks.cpp).
   /// A task is stored with its state, start_time now, its secrets, a shell's keys and its
   /// uploaded context (a tar archive). A task read back has its proxy_path with the notebook's
   /// token and a shell's private key: the caller shows them to whom it may.
@@ -270,7 +246,6 @@ class database {
   /// {"loss": ...}), `batch` at a time for each of the trials in turn, each trial's total_batches
   /// counting up from 1, with no per-trial UPDATE.
   void copy_raw_metrics(const std::vector<int64_t>& trial_ids, int64_t rows, int64_t batch);
-
 
  private:
   struct impl;

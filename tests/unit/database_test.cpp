@@ -51,7 +51,7 @@ pb::Experiment experiment_named(const std::string& name, pb::State state = pb::S
   experiment.set_config("name = \"" + name + "\"\n[searcher]\nname = \"single\"\n");
   experiment.set_searcher("single");
   experiment.set_metric("validation_loss");
-  experiment.set_owner_id(database::admin_user_id);
+  experiment.set_owner_id(det::storage::admin_user_id);
   return experiment;
 }
 
@@ -509,9 +509,9 @@ TEST_CASE("database: deleting an experiment whose checkpoint a model version poi
   c.set_storage_path("/checkpoints");
   c.set_state(pb::CHECKPOINT_STATE_COMPLETED);
   db.insert_checkpoint(c);
-  auto model = db.insert_model("kept", "", {}, database::admin_user_id);
+  auto model = db.insert_model("kept", "", {}, det::storage::admin_user_id);
   REQUIRE(model);
-  db.insert_model_version(model->id(), c.uuid(), "", "{}", database::admin_user_id);
+  db.insert_model_version(model->id(), c.uuid(), "", "{}", det::storage::admin_user_id);
   CHECK_THROWS_AS(db.delete_experiment_rows(experiment), std::runtime_error);
   CHECK(db.get_experiment(experiment));
   CHECK(db.trial_checkpoints(trial).size() == 1);
@@ -524,7 +524,7 @@ TEST_CASE("database: a task is stored, moves through its states, keeps its log, 
   pb::Task task;
   task.set_id("0f8e6a8e-0000-4000-8000-000000000001");
   task.set_kind(pb::TASK_KIND_COMMAND);
-  task.set_owner_id(database::admin_user_id);
+  task.set_owner_id(det::storage::admin_user_id);
   task.set_description("Command: echo \"hi\"");
   task.set_config("entrypoint = [\"echo\", \"hi\"]\n");
   task.set_slots(2);

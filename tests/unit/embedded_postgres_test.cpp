@@ -48,7 +48,7 @@ int64_t store_experiment(const std::string& conninfo) {
   experiment.set_name("kept");
   experiment.set_state(det::pb::STATE_ACTIVE);
   experiment.set_config("name = \"kept\"\n");
-  experiment.set_owner_id(database::admin_user_id);
+  experiment.set_owner_id(det::storage::admin_user_id);
   return db.insert_experiment(experiment);
 }
 

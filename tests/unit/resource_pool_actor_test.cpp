@@ -11,6 +11,7 @@
 
 #include "actors/spawn.hpp"
 #include "caf/all.hpp"
+#include "model/ids.hpp"
 #include "tests/unit/deterministic_system.hpp"
 
 using namespace det;
@@ -26,8 +27,8 @@ struct heard {
 
 /// An allocation as the pool sees it: asks for slots and keeps the answer.
 caf::behavior fake_allocation(caf::event_based_actor* self, std::shared_ptr<heard> h, resource_pool_actor pool,
-                              std::string id, int32_t slots) {
-  self->request(pool, caf::infinite, allocate_atom::value, allocation_ask{id, "job-1", slots, false, true})
+                              std::string id, int32_t slots, std::string job) {
+  self->request(pool, caf::infinite, allocate_atom::value, allocation_ask{id, job, slots, false, true})
       .then([=](const allocation_parts& parts) { h->placed[id] = parts; },
             [=](caf::error& e) { h->refused[id] = e; });
   return {[=](preempt_atom) { ++h->preempted[id]; }};
@@ -58,9 +59,20 @@ struct pool_fixture : testing::deterministic_system {
     run();
   }
 
-  void ask(const std::string& id, int32_t slots) {
-    sys->spawn(fake_allocation, h, pool, id, slots);
+  void ask(const std::string& id, int32_t slots, const std::string& job = job_id::of(experiment_id{1}).str()) {
+    sys->spawn(fake_allocation, h, pool, id, slots, job);
     run();
+  }
+
+  /// The jobs the pool lists, as GET /api/v1/job-queues shows them.
+  pb::GetJobsResponse jobs() {
+    auto listed = std::make_shared<pb::GetJobsResponse>();
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(pool, caf::infinite, list_atom::value)
+          .then([=](const pb::ResourcePoolInfo&, const pb::GetJobsResponse& j) { *listed = j; });
+    });
+    run();
+    return *listed;
   }
 };
 
@@ -77,6 +89,19 @@ TEST_CASE("the pool places a request where it fits and the next one once slots a
   caf::anon_send(f.pool, release_atom::value, std::string{"1.1"});
   f.run();
   CHECK(f.h->placed.count("2.1") == 1);
+}
+
+TEST_CASE("the pool lists an experiment's job by the experiment's id and a task's by the task's") {
+  pool_fixture f;
+  const task_id notebook{"6f1c0a4e-9d1b-4e5a-8a36-1f6b2f6c9e01"};
+  f.ask("7.1", 2, job_id::of(experiment_id{7}).str());
+  f.ask(notebook.value, 1, job_id::of(notebook).str());  // waits: the agent is full
+  const auto jobs = f.jobs();
+  REQUIRE(jobs.jobs_size() == 2);
+  CHECK(jobs.jobs(0).experiment_id() == 7);
+  CHECK(jobs.jobs(0).task_id().empty());
+  CHECK(jobs.jobs(1).task_id() == notebook.value);
+  CHECK(jobs.jobs(1).experiment_id() == 0);
 }
 
 TEST_CASE("a request no agent of the pool could ever hold is refused as unschedulable") {
