@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 #include <vector>
+#include <thread>
+#include <algorithm>
 #include <filesystem>
 #include <malloc.h>
 #include <unistd.h>
@@ -153,10 +155,14 @@ void start_provisioners(caf::actor_system& sys, const config::master_config& mc,
 // page is 50 KB for 204 reports), built and freed on 32 handler threads. glibc gives the free top
 // of a heap back to the kernel once it passes 128 KiB, so each wave of such answers faulted its
 // pages in again: under 200 clients an eighth of the master's samples were page faults taken in
-// memmove (perf). Kept up to 64 MiB a heap, they are reused: GET /api/v1/trials/N/metrics answered 2.1x as
-// many requests a second, its p99 at 200 clients 50 ms instead of 90 (bench/rest_load_bench.py).
-// 16 MiB was as fast there, 4 MiB no faster than the default; 64 MiB leaves room for more clients.
-void keep_freed_memory_for_reuse() { mallopt(M_TRIM_THRESHOLD, 64 << 20); }
+// memmove (perf). Kept up to 32 MiB a heap, they are reused. One heap per core, not glibc's eight,
+// bounds what is kept: after 10 s of 200 clients on GET /api/v1/trials/N/metrics the master held
+// 76 MB (55 MB before; 242 MB with glibc's number of heaps) and answered 1.7x as many requests a
+// second (bench/rest_load_bench.py). 4 MiB a heap was no faster than the default.
+void keep_freed_memory_for_reuse() {
+  mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+  mallopt(M_TRIM_THRESHOLD, 32 << 20);
+}
 
 } // namespace
 
