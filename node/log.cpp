@@ -82,6 +82,31 @@ std::string json_escaped(std::string_view text) {
   return out;
 }
 
+// A message as text lines that no user can pass off as lines of their own: a name a user chose
+// ("refused agent ...") could otherwise carry a newline and what reads as a new log line. Every
+// line after the first is indented, where a log line begins with its time; a carriage return and
+// other control bytes (a terminal's escapes) are written as escapes. Tabs and UTF-8 stay as they are.
+std::string indented_lines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\n    ";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      static constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 struct loggers {
   std::array<std::shared_ptr<spdlog::logger>, components.size()> by_component;
   std::atomic<config::log_level> level{config::log_level::info};
@@ -134,7 +159,7 @@ void write(component from, config::log_level level, std::string_view message) {
   if (l.format == config::log_format::json)
     logger.log(spdlog_level(level), json_escaped(message));
   else
-    logger.log(spdlog_level(level), message);
+    logger.log(spdlog_level(level), indented_lines(message));
 }
 
 std::string_view to_string(component from) {

@@ -66,3 +66,19 @@ TEST_CASE("a text log line has its time, level and component") {
   CHECK(text[4] == '-');
   CHECK(text[23] == 'Z');
 }
+
+TEST_CASE("a text log message cannot pass off a line of its own: its next lines are indented, control bytes escaped") {
+  const auto text = stderr_of([] {
+    det::logs::configure({det::config::log_level::info, det::config::log_format::text});
+    det::logs::warn(det::logs::component::master,
+                    "refused agent evil\n2026-11-28T00:00:00.000Z info master: admin logged in\r\x1b[2J\tcaf\xc3\xa9");
+    det::logs::configure({});
+  });
+  std::istringstream lines(text);
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line.find(" warning master: refused agent evil") != std::string::npos);
+  REQUIRE(std::getline(lines, line));
+  CHECK(line == "    2026-11-28T00:00:00.000Z info master: admin logged in\\r\\x1b[2J\tcaf\xc3\xa9");
+  CHECK_FALSE(std::getline(lines, line));
+}
