@@ -4,7 +4,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
 
+#include "caf/scoped_actor.hpp"
+#include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 #include "messages/errc.hpp"
 
@@ -166,6 +169,49 @@ class event_stream final : public response_stream {
   std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
 };
 
+/// Whether the reader finds experiment or trial `id`; when not, `out` has its answer (404 naming
+/// it, or the reader's error).
+template <class Id>
+route_coroutine_of<bool> found_or_answered(const reply_to& out, const persistence_reader_actor& reader, Id id) {
+  constexpr bool experiment = std::is_same_v<Id, experiment_id>;
+  using Reply = std::conditional_t<experiment, pb::GetExperimentResponse, pb::GetTrialResponse>;
+  auto found = co_await ask<Reply>(out, reader, get_atom::value, id);
+  if (!found) {
+    out.error(found.error);
+    co_return false;
+  }
+  bool exists = false;
+  if constexpr (experiment) exists = found->experiment().id() != 0;
+  else exists = found->trial().id() != 0;
+  if (!exists)
+    out.error(errc::not_found, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
+  co_return exists;
+}
+
+// Answers with the stream once its experiment or trial is known to exist.
+route_coroutine open_stream(event_stream_routes& routes, principal who, stream_scope scope, int64_t id,
+                            std::optional<uint64_t> after, std::string generation, reply_to out) {
+  // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
+  if (scope == stream_scope::experiment) {
+    const bool found = co_await found_or_answered(out, routes.handles.reader, experiment_id{id});
+    if (!found) co_return;
+  } else if (scope == stream_scope::trial) {
+    const bool found = co_await found_or_answered(out, routes.handles.reader, trial_id{id});
+    if (!found) co_return;
+  }
+  auto slot = routes.quota->take(who.user_id);
+  if (!slot)
+    co_return out.error(errc::too_many_requests, "user " + who.username + " has " +
+                                                     std::to_string(stream_quota::max_streams_per_user) +
+                                                     " event streams (GET /api/v1/stream) open, as many as one may: close one first");
+  http_response res;
+  res.content_type = "application/x-ndjson";
+  res.stream = std::make_shared<event_stream>(routes.sys, routes.handles.reader, routes.handles.feed,
+                                              stream_caller{routes.auth, who.token_sha256, std::move(slot)}, scope, id,
+                                              after, std::move(generation));
+  out.finish(std::move(res));
+}
+
 }  // namespace
 
 std::unique_ptr<stream_quota::slot> stream_quota::take(int64_t user_id) {
@@ -199,17 +245,7 @@ void event_stream_routes::add_to(http_router& server) {
       if (!parsed) return reply_error(res, errc::invalid_input, "after must be a cursor the stream sent, not \"" + req.get_param_value("after") + "\"");
       after = static_cast<uint64_t>(*parsed);
     }
-    // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
-    if (scope == stream_scope::experiment && !exists_or_reply(sys, res, handles.reader, experiment_id{id})) return;
-    if (scope == stream_scope::trial && !exists_or_reply(sys, res, handles.reader, trial_id{id})) return;
-    auto slot = quota->take(who.user_id);
-    if (!slot)
-      return reply_error(res, errc::too_many_requests, "user " + who.username + " has " + std::to_string(stream_quota::max_streams_per_user) +
-                                       " event streams (GET /api/v1/stream) open, as many as one may: close one first");
-    res.content_type = "application/x-ndjson";
-    res.stream = std::make_shared<event_stream>(sys, handles.reader, handles.feed,
-                                                stream_caller{auth, who.token_sha256, std::move(slot)}, scope, id,
-                                                after, req.get_param_value("generation"));
+    open_stream(*this, who, scope, id, after, req.get_param_value("generation"), reply_to{sys, res});
   }));
 }
 

@@ -9,6 +9,7 @@
 #include "messages/api.pb.h"
 #include "messages/cluster.pb.h"
 #include "messages/caf_types.hpp"
+#include "runtime/route_coroutine.hpp"
 #include "model/ids.hpp"
 #include "observability/prometheus_text.hpp"
 #include "runtime/route_helpers.hpp"
@@ -21,18 +22,6 @@ namespace {
 using observability::labels;
 using observability::metric_type;
 using samples = std::vector<std::pair<labels, double>>;
-
-// The answer of `dest` to `xs...`, or a thrown sentence.
-template <class Reply, class Handle, class... Ts>
-Reply asked(caf::actor_system& sys, const Handle& dest, Ts&&... xs) {
-  Reply out;
-  caf::scoped_actor self{sys};
-  caf::error failure;
-  self->request(dest, route_timeout, std::forward<Ts>(xs)...)
-      .receive([&](Reply& r) { out = std::move(r); }, [&](caf::error& e) { failure = std::move(e); });
-  if (failure) throw std::runtime_error(error_sentence(sys, failure));
-  return out;
-}
 
 // What a slot's allocation is: a trial's run or a task. det's jobs are experiments and tasks, so
 // a job's label is the experiment's id or the task's (Determined's labels, not job_id::str()).
@@ -65,14 +54,10 @@ std::vector<std::pair<labels, observability::histogram::snapshot>> by_label(cons
   return out;
 }
 
-}  // namespace
+using pool_states = std::vector<std::pair<pb::ResourcePoolInfo, pb::GetJobsResponse>>;
 
-std::string prometheus_routes::scrape() {
-  const auto agents = asked<pb::GetAgentsResponse>(sys, handles.registry, list_atom::value);
-  const auto census = asked<pb::StoredCensus>(sys, handles.reader, census_atom::value);
-  caf::error failure;
-  const auto pools = pool_states(sys, handles, failure);
-  if (failure) throw std::runtime_error(error_sentence(sys, failure));
+// The scrape's body, from what the registry, the reader and the pools answered.
+std::string exposition_of(const pb::GetAgentsResponse& agents, const pb::StoredCensus& census, const pool_states& pools) {
   std::map<int64_t, int64_t> experiment_of_trial;
   for (const auto& t : census.active_trials()) experiment_of_trial[t.trial_id()] = t.experiment_id();
 
@@ -152,14 +137,36 @@ std::string prometheus_routes::scrape() {
   return out.take();
 }
 
+void unreadable(const reply_to& out, const caf::error& failure) {
+  out.error(errc::unavailable, "the cluster's state could not be read: " + error_sentence(out.system(), failure));
+}
+
+// Asks the agent registry, the reader and every pool in turn, holding no thread meanwhile.
+route_coroutine scrape(const master_handles& handles, reply_to out) {
+  auto agents = co_await ask<pb::GetAgentsResponse>(out, handles.registry, list_atom::value);
+  if (!agents) co_return unreadable(out, agents.error);
+  auto census = co_await ask<pb::StoredCensus>(out, handles.reader, census_atom::value);
+  if (!census) co_return unreadable(out, census.error);
+  pool_states pools;
+  for (const auto& [name, pool] : handles.pools) {
+    auto state = co_await ask<std::tuple<pb::ResourcePoolInfo, pb::GetJobsResponse>>(out, pool, list_atom::value);
+    if (!state) co_return unreadable(out, state.error);
+    auto& [info, jobs] = *state;
+    info.set_default_compute_pool(name == handles.default_pool);
+    info.set_default_aux_pool(name == handles.default_aux_pool);
+    pools.emplace_back(std::move(info), std::move(jobs));
+  }
+  http_response res;
+  res.set_content(exposition_of(*agents, *census, pools), observability::exposition::content_type);
+  out.finish(std::move(res));
+}
+
+}  // namespace
+
 void prometheus_routes::add_to(http_router& server) {
-  server.Get("/prom/det-state-metrics",
-             signed_in([this](const http_request&, http_response& res, const principal&) {
-               try {
-                 res.set_content(scrape(), observability::exposition::content_type);
-               } catch (const std::exception& e) {
-                 reply_error(res, errc::unavailable, std::string("the cluster's state could not be read: ") + e.what());
-               }
+  // `handles` lives as long as the router, which outlives every request.
+  server.Get("/prom/det-state-metrics", signed_in([this](const http_request&, http_response& res, const principal&) {
+               scrape(handles, reply_to{sys, res});
              }));
 }
 

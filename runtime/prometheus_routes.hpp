@@ -19,10 +19,6 @@ struct prometheus_routes {
   std::function<http_handler(signed_in_handler)> signed_in;
 
   void add_to(http_router& server);
-
- private:
-  /// The scrape's body; throws a sentence when an actor does not answer.
-  std::string scrape();
 };
 
 } // namespace det::runtime
