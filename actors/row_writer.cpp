@@ -39,6 +39,8 @@ row_writer_actor::behavior_type row_writer_impl(row_writer_actor::stateful_point
           return std::move(id.error());
         }
         ++self->state.trials_created;
+        // Before its first report: an experiment's event streams learn of the trial from this.
+        self->state.feed->publish(change_kind::trial, *id, t.experiment_id());
         self->state.feed->publish(change_kind::experiment, t.experiment_id());
         return *id;
       },

@@ -4,9 +4,9 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <type_traits>
+#include <algorithm>
+#include <mutex>
 
-#include "caf/scoped_actor.hpp"
 #include "runtime/route_coroutine.hpp"
 #include "runtime/route_helpers.hpp"
 #include "messages/errc.hpp"
@@ -31,23 +31,46 @@ struct stream_caller {
   std::unique_ptr<stream_quota::slot> slot;
 };
 
+/// An experiment's trials as the reader finds them, asked for without waiting: filled from one of
+/// CAF's threads, taken by the stream's next poll.
+struct trials_reload {
+  std::mutex mutex;
+  bool answered = false;
+  std::set<int64_t> trials;
+};
+
+/// The experiment stream's trials: those stored when the stream was opened, read at feed seq
+/// `as_of` or later (a trial's row is stored, and announced, before its first report).
+struct known_trials {
+  std::set<int64_t> ids;
+  uint64_t as_of = 0;
+};
+
 class event_stream final : public response_stream {
  public:
   event_stream(caf::actor_system& sys, persistence_reader_actor reader, std::shared_ptr<change_feed> feed,
                stream_caller caller, stream_scope scope, int64_t id, std::optional<uint64_t> after,
-               std::string generation)
+               std::string generation, known_trials trials)
       : sys_(sys), reader_(std::move(reader)), feed_(std::move(feed)), caller_(std::move(caller)), scope_(scope),
-        id_(id), after_(after), client_generation_(std::move(generation)) {}
+        id_(id), after_(after), client_generation_(std::move(generation)), trials_(std::move(trials.ids)),
+        trials_as_of_(trials.as_of) {}
 
   std::optional<std::string> next() override {
     // A revoked or expired token ends what it opened (a cached lookup while it is valid).
     if (!caller_.auth.authenticate_sha256(caller_.token_sha256)) return std::nullopt;
     if (!started_) return first_line();
+    // After a reset the stream waits for its experiment's trials before it reads on: a report of
+    // one it does not know would be left out.
+    if (reload_) {
+      std::lock_guard lock{reload_->mutex};
+      if (!reload_->answered) return "";
+      trials_.merge(reload_->trials);
+    }
+    reload_.reset();
     auto read = feed_->read_after(cursor_, changes_per_piece);
     if (read.fell_behind) return line(reset());
     pb::StreamEvent metrics, changed;
     std::set<int64_t> experiments, trials, logs;
-    bool reload_trials = false;
     // A batch's reports are consecutive changes: each batch is read once.
     const std::string* parsed_from = nullptr;
     pb::MetricBatch parsed;
@@ -67,21 +90,17 @@ class event_stream final : public response_stream {
         case change_kind::logs:
           if (scope_ == stream_scope::trial && c.id == id_) logs.insert(c.id);
           break;
-        case change_kind::trial:
+        case change_kind::trial:  // a new trial's row is announced so, before its first report
           if (scope_ == stream_scope::experiment && c.experiment_id == id_) trials_.insert(c.id);
           if (covers_trial(c.id)) trials.insert(c.id);
           if (scope_ == stream_scope::all && c.experiment_id != 0) experiments.insert(c.experiment_id);
           break;
         case change_kind::experiment:
-          if (scope_ == stream_scope::all || (scope_ == stream_scope::experiment && c.id == id_)) {
+          if (scope_ == stream_scope::all || (scope_ == stream_scope::experiment && c.id == id_))
             experiments.insert(c.id);
-            reload_trials = scope_ == stream_scope::experiment;  // it may have new ones
-          }
           break;
       }
     }
-    // Once a piece: a new trial's row comes before its reports, so those read next are covered.
-    if (reload_trials) load_trials();
     std::string out;
     if (metrics.metrics_size() > 0) {
       metrics.set_type("metrics");
@@ -112,7 +131,7 @@ class event_stream final : public response_stream {
     if (after_ && client_generation_ == feed_->generation() && *after_ <= feed_->latest() &&
         !feed_->read_after(*after_, 1).fell_behind) {
       cursor_ = *after_;  // resumed: what came meanwhile follows
-      if (scope_ == stream_scope::experiment) load_trials();
+      add_trials_announced_from(trials_as_of_);
       return "";
     }
     if (after_) return line(reset());
@@ -120,10 +139,36 @@ class event_stream final : public response_stream {
     hello.set_type("hello");
     hello.set_cursor(cursor_ = feed_->latest());
     hello.set_generation(feed_->generation());
-    // After the cursor is taken: a trial created in between is then either loaded here or
-    // announced after the cursor.
-    if (scope_ == stream_scope::experiment) load_trials();
+    add_trials_announced_from(trials_as_of_);
     return line(hello);
+  }
+
+  // Trials announced after feed seq `from` up to the cursor, which the stream will not read: the
+  // trials read when it opened, as of an earlier seq, may lack them.
+  void add_trials_announced_from(uint64_t from) {
+    if (scope_ != stream_scope::experiment || from >= cursor_) return;
+    auto read = feed_->read_after(from, static_cast<size_t>(cursor_ - from));
+    if (read.fell_behind) return reload_trials();
+    for (const auto& c : read.changes)
+      if (c.seq <= cursor_ && c.kind == change_kind::trial && c.experiment_id == id_) trials_.insert(c.id);
+  }
+
+  // Asks the reader for the experiment's trials again, without waiting for them.
+  void reload_trials() {
+    auto reload = std::make_shared<trials_reload>();
+    ask_then(
+        sys_, reader_, caf::duration{route_timeout},
+        [reload](pb::GetExperimentResponse& e) {
+          std::lock_guard lock{reload->mutex};
+          for (const auto& t : e.trials()) reload->trials.insert(t.id());
+          reload->answered = true;
+        },
+        [reload](caf::error&) {  // the stream goes on with the trials it knows
+          std::lock_guard lock{reload->mutex};
+          reload->answered = true;
+        },
+        get_atom::value, experiment_id{id_});
+    reload_ = std::move(reload);
   }
 
   pb::StreamEvent reset() {
@@ -131,7 +176,7 @@ class event_stream final : public response_stream {
     r.set_type("reset");
     r.set_cursor(cursor_ = feed_->latest());
     r.set_generation(feed_->generation());
-    if (scope_ == stream_scope::experiment) load_trials();
+    if (scope_ == stream_scope::experiment) reload_trials();  // trials announced in what was dropped
     return r;
   }
 
@@ -142,17 +187,6 @@ class event_stream final : public response_stream {
 
   bool covers_trial(int64_t trial) const {
     return (scope_ == stream_scope::trial && trial == id_) || (scope_ == stream_scope::experiment && trials_.count(trial));
-  }
-
-  // The experiment's trials, from the database (its rows are there before their first report).
-  void load_trials() {
-    caf::scoped_actor self{sys_};
-    self->request(reader_, route_timeout, get_atom::value, experiment_id{id_})
-        .receive(
-            [&](pb::GetExperimentResponse& e) {
-              for (const auto& t : e.trials()) trials_.insert(t.id());
-            },
-            [&](caf::error&) {});  // a passing failure: the next change of the experiment tries again
   }
 
   caf::actor_system& sys_;
@@ -166,38 +200,25 @@ class event_stream final : public response_stream {
   bool started_ = false;
   uint64_t cursor_ = 0;
   std::set<int64_t> trials_;
+  uint64_t trials_as_of_ = 0;
+  std::shared_ptr<trials_reload> reload_;  // while a reset's reload is under way
   std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
 };
 
-/// Whether the reader finds experiment or trial `id`; when not, `out` has its answer (404 naming
-/// it, or the reader's error).
-template <class Id>
-route_coroutine_of<bool> found_or_answered(const reply_to& out, const persistence_reader_actor& reader, Id id) {
-  constexpr bool experiment = std::is_same_v<Id, experiment_id>;
-  using Reply = std::conditional_t<experiment, pb::GetExperimentResponse, pb::GetTrialResponse>;
-  auto found = co_await ask<Reply>(out, reader, get_atom::value, id);
-  if (!found) {
-    out.error(found.error);
-    co_return false;
-  }
-  bool exists = false;
-  if constexpr (experiment) exists = found->experiment().id() != 0;
-  else exists = found->trial().id() != 0;
-  if (!exists)
-    out.error(errc::not_found, std::string(experiment ? "experiment " : "trial ") + std::to_string(id.value) + " not found");
-  co_return exists;
-}
-
-// Answers with the stream once its experiment or trial is known to exist.
+// Answers with the stream once its experiment or trial is known to exist (an unknown one is a 404
+// now rather than a stream that never says anything), with an experiment's trials as they are.
 route_coroutine open_stream(event_stream_routes& routes, principal who, stream_scope scope, int64_t id,
                             std::optional<uint64_t> after, std::string generation, reply_to out) {
-  // An unknown experiment or trial is a 404 now rather than a stream that never says anything.
+  known_trials trials{{}, routes.handles.feed->latest()};  // before the read: later trials are announced after
   if (scope == stream_scope::experiment) {
-    const bool found = co_await found_or_answered(out, routes.handles.reader, experiment_id{id});
-    if (!found) co_return;
+    auto found = co_await ask<pb::GetExperimentResponse>(out, routes.handles.reader, get_atom::value, experiment_id{id});
+    if (!found) co_return out.error(found.error);
+    if (found->experiment().id() == 0) co_return out.error(errc::not_found, "experiment " + std::to_string(id) + " not found");
+    for (const auto& t : found->trials()) trials.ids.insert(t.id());
   } else if (scope == stream_scope::trial) {
-    const bool found = co_await found_or_answered(out, routes.handles.reader, trial_id{id});
-    if (!found) co_return;
+    auto found = co_await ask<pb::GetTrialResponse>(out, routes.handles.reader, get_atom::value, trial_id{id});
+    if (!found) co_return out.error(found.error);
+    if (found->trial().id() == 0) co_return out.error(errc::not_found, "trial " + std::to_string(id) + " not found");
   }
   auto slot = routes.quota->take(who.user_id);
   if (!slot)
@@ -208,7 +229,7 @@ route_coroutine open_stream(event_stream_routes& routes, principal who, stream_s
   res.content_type = "application/x-ndjson";
   res.stream = std::make_shared<event_stream>(routes.sys, routes.handles.reader, routes.handles.feed,
                                               stream_caller{routes.auth, who.token_sha256, std::move(slot)}, scope, id,
-                                              after, std::move(generation));
+                                              after, std::move(generation), std::move(trials));
   out.finish(std::move(res));
 }
 

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cluster import Cluster, simulated_config, wait_for  # noqa: E402
+from cluster import Cluster, simulate, simulated_config, wait_for  # noqa: E402
 
 REPORTS = 1200  # a training report per batch
 
@@ -192,6 +192,32 @@ class ObservabilityTest(unittest.TestCase):
         with self.assertRaises(urllib.error.HTTPError) as refused:
             self.scrape(None)
         self.assertEqual(refused.exception.code, 401)
+
+
+class ExperimentStreamTest(unittest.TestCase):
+    """A cluster of its own: the experiment it runs would change the counts ObservabilityTest scrapes."""
+
+    def test_an_experiment_stream_carries_the_reports_of_trials_created_after_it_opened(self):
+        # One trial at a time: the second is created while the stream is open, and is known to it
+        # only from the feed (no read of the experiment's trials after the stream opened).
+        c = Cluster(agents=1).start()
+        self.addCleanup(c.stop)
+        config = simulate("sequential", 2, 40, seconds_per_batch=0.05).replace(
+            "max_concurrent_trials = 2", "max_concurrent_trials = 1")
+        exp = c.submit(config)
+        req = urllib.request.Request(f"{c.url}/api/v1/stream?experiment_id={exp}",
+                                     headers={"Authorization": f"Bearer {c.token}"})
+        reporting = set()
+        deadline = time.monotonic() + 120
+        with urllib.request.urlopen(req, timeout=60) as r:
+            self.assertEqual(json.loads(r.readline())["type"], "hello")
+            while len(reporting) < 2 and time.monotonic() < deadline:
+                event = json.loads(r.readline())
+                if event["type"] == "metrics":
+                    reporting.update(int(m["trial_id"]) for m in event["metrics"])
+        trials = sorted(int(t["id"]) for t in c.get(f"/api/v1/experiments/{exp}")["trials"])
+        self.assertEqual(len(trials), 2)
+        self.assertEqual(sorted(reporting), trials)
 
 
 if __name__ == "__main__":
