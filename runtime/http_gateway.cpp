@@ -7,6 +7,9 @@
 #include <set>
 #include <stdexcept>
 #include <type_traits>
+#include <memory>
+#include <mutex>
+#include <variant>
 #include <vector>
 
 #include "runtime/http_types.hpp"
@@ -59,25 +62,57 @@ constexpr int32_t metric_page = 100000;
 // How long a custom searcher's read of its events waits for one before it is answered with none.
 constexpr auto searcher_events_wait = std::chrono::seconds(20);
 
-/// A custom searcher's read of its events while there are none: `ask` is asked again every poll
-/// interval, and the connection holds no thread in between, until it has an answer (the events, or
-/// the experiment's end) or the wait is over (then none: the client reads again). Sent as one chunk.
+/// What one ask for a custom searcher's events gets: the events (none is an answer too), or the
+/// response that answers the read instead (no such experiment, a storage error).
+using searcher_events_answer = std::variant<pb::GetSearcherEventsResponse, http_response>;
+/// Asks for them without waiting; the callback gets the answer on one of CAF's threads.
+using searcher_events_ask = std::function<void(std::function<void(searcher_events_answer)>)>;
+
+/// A custom searcher's read of its events while there are none: asked again whenever the last ask
+/// came back without any, and the connection holds no thread in between, until it has events (or
+/// the experiment's end) or the wait is over (then none: the client reads again). One chunk.
 class searcher_events_poll final : public response_stream {
  public:
-  explicit searcher_events_poll(std::function<std::optional<std::string>()> ask)
+  explicit searcher_events_poll(searcher_events_ask ask)
       : ask_(std::move(ask)), deadline_(std::chrono::steady_clock::now() + searcher_events_wait) {}
 
   std::optional<std::string> next() override {
     if (answered_) return std::nullopt;
-    auto body = ask_();
+    auto body = events_asked();
     if (!body && std::chrono::steady_clock::now() < deadline_) return std::string{};
     answered_ = true;
     return body ? std::move(*body) : to_json(pb::GetSearcherEventsResponse{});
   }
 
  private:
-  std::function<std::optional<std::string>()> ask_;
+  struct ask_in_flight {
+    std::mutex mutex;
+    bool answered = false;
+    std::optional<std::string> body;  // events, as JSON; none when the answer had none
+  };
+
+  // The events of the last ask, once it came back with some; else nullopt, asking again when it
+  // came back without (a restarted master that has not restored the experiment is asked again too).
+  std::optional<std::string> events_asked() {
+    if (in_flight_) {
+      std::lock_guard lock{in_flight_->mutex};
+      if (!in_flight_->answered) return std::nullopt;
+      if (in_flight_->body) return std::move(in_flight_->body);
+    }
+    auto asked = std::make_shared<ask_in_flight>();
+    in_flight_ = asked;
+    ask_([asked](searcher_events_answer answer) {
+      std::lock_guard lock{asked->mutex};
+      const auto* events = std::get_if<pb::GetSearcherEventsResponse>(&answer);
+      if (events && events->searcher_events_size() > 0) asked->body = to_json(*events);
+      asked->answered = true;
+    });
+    return std::nullopt;
+  }
+
+  searcher_events_ask ask_;
   std::chrono::steady_clock::time_point deadline_;
+  std::shared_ptr<ask_in_flight> in_flight_;
   bool answered_ = false;
 };
 
@@ -501,20 +536,6 @@ struct http_gateway::impl {
                        ") and cannot be " + verb);
   }
 
-  /// Experiment `id` as stored; nullopt once answered with 404 (or the storage error).
-  std::optional<pb::Experiment> stored_experiment(int64_t id, http_response& res) {
-    caf::scoped_actor self{sys};
-    pb::GetExperimentResponse found;
-    caf::error failure;
-    self->request(handles.reader, route_timeout, get_atom::value, experiment_id{id})
-        .receive([&](pb::GetExperimentResponse& r) { found = std::move(r); },
-                 [&](caf::error& e) { failure = std::move(e); });
-    if (failure) {
-      reply_error(res, sys, failure);
-      return std::nullopt;
-    }
-    return stored_experiment_of(id, found, res);
-  }
   /// The experiment of the reader's answer `found` about `id`; nullopt with 404 answered when there is none.
   static std::optional<pb::Experiment> stored_experiment_of(int64_t id, pb::GetExperimentResponse& found,
                                                             http_response& res) {
@@ -525,11 +546,8 @@ struct http_gateway::impl {
     return std::move(*found.mutable_experiment());
   }
 
-  /// Experiment `id` as stored, when it is not live: the experiment if it ended; else nullopt,
-  /// answered as stored_experiment does, or with 503 while a restarted master has not restored it.
-  std::optional<pb::Experiment> ended_experiment(int64_t id, http_response& res) {
-    return ended(id, stored_experiment(id, res), res);
-  }
+  /// Experiment `id` of the reader's answer `found`, when it is not live: the experiment if it
+  /// ended; else nullopt, answered with 404, or with 503 while a restarted master has not restored it.
   static std::optional<pb::Experiment> ended_experiment_of(int64_t id, pb::GetExperimentResponse& found,
                                                            http_response& res) {
     return ended(id, stored_experiment_of(id, found, res), res);
@@ -546,41 +564,48 @@ struct http_gateway::impl {
   /// poll that holds no handler thread); an experiment that ended answers an experiment_inactive
   /// event.
   void searcher_events(int64_t id, http_response& res) {
-    auto events = searcher_events_now(id, res);
-    if (!events)
-      return;
-    if (events->searcher_events_size() > 0)
-      return reply_json(res, *events);
-    res.content_type = "application/json";
-    res.stream = std::make_shared<searcher_events_poll>([this, id]() -> std::optional<std::string> {
-      http_response unanswered;  // the experiment ended meanwhile, or a restarted master has not restored it
-      auto events = searcher_events_now(id, unanswered);
-      if (!events || events->searcher_events_size() == 0) return std::nullopt;
-      return to_json(*events);
+    auto later = res.defer();
+    searcher_events_then(id, [this, id, later](searcher_events_answer first) {
+      if (auto* refused = std::get_if<http_response>(&first)) return later->finish(std::move(*refused));
+      auto events = std::get<pb::GetSearcherEventsResponse>(std::move(first));
+      if (events.searcher_events_size() > 0)
+        return later->finish_with([events = std::move(events)](http_response& made) { reply_json(made, events); });
+      http_response waiting;
+      waiting.content_type = "application/json";
+      waiting.stream = std::make_shared<searcher_events_poll>(
+          [this, id](std::function<void(searcher_events_answer)> done) { searcher_events_then(id, std::move(done)); });
+      later->finish(std::move(waiting));
     });
   }
 
-  /// What experiment `id`'s searcher has for its process now (none is an answer too); when the
-  /// experiment is not live, its end as an experiment_inactive event; else nullopt, with the error
-  /// in `res`.
-  std::optional<pb::GetSearcherEventsResponse> searcher_events_now(int64_t id, http_response& res) {
-    caf::scoped_actor self{sys};
-    caf::error failure;
-    pb::GetSearcherEventsResponse events;
-    self->request(front, route_timeout, searcher_atom::value, experiment_id{id})
-        .receive([&](pb::GetSearcherEventsResponse& r) { events = std::move(r); },
-                 [&](caf::error& e) { failure = std::move(e); });
-    if (!failure)
-      return events;
-    if (failure != errc::not_found) {
-      reply_error(res, sys, failure);
-      return std::nullopt;
-    }
-    auto ended = ended_experiment(id, res);
-    if (!ended)
-      return std::nullopt;
-    events.add_searcher_events()->mutable_experiment_inactive()->set_experiment_state(ended->state());
-    return events;
+  /// Asks what experiment `id`'s searcher has for its process now (none is an answer too), without
+  /// waiting: `done` gets the events (an experiment that is no longer live: its end, as an
+  /// experiment_inactive event) or the response that refuses the read, on one of CAF's threads.
+  void searcher_events_then(int64_t id, std::function<void(searcher_events_answer)> done) {
+    auto refused = [this, done](caf::error& e) {
+      http_response failed;
+      reply_error(failed, sys, e);
+      done(std::move(failed));
+    };
+    ask_then(
+        sys, front, caf::duration{route_timeout},
+        [done](pb::GetSearcherEventsResponse& events) { done(std::move(events)); },
+        [this, id, done, refused](caf::error& e) mutable {
+          if (e != errc::not_found) return refused(e);
+          // Not live: ended, or not restored yet by a restarted master.
+          ask_then(
+              sys, handles.reader, caf::duration{route_timeout},
+              [id, done](pb::GetExperimentResponse& found) {
+                http_response not_ended;
+                auto ended = ended_experiment_of(id, found, not_ended);
+                if (!ended) return done(std::move(not_ended));
+                pb::GetSearcherEventsResponse events;
+                events.add_searcher_events()->mutable_experiment_inactive()->set_experiment_state(ended->state());
+                done(std::move(events));
+              },
+              refused, get_atom::value, experiment_id{id});
+        },
+        searcher_atom::value, experiment_id{id});
   }
 
   /// A custom searcher's operations, acknowledging its events up to triggered_by_event.
