@@ -1,5 +1,6 @@
 #include "node/log.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -86,6 +87,10 @@ std::string json_escaped(std::string_view text) {
 // ("refused agent ...") could otherwise carry a newline and what reads as a new log line. Every
 // line after the first is indented, where a log line begins with its time; a carriage return and
 // other control bytes (a terminal's escapes) are written as escapes. Tabs and UTF-8 stay as they are.
+bool needs_escape(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return (u < 0x20 && c != '\t') || u == 0x7f;
+}
 std::string indented_lines(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -95,7 +100,7 @@ std::string indented_lines(std::string_view text) {
       out += "\n    ";
     } else if (c == '\r') {
       out += "\\r";
-    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+    } else if (needs_escape(c)) {
       static constexpr char hex[] = "0123456789abcdef";
       out += "\\x";
       out += hex[u >> 4];
@@ -158,6 +163,8 @@ void write(component from, config::log_level level, std::string_view message) {
   auto& logger = *l.by_component[static_cast<std::size_t>(from)];
   if (l.format == config::log_format::json)
     logger.log(spdlog_level(level), json_escaped(message));
+  else if (std::none_of(message.begin(), message.end(), needs_escape))
+    logger.log(spdlog_level(level), message);  // most lines: written as they are, without a copy
   else
     logger.log(spdlog_level(level), indented_lines(message));
 }

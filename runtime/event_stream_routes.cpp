@@ -4,7 +4,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <algorithm>
 #include <mutex>
 
 #include "runtime/route_coroutine.hpp"

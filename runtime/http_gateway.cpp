@@ -590,7 +590,7 @@ struct http_gateway::impl {
     ask_then(
         sys, front, caf::duration{route_timeout},
         [done](pb::GetSearcherEventsResponse& events) { done(std::move(events)); },
-        [this, id, done, refused](caf::error& e) mutable {
+        [this, id, done, refused](caf::error& e) {
           if (e != errc::not_found) return refused(e);
           // Not live: ended, or not restored yet by a restarted master.
           ask_then(

@@ -157,8 +157,9 @@ void start_provisioners(caf::actor_system& sys, const config::master_config& mc,
 // pages in again: under 200 clients an eighth of the master's samples were page faults taken in
 // memmove (perf). Kept up to 32 MiB a heap, they are reused. One heap per core, not glibc's eight,
 // bounds what is kept: after 10 s of 200 clients on GET /api/v1/trials/N/metrics the master held
-// 76 MB (55 MB before; 242 MB with glibc's number of heaps) and answered 1.7x as many requests a
-// second (bench/rest_load_bench.py). 4 MiB a heap was no faster than the default.
+// 75 MB (55 MB before; 242 MB with glibc's number of heaps). That route answered 1.9x as many
+// requests a second, its p99 55 ms instead of 90 (bench/rest_load_bench.py, 3 rounds). 4 MiB a
+// heap was no faster than the default.
 void keep_freed_memory_for_reuse() {
   mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
   mallopt(M_TRIM_THRESHOLD, 32 << 20);
