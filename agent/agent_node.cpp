@@ -26,7 +26,7 @@
 
 #include "messages/timestamp.hpp"
 
-#include "actors/state_text.hpp"
+#include "node/state_text.hpp"
 #include "caf/all.hpp"
 #include "caf/io/all.hpp"
 #include "gpu/devices.hpp"
@@ -36,19 +36,19 @@
 #include "messages/version.hpp"
 #include "agent/slow_work_pool.hpp"
 #include "agent/unreported_exits.hpp"
-#include "runtime/cgroup_limits.hpp"
+#include "node/cgroup_limits.hpp"
 #include "agent/child_process.hpp"
 #include "agent/container_workers.hpp"
-#include "runtime/directory_owner.hpp"
+#include "node/directory_owner.hpp"
 #include "agent/task_user_homes.hpp"
 #include "agent/task_user_policy.hpp"
 #include "agent/warm_worker_pool.hpp"
 #include "agent/torch_trials_check.hpp"
-#include "runtime/podman.hpp"
+#include "node/podman.hpp"
 #include "agent/notebook_activity.hpp"
 #include "agent/service_probe.hpp"
-#include "runtime/tar_archive.hpp"
-#include "runtime/node.hpp"
+#include "node/tar_archive.hpp"
+#include "node/node.hpp"
 #include "node/log.hpp"
 
 namespace det::runtime {

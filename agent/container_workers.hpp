@@ -1,6 +1,6 @@
 #pragma once
 // What an agent's container for a trial's run holds: one worker, or one per GPU slot
-// (StartContainer.workers, actors/worker_layout.hpp), and how their ends make the container's.
+// (StartContainer.workers, master/scheduling/worker_layout.hpp), and how their ends make the container's.
 
 #include <cstddef>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
 // Warm workers: det-worker processes an agent starts before their runs (det-worker --warm), which
 // load what their --preload says (LibTorch and det's trial libraries, or nothing more), connect to
-// the master, and then wait on their stdin for the run they are handed (runtime/run_handover.hpp).
+// the master, and then wait on their stdin for the run they are handed (node/run_handover.hpp).
 // Each still trains exactly one run in a process of its own, with the run's environment and
 // arguments; only the start-up (the process, its actor system and connection, and LibTorch's
 // 0.75 s of loading where preloaded) is taken off the run's critical path.
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "agent/child_process.hpp"
-#include "runtime/run_handover.hpp"
+#include "node/run_handover.hpp"
 
 namespace det::runtime {
 

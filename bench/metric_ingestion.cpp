@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/change_feed.hpp"
+#include "master/persistence/change_feed.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/timestamp.hpp"
 
-#include "actors/spawn.hpp"
+#include "master/spawn.hpp"
 #include "observability/measurements.hpp"
 #include "caf/all.hpp"
 #include "storage/database.hpp"

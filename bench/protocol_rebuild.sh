@@ -4,11 +4,11 @@
 # would not do), builds, counts the translation units compiled and the seconds, and puts the header
 # back (the next build then hits ccache again).
 #
-#   bench/protocol_rebuild.sh [BUILD_DIR] [HEADER]     defaults: build, actors/local_interfaces.hpp
+#   bench/protocol_rebuild.sh [BUILD_DIR] [HEADER]     defaults: build, master/local_interfaces.hpp
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
-HEADER=${2:-actors/local_interfaces.hpp}
+HEADER=${2:-master/local_interfaces.hpp}
 cd "$ROOT"
 cmake --build "$BUILD" -j2 >/dev/null  # up to date first
 cp "$HEADER" "$HEADER.bench-saved"

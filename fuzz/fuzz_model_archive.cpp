@@ -2,7 +2,7 @@
 // plain tar or gzip-compressed. An archive may be refused with a sentence; what it must never do
 // is put anything outside the directory it is unpacked into, which each run checks by looking
 // at the directory around it.
-#include "runtime/tar_archive.hpp"
+#include "node/tar_archive.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // Starting a child process, the one place det does it: the embedded PostgreSQL's programs
 // (storage/child_process.cpp), an agent's workers (agent/child_process.cpp) and a worker's Core
-// API command (runtime/core_api_process.cpp). Each caller says what its child needs in a
+// API command (worker/core_api_process.cpp). Each caller says what its child needs in a
 // spawn_request; how the child is made follows from that.
 
 #include <sys/types.h>

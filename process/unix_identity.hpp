@@ -1,7 +1,7 @@
 #pragma once
 // Becoming another Unix user: what a root agent does in each child it starts for a det user's
 // work (process/process_spawn.hpp's run_as), and what a warm worker started before its run does
-// once it is handed one (runtime/run_handover.hpp).
+// once it is handed one (node/run_handover.hpp).
 
 #include <sys/types.h>
 

@@ -2,7 +2,7 @@
 """The layout checks of issue 37, over a configured and built tree (its compilers' .d files):
 
   - headers of det's own over 250 lines that more than 10 translation units include;
-  - caf::scoped_actor in the HTTP layer and the routes (runtime/http_*, *_routes.*, route_*);
+  - caf::scoped_actor in the HTTP layer and the routes (master/http/, *_routes.*, the gateway, the proxy);
   - literal HTTP statuses in routes: reply_error(res, 4xx...), out.error(4xx...).
 
     scripts/layout_checks.py [BUILD_DIR]      exits 1 when a check finds something
@@ -16,8 +16,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
-OWN_DIRS = ("actors", "agent", "auth", "config", "gpu", "messages", "model", "node", "observability", "process",
-            "provisioner", "runtime", "scheduler", "searcher", "storage", "tensorboard")
+OWN_DIRS = ("agent", "auth", "config", "gpu", "main", "master", "messages", "model", "node", "observability", "process",
+            "provisioner", "scheduler", "searcher", "storage", "tensorboard", "worker")
 
 
 def own_header(path):
@@ -50,9 +50,11 @@ def header_fanout():
 
 
 def http_layer_files():
-    runtime = os.path.join(ROOT, "runtime")
-    return sorted(p for p in glob.glob(os.path.join(runtime, "*.[ch]pp"))
-                  if re.search(r"(http_|_routes\.|route_|task_proxy|authenticator)", os.path.basename(p)))
+    master = os.path.join(ROOT, "master")
+    http = glob.glob(os.path.join(master, "http", "*.[ch]pp"))
+    routes = [p for p in glob.glob(os.path.join(master, "**", "*.[ch]pp"), recursive=True)
+              if re.search(r"(_routes\.|http_gateway|task_proxy)", os.path.basename(p))]
+    return sorted(set(http + routes))
 
 
 def grep(files, pattern):

@@ -1,4 +1,4 @@
-// Instances launched by pools' providers (actors/provisioner.cpp): stored before each launch,
+// Instances launched by pools' providers (master/scheduling/provisioner.cpp): stored before each launch,
 // updated as their provider lists them, ended with a reason.
 
 #include "storage/database_impl.hpp"

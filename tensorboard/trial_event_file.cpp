@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/open_beneath.hpp"
+#include "node/open_beneath.hpp"
 
 namespace det::tensorboard {
 

@@ -13,7 +13,7 @@
 #include "config/yaml_config.hpp"
 #include "messages/api.pb.h"
 #include "messages/json.hpp"
-#include "runtime/tar_archive.hpp"
+#include "node/tar_archive.hpp"
 #include "tools/cli_format.hpp"
 #include "tools/progress_line.hpp"
 #include "tools/rest_client.hpp"

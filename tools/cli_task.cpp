@@ -6,12 +6,12 @@
 #include <iostream>
 #include <thread>
 
-#include "actors/task_lifecycle.hpp"
+#include "master/tasks/task_lifecycle.hpp"
 #include "config/config_error.hpp"
 #include "config/config_overrides.hpp"
 #include "config/task_config.hpp"
 #include "messages/json.hpp"
-#include "runtime/tar_archive.hpp"
+#include "node/tar_archive.hpp"
 #include "tools/cli_format.hpp"
 #include "tools/rest_client.hpp"
 

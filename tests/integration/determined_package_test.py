@@ -30,7 +30,7 @@ TOKEN = "allocation-secret"
 
 
 class FakeMaster:
-    """The Core API routes of det's master (runtime/http_gateway.cpp), recording each call as
+    """The Core API routes of det's master (master/http_gateway.cpp), recording each call as
     (method, path, body). The searcher hands out `operations` (lengths, in batches) one by one."""
 
     def __init__(self):

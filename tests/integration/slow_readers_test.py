@@ -64,7 +64,7 @@ class SlowReadersTest(unittest.TestCase):
         psql = self.lock_metrics()
         held = [None] * HELD
         def read_metrics(i):
-            # Each its own page, so that no two share one read (runtime/read_coalescer.hpp).
+            # Each its own page, so that no two share one read (master/http/read_coalescer.hpp).
             held[i] = self.timed_get(f"/api/v1/trials/1/metrics?offset={i}", timeout)
         readers = [threading.Thread(target=read_metrics, args=(i,)) for i in range(HELD)]
         for t in readers:

@@ -1,4 +1,4 @@
-// The bridge from HTTP routes to actors (runtime/actor_ask.hpp) driven by CAF's deterministic test
+// The bridge from HTTP routes to actors (master/http/actor_ask.hpp) driven by CAF's deterministic test
 // scheduler: a route's response is deferred and the route returns before the actor has answered;
 // the answer (or the actor's error, or the timeout) finishes the response; nothing blocks.
 
@@ -12,7 +12,7 @@
 #include "caf/all.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/errc.hpp"
-#include "runtime/actor_ask.hpp"
+#include "master/http/actor_ask.hpp"
 #include "tests/unit/deferred_answer.hpp"
 #include "tests/unit/deterministic_system.hpp"
 

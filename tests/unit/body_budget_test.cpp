@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "runtime/body_budget.hpp"
+#include "master/http/body_budget.hpp"
 
 using det::runtime::body_budget;
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "runtime/http_types.hpp"
+#include "master/http/http_types.hpp"
 
 namespace det::testing {
 

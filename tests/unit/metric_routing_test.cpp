@@ -1,7 +1,7 @@
 // Which metric writer a batch goes to: a trial's uncommitted batches share one writer, so that
 // its reports commit in order; otherwise the least loaded writer takes it.
 
-#include "actors/metric_routing.hpp"
+#include "master/persistence/metric_routing.hpp"
 
 #include <doctest/doctest.h>
 

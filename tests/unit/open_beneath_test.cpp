@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "auth/untrusted_names.hpp"
-#include "runtime/open_beneath.hpp"
+#include "node/open_beneath.hpp"
 
 using det::auth::is_plain_relative_path;
 using det::runtime::create_beneath;

@@ -1,9 +1,9 @@
-// Where the master serves a task's service (runtime/proxy_address.hpp): the master's host at
+// Where the master serves a task's service (master/tasks/proxy_address.hpp): the master's host at
 // proxy_port, or a host per task with proxy_host, and which Host headers name a task's own host.
 
 #include <doctest/doctest.h>
 
-#include "runtime/proxy_address.hpp"
+#include "master/tasks/proxy_address.hpp"
 
 using det::runtime::host_of;
 using det::runtime::proxy_address;

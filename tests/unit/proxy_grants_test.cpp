@@ -1,9 +1,9 @@
-// Tickets and grants that open one task's service (runtime/proxy_grants.hpp): a ticket opens its
+// Tickets and grants that open one task's service (master/tasks/proxy_grants.hpp): a ticket opens its
 // own task once, and the grant it becomes speaks for its session and for that task only.
 
 #include <doctest/doctest.h>
 
-#include "runtime/proxy_grants.hpp"
+#include "master/tasks/proxy_grants.hpp"
 
 using det::runtime::proxy_grants;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/read_coalescer.hpp"
+#include "master/http/read_coalescer.hpp"
 
 using det::runtime::deferred_response;
 using det::runtime::http_response;

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/spawn.hpp"
+#include "master/spawn.hpp"
 #include "caf/all.hpp"
 #include "model/ids.hpp"
 #include "tests/unit/deterministic_system.hpp"

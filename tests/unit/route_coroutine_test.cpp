@@ -1,4 +1,4 @@
-// Route coroutines (runtime/route_coroutine.hpp) on CAF's deterministic test scheduler: a route
+// Route coroutines (master/http/route_coroutine.hpp) on CAF's deterministic test scheduler: a route
 // that asks two actors one after the other reads as it runs and holds no thread between them; a
 // step it awaits hands back its result; an actor's error and an exception answer the request.
 
@@ -12,7 +12,7 @@
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 #include "messages/interfaces.hpp"
-#include "runtime/route_coroutine.hpp"
+#include "master/http/route_coroutine.hpp"
 #include "tests/unit/deferred_answer.hpp"
 #include "tests/unit/deterministic_system.hpp"
 

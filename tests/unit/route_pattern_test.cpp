@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/route_pattern.hpp"
+#include "master/http/route_pattern.hpp"
 
 using det::runtime::route_capture;
 using det::runtime::route_pattern;

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "runtime/run_handover.hpp"
+#include "node/run_handover.hpp"
 
 using det::runtime::encode_handover;
 using det::runtime::read_handover;

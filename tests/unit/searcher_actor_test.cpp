@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "actors/spawn.hpp"
+#include "master/spawn.hpp"
 #include "caf/all.hpp"
 #include "config/experiment_config.hpp"
 #include "messages/errc.hpp"

@@ -1,5 +1,5 @@
-// Model definitions travel as tar archives (runtime/tar_archive.hpp).
-#include "runtime/tar_archive.hpp"
+// Model definitions travel as tar archives (node/tar_archive.hpp).
+#include "node/tar_archive.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>

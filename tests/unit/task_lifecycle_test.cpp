@@ -1,7 +1,7 @@
 // A task's lifecycle as a table: from a state and what was asked, an event gives the next state,
-// the signal for its process and the reason it ended. actors/task_lifecycle.hpp draws the states.
+// the signal for its process and the reason it ended. master/tasks/task_lifecycle.hpp draws the states.
 
-#include "actors/task_lifecycle.hpp"
+#include "master/tasks/task_lifecycle.hpp"
 
 #include <doctest/doctest.h>
 

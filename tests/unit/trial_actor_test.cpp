@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/spawn.hpp"
+#include "master/spawn.hpp"
 #include "caf/all.hpp"
 #include "tests/unit/deterministic_system.hpp"
 

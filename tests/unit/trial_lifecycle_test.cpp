@@ -1,8 +1,8 @@
 // The trial lifecycle as a table: for each way a run can end (what was asked of it, what its
 // workers reported, how its containers ended, whether its experiment is paused) what the trial
-// does next. One row per case; actors/trial_lifecycle.hpp draws the states.
+// does next. One row per case; master/experiments/trial_lifecycle.hpp draws the states.
 
-#include "actors/trial_lifecycle.hpp"
+#include "master/experiments/trial_lifecycle.hpp"
 
 #include <doctest/doctest.h>
 

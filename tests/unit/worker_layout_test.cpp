@@ -1,7 +1,7 @@
 // How a run's slots become workers: one per GPU slot for a LibTorch run on GPUs, one per agent
 // otherwise; and how an agent splits its container into those workers and ends it.
 
-#include "actors/worker_layout.hpp"
+#include "master/scheduling/worker_layout.hpp"
 #include "agent/container_workers.hpp"
 
 #include <doctest/doctest.h>
