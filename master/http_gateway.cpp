@@ -1,5 +1,6 @@
 #include "master/http_gateway.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -12,6 +13,7 @@
 #include "master/experiments/metric_series_routes.hpp"
 #include "master/experiments/searcher_routes.hpp"
 #include "master/experiments/trial_routes.hpp"
+#include "master/http/actor_ask.hpp"
 #include "master/http/authenticator.hpp"
 #include "master/http/http_replies.hpp"
 #include "master/http/http_server.hpp"
@@ -83,20 +85,25 @@ struct http_gateway::impl {
         prometheus{s, handles, guards},
         webui{std::move(webui_directory)},
         proxy{s, handles, auth, grants, proxy_at, scheme},
-        http(std::make_unique<http_server>("the REST API", server, proxy_resolver{},
-                                           [this](const http_request& req) { return authenticated(req); },
-                                           handles.max_upload_bytes, tls)),
+        http(std::make_unique<http_server>(
+            "the REST API", server, proxy_resolver{},
+            [this](const http_request& req, std::function<void(bool)> done) { authenticated(req, std::move(done)); },
+            handles.max_upload_bytes, tls)),
         proxy_http(std::make_unique<http_server>(
             "task services (proxy_port)", proxy_routes,
-            [this](const http_request& req) { return proxy.target_of(req, ticket_use::redeem); },
-            [this](const http_request& req) { return !proxy.target_of(req, ticket_use::keep).answer; },
+            [this](const http_request& req, std::function<void(proxy_target)> done) {
+              proxy.resolve(req, ticket_use::redeem, std::move(done));
+            },
+            [this](const http_request& req, std::function<void(bool)> done) {
+              proxy.resolve(req, ticket_use::keep, [done](proxy_target target) { done(!target.answer); });
+            },
             handles.max_upload_bytes, tls)) {}
 
-  /// Whether the caller of a request whose body has not been read yet is one det knows: by the
-  /// bearer token or the session cookie, or a trial's run token on the Core API's paths.
-  bool authenticated(const http_request& req) {
-    if (auto trial = core_api_trial_of(req.path)) return holds_run_token(req, *trial);
-    return guards.signed_in_caller(req);
+  /// Whether the caller of a request whose body has not been read yet is one det knows, handed to
+  /// `done`: by the bearer token or the session cookie, or a trial's run token on the Core API's paths.
+  void authenticated(const http_request& req, std::function<void(bool)> done) {
+    if (auto trial = core_api_trial_of(req.path)) return holds_run_token(req, *trial, std::move(done));
+    guards.signed_in_caller(req, std::move(done));
   }
 
   /// The trial a Core API path names (/api/v1/trials/ID/...), whose process calls with its run's token.
@@ -108,18 +115,17 @@ struct http_gateway::impl {
     return parse_id(path.substr(prefix.size(), slash - prefix.size()));
   }
 
-  /// Whether the request carries the token of trial's current run: the trial checks it, with a
-  /// preemption poll, the Core API call that changes nothing.
-  bool holds_run_token(const http_request& req, int64_t trial) {
+  /// Whether the request carries the token of trial's current run, handed to `done`: the trial
+  /// checks it, with a preemption poll, the Core API call that changes nothing. A user's token
+  /// passes too (the route then refuses it with its reason).
+  void holds_run_token(const http_request& req, int64_t trial, std::function<void(bool)> done) {
     pb::CoreApiCall check;
     check.set_trial_id(trial);
     check.set_token(bearer_token(req.get_header_value("Authorization")));
     check.set_preemption(true);
-    bool allowed = false;
-    caf::scoped_actor self{sys};
-    self->request(front, route_timeout, std::move(check))
-        .receive([&](pb::CoreApiReply&) { allowed = true; }, [](caf::error&) {});
-    return allowed || static_cast<bool>(auth.authenticate(req.get_header_value("Authorization")));
+    ask_then(
+        sys, front, caf::duration{route_timeout}, [done](pb::CoreApiReply&) { done(true); },
+        [this, req, done](caf::error&) { guards.signed_in_caller(req, done); }, std::move(check));
   }
 
   void routes() {

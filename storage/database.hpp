@@ -1,4 +1,5 @@
 #pragma once
+// The database class: every statement det sends to PostgreSQL.
 
 #include <chrono>
 #include <climits>
@@ -13,20 +14,10 @@
 #include "messages/cluster.pb.h"
 #include "messages/common.pb.h"
 #include "messages/trial.pb.h"
+#include "storage/metric_summaries.hpp"
 #include "storage/stored_rows.hpp"
 
 namespace det::storage {
-
-/// When database::commit_metrics writes the trials' summaries of the metrics it commits.
-enum class summary_timing {
-  when_due,  // with the first commit at least summary_interval after the last one written
-  now,       // with this commit: a trial's summary is complete before its final state is stored
-};
-
-/// The trials' summaries trail their committed metrics by at most this much (and their rows are
-/// always exact, from a master start on: restorable_experiments brings them up to date). Written
-/// with every commit, the summaries' UPDATE cost about 10 % of the rows stored per second.
-constexpr std::chrono::milliseconds summary_interval{250};
 
 /// The only code that talks to PostgreSQL; owned by the persistence actor, one connection, not thread-safe.
 /// Failures throw std::runtime_error whose message says what could not be done and why.

@@ -68,7 +68,8 @@ const std::string trial_columns =
     "searcher_stopped, rung, COALESCE(parent_trial_id, 0), COALESCE(warm_start_checkpoint::text, ''), "
     "COALESCE((SELECT c.uuid::text FROM checkpoints c WHERE c.trial_id = trials.id AND c.state = 'COMPLETED' "
     "ORDER BY c.steps_completed DESC, c.report_time DESC LIMIT 1), ''), runs, "
-    "(SELECT u.username FROM experiments e JOIN users u ON u.id = e.owner_id WHERE e.id = trials.experiment_id)";
+    "(SELECT u.username FROM experiments e JOIN users u ON u.id = e.owner_id WHERE e.id = trials.experiment_id), "
+    "outcome";
 const std::string trial_select = "SELECT " + trial_columns + " FROM trials ";
 
 pb::Trial trial_from(const pqxx::row& row) {
@@ -94,6 +95,7 @@ pb::Trial trial_from(const pqxx::row& row) {
   trial.set_latest_checkpoint_uuid(row[18].as<std::string>());
   trial.set_runs(row[19].as<int32_t>());
   trial.set_owner(row[20].as<std::string>());
+  trial.set_outcome(parse_outcome(row[21].as<std::string>()));
   return trial;
 }
 
@@ -234,9 +236,9 @@ std::vector<database::restorable_experiment> database::restorable_experiments() 
                                    ", allocation_token, stored_training_step, stored_validation_step FROM trials "
                                    "WHERE experiment_id = ANY($1::bigint[]) ORDER BY experiment_id, id")) {
       auto& t = of(row[1]).trials.emplace_back(trial_from(row));
-      t.set_allocation_token(row[21].as<std::string>());
-      t.set_stored_training_step(row[22].as<int64_t>());
-      t.set_stored_validation_step(row[23].as<int64_t>());
+      t.set_allocation_token(row[22].as<std::string>());
+      t.set_stored_training_step(row[23].as<int64_t>());
+      t.set_stored_validation_step(row[24].as<int64_t>());
     }
     tx.commit();
     return out;

@@ -128,10 +128,12 @@ void database::update_trial(const pb::Trial& trial) {
     expect_one_row(tx.exec_params("UPDATE trials SET state = $2, end_time = CASE WHEN $3 THEN now() ELSE end_time "
                                   "END, exit_reason = COALESCE(NULLIF($4, ''), exit_reason), restarts = $5, "
                                   "searcher_stopped = searcher_stopped OR $6, rung = NULLIF($7, -1), runs = GREATEST(runs, $8), "
-                                  "allocation_token = CASE WHEN $8 >= runs THEN $9 ELSE allocation_token END WHERE id = $1",
+                                  "allocation_token = CASE WHEN $8 >= runs THEN $9 ELSE allocation_token END, "
+                                  "outcome = CASE WHEN $10 THEN $11 ELSE outcome END WHERE id = $1",
                                   id, state_name(trial.state()), ended, trial.exit_reason(), trial.restarts(),
                                   trial.searcher_stopped(), trial.has_rung() ? trial.rung() : -1, trial.runs(),
-                                  trial.allocation_token()),
+                                  trial.allocation_token(), trial.outcome() != pb::WORKER_OUTCOME_UNSPECIFIED,
+                                  outcome_name(trial.outcome())),
                    "trial " + std::to_string(id));
     tx.commit();
   });

@@ -18,6 +18,13 @@ pb::State parse_state(const std::string& name) {
   return pb::State_Parse(name, &state) ? state : pb::STATE_UNSPECIFIED;
 }
 
+std::string outcome_name(pb::WorkerOutcome outcome) { return pb::WorkerOutcome_Name(outcome); }
+
+pb::WorkerOutcome parse_outcome(const std::string& name) {
+  pb::WorkerOutcome outcome = pb::WORKER_OUTCOME_UNSPECIFIED;
+  return pb::WorkerOutcome_Parse(name, &outcome) ? outcome : pb::WORKER_OUTCOME_UNSPECIFIED;
+}
+
 namespace {
 
 /// The time's seconds and microseconds; now for an unset time.

@@ -15,6 +15,8 @@ namespace det::storage {
 /// States are stored as their protobuf names, e.g. "STATE_ACTIVE"; an unknown name reads as STATE_UNSPECIFIED.
 std::string state_name(pb::State);
 pb::State parse_state(const std::string& name);
+std::string outcome_name(pb::WorkerOutcome);
+pb::WorkerOutcome parse_outcome(const std::string& name);
 
 /// Microseconds since 1970 UTC; an unset Timestamp means the current time. Throws for a time
 /// outside the years 1 to 9999, which a Timestamp may not hold.

@@ -6,7 +6,8 @@
 
 #include "master/http/http_types.hpp"
 
-#include "master/local_interfaces.hpp"
+#include "master/experiments/experiments_protocol.hpp"
+#include "master/persistence/persistence_protocol.hpp"
 
 namespace det::runtime {
 

@@ -5,6 +5,7 @@
 
 #include "auth/untrusted_names.hpp"
 #include "caf/all.hpp"
+#include "master/local_interfaces.hpp"
 #include "master/http/route_helpers.hpp"
 #include "messages/errc.hpp"
 #include "node/open_beneath.hpp"

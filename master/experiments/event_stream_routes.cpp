@@ -1,10 +1,12 @@
 #include "master/experiments/event_stream_routes.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <set>
 #include <string>
 #include <mutex>
+#include <variant>
 
 #include "master/http/route_coroutine.hpp"
 #include "master/http/route_helpers.hpp"
@@ -38,6 +40,13 @@ struct trials_reload {
   std::set<int64_t> trials;
 };
 
+/// A stream's lookup of the token that opened it, when the authenticator no longer has it cached:
+/// answered on one of CAF's threads while the stream goes on.
+struct token_lookup {
+  std::atomic<bool> in_flight{false};
+  std::atomic<bool> refused{false};
+};
+
 /// The experiment stream's trials: those stored when the stream was opened, read at feed seq
 /// `as_of` or later (a trial's row is stored, and announced, before its first report).
 struct known_trials {
@@ -55,8 +64,8 @@ class event_stream final : public response_stream {
         trials_as_of_(trials.as_of) {}
 
   std::optional<std::string> next() override {
-    // A revoked or expired token ends what it opened (a cached lookup while it is valid).
-    if (!caller_.auth.authenticate_sha256(caller_.token_sha256)) return std::nullopt;
+    // A revoked or expired token ends what it opened.
+    if (!still_signed_in()) return std::nullopt;
     if (!started_) return first_line();
     // After a reset the stream waits for its experiment's trials before it reads on: a report of
     // one it does not know would be left out.
@@ -125,6 +134,19 @@ class event_stream final : public response_stream {
   }
 
  private:
+  // Whether the token that opened the stream still speaks for its user: from the authenticator's
+  // cache, else looked up without waiting (the stream ends at the poll after a refusal).
+  bool still_signed_in() {
+    auto known = caller_.auth.cached(caller_.token_sha256);
+    if (auto* who = std::get_if<caf::expected<principal>>(&known)) return static_cast<bool>(*who);
+    if (!lookup_->in_flight.exchange(true))
+      caller_.auth.authenticate_then(caller_.token_sha256, [lookup = lookup_](caf::expected<principal> who) {
+        if (!who) lookup->refused = true;
+        lookup->in_flight = false;
+      });
+    return !lookup_->refused;
+  }
+
   std::string first_line() {
     started_ = true;
     if (after_ && client_generation_ == feed_->generation() && *after_ <= feed_->latest() &&
@@ -201,6 +223,7 @@ class event_stream final : public response_stream {
   std::set<int64_t> trials_;
   uint64_t trials_as_of_ = 0;
   std::shared_ptr<trials_reload> reload_;  // while a reset's reload is under way
+  std::shared_ptr<token_lookup> lookup_ = std::make_shared<token_lookup>();
   std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
 };
 

@@ -19,6 +19,7 @@
 #include "master/http/http_types.hpp"
 
 #include "master/http/route_guards.hpp"
+#include "master/local_interfaces.hpp"
 
 namespace det::runtime {
 

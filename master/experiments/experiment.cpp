@@ -274,7 +274,7 @@ std::vector<search_event> exit_events(int64_t request_id, pb::State final_state,
 
 // How a stored trial ended, as the live trial would have told the search.
 std::vector<search_event> replayed_exit(const pb::Trial& t) {
-  bool invalid = t.exit_reason().rfind("invalid hyperparameters", 0) == 0;
+  const bool invalid = t.outcome() == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS;
   return exit_events(t.request_id(), t.state(), invalid && t.state() != pb::STATE_COMPLETED);
 }
 

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "caf/all.hpp"
+#include "master/local_interfaces.hpp"
 #include "master/experiments/experiment_rules.hpp"
 #include "master/http/route_helpers.hpp"
 #include "messages/errc.hpp"

@@ -6,6 +6,7 @@
 #include "master/http/http_types.hpp"
 
 #include "master/http/route_guards.hpp"
+#include "master/persistence/persistence_protocol.hpp"
 
 namespace det::runtime {
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "caf/all.hpp"
+#include "master/local_interfaces.hpp"
 #include "master/experiments/experiment_rules.hpp"
 #include "master/http/route_helpers.hpp"
 #include "messages/errc.hpp"

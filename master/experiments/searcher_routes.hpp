@@ -12,7 +12,11 @@
 
 #include "master/http/route_coroutine.hpp"
 #include "master/http/route_guards.hpp"
-#include "master/local_interfaces.hpp"
+#include "master/experiments/experiments_protocol.hpp"
+
+namespace det {
+struct master_handles;
+}
 
 namespace det::runtime {
 

@@ -146,8 +146,9 @@ void end(self_ptr self, pb::State final_state, const std::string& reason) {
   auto& t = trial(self);
   t.set_exit_reason(reason);
   *t.mutable_end_time() = det::now();
-  set_state(self, final_state);
   const auto& r = self->state.lifecycle.report;
+  t.set_outcome(r ? r->outcome : pb::WORKER_OUTCOME_UNSPECIFIED);
+  set_state(self, final_state);
   caf::anon_send(self->state.setup.experiment, exited_atom::value, t.request_id(), final_state,
                  r ? r->outcome : pb::WORKER_OUTCOME_UNSPECIFIED);
   self->quit();

@@ -1,6 +1,7 @@
 #include "master/experiments/trial_routes.hpp"
 
 #include "caf/all.hpp"
+#include "master/local_interfaces.hpp"
 #include "master/http/route_helpers.hpp"
 
 namespace det::runtime {

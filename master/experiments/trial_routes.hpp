@@ -9,7 +9,11 @@
 #include "master/http/http_types.hpp"
 
 #include "master/http/route_guards.hpp"
-#include "master/local_interfaces.hpp"
+#include "master/experiments/experiments_protocol.hpp"
+
+namespace det {
+struct master_handles;
+}
 
 namespace det::runtime {
 

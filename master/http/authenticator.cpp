@@ -5,6 +5,7 @@
 #include "master/accounts/token_check.hpp"
 #include "auth/credentials.hpp"
 #include "caf/all.hpp"
+#include "master/http/actor_ask.hpp"
 #include "messages/errc.hpp"
 
 namespace det::runtime {
@@ -51,12 +52,6 @@ caf::expected<std::string> bearer_sha256(const std::string& authorization) {
   return auth::sha256(token);
 }
 
-caf::expected<principal> authenticator::authenticate(const std::string& authorization) {
-  auto sha = bearer_sha256(authorization);
-  if (!sha) return std::move(sha.error());
-  return authenticate_sha256(*sha);
-}
-
 std::variant<caf::expected<principal>, authenticator::lookup> authenticator::cached(const std::string& sha) {
   const auto now = std::chrono::system_clock::now();
   std::lock_guard<std::mutex> lock{mutex_};
@@ -83,16 +78,15 @@ caf::expected<principal> authenticator::looked_up(const lookup& asked, caf::expe
   return who;
 }
 
-caf::expected<principal> authenticator::authenticate_sha256(const std::string& sha) {
+void authenticator::authenticate_then(const std::string& sha, std::function<void(caf::expected<principal>)> done) {
   auto known = cached(sha);
-  if (auto* answer = std::get_if<caf::expected<principal>>(&known)) return std::move(*answer);
-  const auto& asked = std::get<lookup>(known);
-  caf::expected<storage::token_holder> found = make_error(errc::unavailable, "");
-  caf::scoped_actor self{sys_};
-  self->request(accounts_, lookup_timeout, authenticate_atom::value, sha)
-      .receive([&](storage::token_holder& holder) { found = std::move(holder); },
-               [&](caf::error& e) { found = std::move(e); });
-  return looked_up(asked, std::move(found));
+  if (auto* answer = std::get_if<caf::expected<principal>>(&known)) return done(std::move(*answer));
+  auto asked = std::get<lookup>(std::move(known));
+  ask_then(
+      sys_, accounts_, caf::duration{lookup_timeout},
+      [this, asked, done](storage::token_holder& found) { done(looked_up(asked, std::move(found))); },
+      [this, asked, done](caf::error& e) { done(looked_up(asked, std::move(e))); }, authenticate_atom::value,
+      asked.sha);
 }
 
 void authenticator::remember(const principal& who, std::chrono::system_clock::time_point expires) {

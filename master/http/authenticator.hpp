@@ -7,12 +7,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <variant>
 
-#include "master/local_interfaces.hpp"
+#include "master/accounts/accounts_protocol.hpp"
 #include "caf/expected.hpp"
 
 namespace caf {
@@ -35,13 +36,11 @@ class authenticator {
 public:
   authenticator(caf::actor_system& sys, accounts_actor accounts);
 
-  /// The user `authorization` ("Bearer TOKEN") speaks for, or errc::unauthenticated saying why not.
-  /// Waits for the accounts actor when the token is not cached: routes use cached() and a lookup
-  /// they await instead (route_guards.hpp).
-  caf::expected<principal> authenticate(const std::string& authorization);
-  /// As authenticate(), for the token whose SHA-256 is `sha`: whether a token given earlier (an
-  /// event stream's) still speaks for its user, at the cost of a map lookup while it is cached.
-  caf::expected<principal> authenticate_sha256(const std::string& sha);
+  /// The user the token whose SHA-256 is `sha` speaks for, or errc::unauthenticated saying why
+  /// not, handed to `done` without waiting: at once while the token is cached, else on one of
+  /// CAF's threads once the accounts actor has answered. Route coroutines await user_of_token()
+  /// (route_guards.hpp) instead.
+  void authenticate_then(const std::string& sha, std::function<void(caf::expected<principal>)> done);
 
   /// A lookup of a token that is not cached: what the accounts actor is asked
   /// (authenticate_atom, sha) and what looked_up() needs to cache its answer safely.
@@ -58,6 +57,8 @@ public:
   caf::expected<principal> looked_up(const lookup& asked, caf::expected<storage::token_holder> found);
   /// How long a lookup may wait for the accounts actor.
   static constexpr auto lookup_timeout = std::chrono::seconds(10);
+  /// Who lookups ask.
+  const accounts_actor& accounts() const { return accounts_; }
 
   /// A token just issued: its first use needs no lookup.
   void remember(const principal& who, std::chrono::system_clock::time_point expires);

@@ -221,6 +221,20 @@ struct http_server::impl {
     co_return std::move(*w->answer);
   }
 
+  /// What a hook hands its `done` (from any thread), on the connection's executor; nullopt when
+  /// the hook dropped `done` uncalled. The connection holds no thread while it waits.
+  template <class T, class Hook>
+  awaitable<std::optional<T>> answer_of(Hook hook) {
+    auto later = std::make_shared<deferred_response>(offload_function{});
+    auto value = std::make_shared<std::optional<T>>();
+    hook([later, value](T answer) {
+      *value = std::move(answer);  // before finish(), whose post to the connection publishes it
+      later->finish(http_response{});
+    });
+    co_await finished(std::move(later));
+    co_return std::move(*value);
+  }
+
   /// A streamed body, chunked, for as long as its producer goes on and the client stays. Pieces
   /// are made on a handler thread, which a piece may spend a database read on; between empty
   /// pieces the connection waits on a timer and holds no thread.
@@ -293,10 +307,9 @@ struct http_server::impl {
     if (!parser.chunked() && parser.content_length().value_or(0) <= unauthenticated_body_bytes)
       co_return unauthenticated_body_bytes;
     const auto& header = parser.get();
-    bool allowed = false;
     auto request = to_request(header, remote);
-    co_await on_handler_thread([&] { allowed = may_send_large_body(request); });
-    co_return allowed ? max_body_bytes : unauthenticated_body_bytes;
+    auto allowed = co_await answer_of<bool>([&](auto done) { may_send_large_body(request, std::move(done)); });
+    co_return allowed.value_or(false) ? max_body_bytes : unauthenticated_body_bytes;
   }
 
   /// One connection: requests in turn while the client keeps it alive. `ticket` counts it
@@ -376,9 +389,11 @@ struct http_server::impl {
   /// client's connection can take another request.
   template <class Stream>
   awaitable<bool> relay(Stream& client, string_request req, const std::string& remote) {
-    proxy_target target;
     auto r = to_request(req, remote);
-    co_await on_handler_thread([&] { target = proxy(r); });
+    auto resolved = co_await answer_of<proxy_target>([&](auto done) { proxy(r, std::move(done)); });
+    proxy_target target;
+    if (!resolved) target.answer = answer_failed("no one said where this request to a task goes");
+    else target = std::move(*resolved);
     const bool keep_alive = req.keep_alive();
     if (target.answer) {
       co_await write_response(client, *target.answer, req.version(), keep_alive);

@@ -17,7 +17,7 @@
 
 namespace det::runtime {
 
-/// Where one request under /proxy/ goes, as the gateway decided (on a handler thread).
+/// Where one request under /proxy/ goes, as the gateway decided.
 struct proxy_target {
   /// Set: the request is answered with this instead of relayed (a refusal, a redirect).
   std::optional<http_response> answer;
@@ -29,10 +29,13 @@ struct proxy_target {
   std::string forwarded_cookie;
   std::string forwarded_authorization;
 };
-using proxy_resolver = std::function<proxy_target(const http_request&)>;
-/// A question about a request whose header has arrived (its body has not), answered on a
-/// handler thread.
-using request_check = std::function<bool(const http_request&)>;
+/// The gateway's hooks answer through `done`, once, from any thread (an actor's answer to come):
+/// the connection waits for it holding no thread. They are called on the connection's own
+/// thread, and must not block.
+/// Where a request under /proxy/ goes.
+using proxy_resolver = std::function<void(const http_request&, std::function<void(proxy_target)> done)>;
+/// A question about a request whose header has arrived (its body has not).
+using request_check = std::function<void(const http_request&, std::function<void(bool)> done)>;
 
 class http_server {
  public:

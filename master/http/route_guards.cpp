@@ -14,8 +14,20 @@ namespace det::runtime {
 route_guards::route_guards(caf::actor_system& sys, authenticator& auth, accounts_actor accounts, transport scheme)
     : sys_(sys), auth_(auth), accounts_(std::move(accounts)), scheme_(scheme) {}
 
-bool route_guards::signed_in_caller(const http_request& req) const {
-  return static_cast<bool>(caller_of(auth_, req, scheme_));
+route_coroutine_of<caf::expected<principal>> user_of_token(authenticator& auth, std::string sha, reply_to out) {
+  auto known = auth.cached(sha);
+  if (auto* answer = std::get_if<caf::expected<principal>>(&known)) co_return std::move(*answer);
+  auto asked = std::get<authenticator::lookup>(std::move(known));
+  auto found = co_await ask_within<storage::token_holder>(out, caf::duration{authenticator::lookup_timeout},
+                                                          auth.accounts(), authenticate_atom::value, asked.sha);
+  if (!found) co_return auth.looked_up(asked, std::move(found.error));
+  co_return auth.looked_up(asked, std::move(*found));
+}
+
+void route_guards::signed_in_caller(const http_request& req, std::function<void(bool)> done) const {
+  auto sha = presented_token_sha256(req, scheme_);
+  if (!sha) return done(false);
+  auth_.authenticate_then(*sha, [done](caf::expected<principal> who) { done(static_cast<bool>(who)); });
 }
 
 http_handler route_guards::signed_in(signed_in_handler route) const {
@@ -30,23 +42,18 @@ http_handler route_guards::signed_in(signed_in_handler route) const {
     if (!sha)
       return reply_error(res, sys_, sha.error());
     auto known = auth_.cached(*sha);
-    auto* lookup = std::get_if<authenticator::lookup>(&known);
-    if (!lookup) {
-      auto& who = std::get<caf::expected<principal>>(known);
-      if (!who)
-        return reply_error(res, sys_, who.error());
-      return (*handler)(req, res, *who);
+    if (auto* who = std::get_if<caf::expected<principal>>(&known)) {
+      if (!*who)
+        return reply_error(res, sys_, who->error());
+      return (*handler)(req, res, **who);
     }
-    after_lookup(std::move(*lookup), handler, std::make_shared<const http_request>(req), reply_to{sys_, res});
+    after_lookup(std::move(*sha), handler, std::make_shared<const http_request>(req), reply_to{sys_, res});
   };
 }
 
-route_coroutine route_guards::after_lookup(authenticator::lookup asked, std::shared_ptr<const signed_in_handler> route,
+route_coroutine route_guards::after_lookup(std::string sha, std::shared_ptr<const signed_in_handler> route,
                                            std::shared_ptr<const http_request> req, reply_to out) const {
-  auto found = co_await ask_within<storage::token_holder>(out, caf::duration{authenticator::lookup_timeout}, accounts_,
-                                                          authenticate_atom::value, asked.sha);
-  auto who = auth_.looked_up(asked, found ? caf::expected<storage::token_holder>{std::move(*found)}
-                                          : caf::expected<storage::token_holder>{std::move(found.error)});
+  auto who = co_await user_of_token(auth_, std::move(sha), out);
   if (!who) co_return out.error(who.error());
   out.answer_with([&](const http_request& r, http_response& res) { (*route)(r, res, *who); }, *req);
 }

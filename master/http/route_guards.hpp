@@ -14,7 +14,7 @@
 #include "master/http/read_coalescer.hpp"
 #include "master/http/route_coroutine.hpp"
 #include "master/http/transport.hpp"
-#include "master/local_interfaces.hpp"
+#include "master/accounts/accounts_protocol.hpp"
 
 namespace det::runtime {
 
@@ -31,13 +31,18 @@ auto coroutine_route(caf::actor_system& sys, Route route) {
   };
 }
 
+/// The user the token whose SHA-256 is `sha` speaks for (or why not), to co_await: from the
+/// authenticator's cache, else asked of the accounts actor without holding a thread.
+route_coroutine_of<caf::expected<principal>> user_of_token(authenticator& auth, std::string sha, reply_to out);
+
 class route_guards {
  public:
   route_guards(caf::actor_system& sys, authenticator& auth, accounts_actor accounts, transport scheme);
 
-  /// Whether the caller of a request whose body has not been read yet is one det knows: by the
-  /// bearer token or the session cookie (the server's check before it reads a body).
-  bool signed_in_caller(const http_request& req) const;
+  /// Whether the caller of a request whose body has not been read yet is one det knows, by the
+  /// bearer token or the session cookie (the server's check before it reads a body), handed to
+  /// `done` without waiting.
+  void signed_in_caller(const http_request& req, std::function<void(bool)> done) const;
 
   /// `handler`, run only for a caller whose bearer token or session is valid; 401 with the reason
   /// otherwise. A token that is not cached is looked up without holding the handler thread.
@@ -65,8 +70,8 @@ class route_guards {
                                   const std::string& verb);
 
  private:
-  /// Runs `route` for the user of the token of `asked` once the accounts actor has answered.
-  route_coroutine after_lookup(authenticator::lookup asked, std::shared_ptr<const signed_in_handler> route,
+  /// Runs `route` for the user of the token whose SHA-256 is `sha` once the accounts actor has answered.
+  route_coroutine after_lookup(std::string sha, std::shared_ptr<const signed_in_handler> route,
                                std::shared_ptr<const http_request> req, reply_to out) const;
   route_coroutine for_experiment_owner(int64_t id, principal who, std::string verb,
                                        std::shared_ptr<const signed_in_handler> route,

@@ -12,7 +12,7 @@
 
 #include "master/http/http_types.hpp"
 
-#include "master/local_interfaces.hpp"
+#include "master/atoms.hpp"
 #include "messages/json.hpp"
 #include "master/http/actor_ask.hpp"
 #include "master/http/http_replies.hpp"

@@ -42,10 +42,4 @@ caf::expected<std::string> presented_token_sha256(const http_request& req, trans
   return bearer_sha256("Bearer " + session);
 }
 
-caf::expected<principal> caller_of(authenticator& auth, const http_request& req, transport scheme) {
-  auto sha = presented_token_sha256(req, scheme);
-  if (!sha) return std::move(sha.error());
-  return auth.authenticate_sha256(*sha);
-}
-
 } // namespace det::runtime

@@ -29,7 +29,6 @@ std::string cleared_session_cookie(transport scheme);
 /// come with the master's own Origin unless the method is GET or HEAD (forbidden with a sentence
 /// if not); unauthenticated with a sentence when it presents none.
 caf::expected<std::string> presented_token_sha256(const http_request& req, transport scheme);
-/// Who sends `req`: the user of the token it presents (presented_token_sha256).
-caf::expected<principal> caller_of(authenticator& auth, const http_request& req, transport scheme);
+
 
 } // namespace det::runtime

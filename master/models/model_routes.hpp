@@ -5,6 +5,7 @@
 #include "master/http/http_types.hpp"
 
 #include "master/http/route_guards.hpp"
+#include "master/models/model_registry_protocol.hpp"
 
 namespace det::runtime {
 

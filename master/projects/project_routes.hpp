@@ -5,6 +5,7 @@
 #include "master/http/http_types.hpp"
 
 #include "master/http/route_guards.hpp"
+#include "master/projects/projects_protocol.hpp"
 
 namespace det::runtime {
 

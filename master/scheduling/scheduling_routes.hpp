@@ -9,7 +9,10 @@
 
 #include "master/http/route_coroutine.hpp"
 #include "master/http/route_guards.hpp"
-#include "master/local_interfaces.hpp"
+
+namespace det {
+struct master_handles;
+}
 
 namespace det::runtime {
 

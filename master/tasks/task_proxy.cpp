@@ -10,6 +10,7 @@
 #include "caf/all.hpp"
 #include "config/task_config.hpp"
 #include "messages/caf_types.hpp"
+#include "master/http/actor_ask.hpp"
 #include "master/http/http_replies.hpp"
 #include "master/http/route_helpers.hpp"
 #include "master/http/session_cookie.hpp"
@@ -80,57 +81,47 @@ std::string service_token_of(const pb::Task& task) {
 
 std::string grant_cookie_name(const std::string& id) { return "det_proxy_" + id; }
 
-caf::expected<pb::Task> proxied_task(caf::actor_system& sys, const master_handles& handles, const std::string& id) {
-  caf::expected<pb::Task> found = pb::Task{};
-  caf::scoped_actor self{sys};
-  self->request(handles.tasks, route_timeout, proxy_atom::value, id)
-      .receive([&](pb::Task& t) { found = std::move(t); }, [&](caf::error& e) { found = std::move(e); });
-  return found;
-}
-
 void task_proxy::mark_used(const std::string& task_id) {
   pb::ContainerActivity used;
   used.set_allocation_id(task_id);
   caf::anon_send(handles.tasks, std::move(used));
 }
 
-bool task_proxy::holds_grant(const http_request& req, const pb::Task& task) {
-  const auto grant = req.cookie(grant_cookie_name(task.id()));
-  if (grant.empty()) return false;
-  const auto session = grants.session_of(grant, task.id());
-  if (!session) return false;
-  auto who = auth.authenticate_sha256(*session);  // ended by a logout, a revocation, a password change
-  return who && !require_owner(*who, task.owner_id(), task.owner(), "task " + task.id(), "open");
-}
-
-proxy_target task_proxy::target_of(const http_request& req, ticket_use tickets) {
+void task_proxy::resolve(const http_request& req, ticket_use tickets, std::function<void(proxy_target)> done) {
   constexpr std::string_view prefix = "/proxy/";
   const auto rest = req.path.substr(prefix.size());
   const auto slash = rest.find('/');
   const auto id = rest.substr(0, slash);
   if (slash == std::string::npos)
-    return refusal(errc::not_found, "a task's service is under /proxy/" + id + "/ (with the trailing slash)");
+    return done(refusal(errc::not_found, "a task's service is under /proxy/" + id + "/ (with the trailing slash)"));
   if (!address.is_own_host(id, req.get_header_value("Host")))
-    return refusal(errc::not_found, "task " + id + " is served at its own host, " + address.origin_of(id, "") +
-                            ": each task has an origin of its own (proxy_host)");
-  auto task = proxied_task(sys, handles, id);
-  if (!task) {
-    http_response res;
-    reply_error(res, sys, task.error());
-    return answered(std::move(res));
-  }
-  const auto what = config::to_string(from_pb(task->kind())) + " " + id;
+    return done(refusal(errc::not_found, "task " + id + " is served at its own host, " + address.origin_of(id, "") +
+                                             ": each task has an origin of its own (proxy_host)"));
+  ask_then(
+      sys, handles.tasks, caf::duration{route_timeout},
+      [this, req, tickets, done](pb::Task& task) { resolve_for(req, tickets, task, done); },
+      [this, done](caf::error& e) {
+        http_response res;
+        reply_error(res, sys, e);
+        done(answered(std::move(res)));
+      },
+      proxy_atom::value, id);
+}
+
+void task_proxy::resolve_for(const http_request& req, ticket_use tickets, const pb::Task& task,
+                             std::function<void(proxy_target)> done) {
+  const auto& id = task.id();
+  const auto what = config::to_string(from_pb(task.kind())) + " " + id;
   const auto path_attributes = "; Path=/proxy/" + id + "/; HttpOnly; SameSite=Lax" + secure_attribute(scheme);
-  proxy_target target;
   const auto ticket = req.get_param_value(proxy_ticket_parameter);
-  const auto token = service_token_of(*task);
+  const auto token = service_token_of(task);
   const auto authorization = req.get_header_value("Authorization");
   if (!ticket.empty() && tickets == ticket_use::redeem) {
     auto grant = grants.redeem(ticket, id);
     if (!grant)
-      return refusal(errc::unauthenticated, "this link to " + what + " has expired or was used already: open it again from the web "
+      return done(refusal(errc::unauthenticated, "this link to " + what + " has expired or was used already: open it again from the web "
                           "UI, or with det (its links last " + std::to_string(proxy_grants::ticket_lifespan.count()) +
-                          " s and open it once)");
+                          " s and open it once)"));
     const auto cookie = grant_cookie_name(id) + "=" + *grant + path_attributes;
     if (!websocket_upgrade(req)) {
       // The ticket leaves the address bar (and the history) at once; the cookie opens the task from now on.
@@ -139,28 +130,45 @@ proxy_target task_proxy::target_of(const http_request& req, ticket_use tickets) 
       res.set_header("Location", without_ticket(req.target));
       res.set_header("Set-Cookie", cookie);
       res.set_header("Cache-Control", "no-store");
-      return answered(std::move(res));
+      return done(answered(std::move(res)));
     }
-  } else if (!token.empty() &&
-             (auth::same_secret(req.get_param_value("token"), token) ||
-              auth::same_secret(authorization.rfind("token ", 0) == 0 ? authorization.substr(6) : "", token) ||
-              auth::same_secret(req.cookie(service_cookie_name(id)), token))) {
-    target.set_cookie = service_cookie_name(id) + "=" + token + path_attributes;
-  } else if (!holds_grant(req, *task)) {
-    return refusal(errc::unauthenticated, what + " opens only with its own link: open it from the web UI or with det (det " +
-                            "notebook open, det tunnel); a user's session or token is not taken here");
+    return done(service_of(req, task, ""));
   }
-  if (!task->ready() || task->service_address().empty())
+  if (!token.empty() &&
+      (auth::same_secret(req.get_param_value("token"), token) ||
+       auth::same_secret(authorization.rfind("token ", 0) == 0 ? authorization.substr(6) : "", token) ||
+       auth::same_secret(req.cookie(service_cookie_name(id)), token)))
+    return done(service_of(req, task, service_cookie_name(id) + "=" + token + path_attributes));
+  auto refused = refusal(errc::unauthenticated, what + " opens only with its own link: open it from the web UI or with det (det " +
+                                                    "notebook open, det tunnel); a user's session or token is not taken here");
+  // A grant cookie opens it while the session that asked for it may still open it: a logout, a
+  // revocation or a password change ends it.
+  const auto grant = req.cookie(grant_cookie_name(id));
+  const auto session = grant.empty() ? std::nullopt : grants.session_of(grant, id);
+  if (!session) return done(std::move(refused));
+  auth.authenticate_then(*session, [this, req, task, done, refused](caf::expected<principal> who) {
+    if (!who || require_owner(*who, task.owner_id(), task.owner(), "task " + task.id(), "open")) return done(refused);
+    done(service_of(req, task, ""));
+  });
+}
+
+proxy_target task_proxy::service_of(const http_request& req, const pb::Task& task, std::string set_cookie) {
+  const auto& id = task.id();
+  const auto what = config::to_string(from_pb(task.kind())) + " " + id;
+  if (!task.ready() || task.service_address().empty())
     return refusal(errc::unavailable, what + " is not ready yet; try again shortly");
-  const auto colon = task->service_address().rfind(':');
-  const auto port = colon == std::string::npos ? std::nullopt : parse_int<int>(task->service_address().substr(colon + 1));
-  if (!port) return refusal(errc::upstream_failed, "the agent reported no usable address for " + id + ": " + task->service_address());
-  target.host = task->service_address().substr(0, colon);
+  const auto colon = task.service_address().rfind(':');
+  const auto port = colon == std::string::npos ? std::nullopt : parse_int<int>(task.service_address().substr(colon + 1));
+  if (!port) return refusal(errc::upstream_failed, "the agent reported no usable address for " + id + ": " + task.service_address());
+  proxy_target target;
+  target.set_cookie = std::move(set_cookie);
+  target.host = task.service_address().substr(0, colon);
   target.port = *port;
-  target.raw_tcp = task->kind() == pb::TASK_KIND_SHELL;
+  target.raw_tcp = task.kind() == pb::TASK_KIND_SHELL;
   target.forwarded_cookie = services_cookies(req.get_header_value("Cookie"));
+  const auto authorization = req.get_header_value("Authorization");
   if (bearer_token(authorization).empty()) target.forwarded_authorization = authorization;  // a notebook's "token T"
-  mark_used(task->id());
+  mark_used(id);
   return target;
 }
 

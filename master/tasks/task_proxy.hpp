@@ -6,10 +6,10 @@
 // code, and the proxy's origin is apart from the web UI's so that they cannot use the UI's session.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "master/local_interfaces.hpp"
-#include "caf/expected.hpp"
 #include "master/http/authenticator.hpp"
 #include "master/http/http_server.hpp"
 #include "master/tasks/proxy_address.hpp"
@@ -39,17 +39,18 @@ struct task_proxy {
   /// "Authorization: token T", or the cookie its first use sets). Each request let through counts
   /// as a use of the task (its idle clock); a refused one does not, or anyone could keep a task
   /// from its idle_timeout.
-  proxy_target target_of(const http_request& req, ticket_use tickets);
+  /// `done` gets it without the caller waiting, once the tasks actor has said where the task runs.
+  void resolve(const http_request& req, ticket_use tickets, std::function<void(proxy_target)> done);
 
  private:
+  /// resolve() for the running task `task`.
+  void resolve_for(const http_request& req, ticket_use tickets, const pb::Task& task,
+                   std::function<void(proxy_target)> done);
+  /// Where its service is, for a request let through: with `set_cookie` set on the relayed answer.
+  proxy_target service_of(const http_request& req, const pb::Task& task, std::string set_cookie);
   /// Restarts the idle clock of task `task_id`.
   void mark_used(const std::string& task_id);
-  /// Whether the grant cookie of task `task` in `req` speaks for a session that may still open it.
-  bool holds_grant(const http_request& req, const pb::Task& task);
 };
-
-/// The running task `id` as the proxy sees it (its service's address, its token), or why not.
-caf::expected<pb::Task> proxied_task(caf::actor_system& sys, const master_handles& handles, const std::string& id);
 
 /// The notebook token in a task's proxy path ("/proxy/ID/?token=T"), or "".
 std::string service_token_of(const pb::Task& task);

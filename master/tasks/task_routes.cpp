@@ -160,7 +160,9 @@ route_coroutine task_routes::open_service(http_request req, reply_to out) {
   } else if (!token.empty() && auth::same_secret(req.get_param_value("token"), token)) {
     location = origin + req.target;  // a notebook's own link opens it there as it did here
   } else {
-    auto who = caller_of(auth, req, scheme);
+    auto sha = presented_token_sha256(req, scheme);
+    if (!sha) co_return out.error(sha.error());
+    auto who = co_await user_of_token(auth, std::move(*sha), out);
     if (!who) co_return out.error(who.error());
     location = ticket_url(*task, origin + req.target, *who, res);
     if (location.empty()) co_return out.finish(std::move(res));

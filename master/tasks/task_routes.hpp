@@ -8,6 +8,7 @@
 #include "master/http/http_types.hpp"
 
 #include "master/http/route_guards.hpp"
+#include "master/local_interfaces.hpp"
 #include "master/tasks/proxy_address.hpp"
 #include "master/tasks/proxy_grants.hpp"
 #include "master/http/route_coroutine.hpp"

@@ -84,6 +84,8 @@ class PluginTest(unittest.TestCase):
         self.assertEqual(trial["state"], "STATE_ERROR")
         self.assertTrue(trial["exit_reason"].startswith("invalid hyperparameters: channels must be at least 1"),
                         trial["exit_reason"])
+        # What a restarted master's search reads: the outcome its worker reported, not the sentence.
+        self.assertEqual(trial["outcome"], "WORKER_OUTCOME_INVALID_HYPERPARAMETERS")
         self.assertEqual(trial["restarts"], 0)
 
 

@@ -157,18 +157,19 @@ TEST_CASE("database: experiments and trials round-trip") {
   CHECK(experiments[1].num_trials() == 0);
 
   auto update = [&](int64_t trial, pb::State state, int32_t restarts, const std::string& reason,
-                    bool stopped) {
+                    bool stopped, pb::WorkerOutcome outcome = pb::WORKER_OUTCOME_UNSPECIFIED) {
     pb::Trial t;
     t.set_id(trial);
     t.set_state(state);
     t.set_restarts(restarts);
     t.set_exit_reason(reason);
     t.set_searcher_stopped(stopped);
+    t.set_outcome(outcome);
     db.update_trial(t);
   };
   update(t1, pb::STATE_RUNNING, 2, "", false);
-  update(t2, pb::STATE_ERROR, 0, "the worker exited with status 1", true);
-  update(t2, pb::STATE_ERROR, 0, "", false);  // keeps the reason, and searcher_stopped
+  update(t2, pb::STATE_ERROR, 0, "the worker exited with status 1", true, pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS);
+  update(t2, pb::STATE_ERROR, 0, "", false);  // keeps the reason, searcher_stopped and the outcome
   const auto trials = db.trials_of(id);
   REQUIRE(trials.size() == 2);
   CHECK(trials[0].id() == t1);
@@ -186,6 +187,8 @@ TEST_CASE("database: experiments and trials round-trip") {
   CHECK(trials[1].exit_reason() == "the worker exited with status 1");
   CHECK(trials[1].searcher_stopped());
   CHECK_FALSE(trials[0].searcher_stopped());
+  CHECK(trials[1].outcome() == pb::WORKER_OUTCOME_INVALID_HYPERPARAMETERS);  // a restore reads it, not the reason
+  CHECK(trials[0].outcome() == pb::WORKER_OUTCOME_UNSPECIFIED);
   CHECK(trials[1].end_time().seconds() >= trials[1].start_time().seconds());
   CHECK(db.trials_of(other).empty());
 

@@ -1,11 +1,13 @@
 // The routes' middleware (master/http/route_guards.hpp) on CAF's deterministic test scheduler: a
 // token that is not cached is looked up without the handler thread waiting for the accounts actor,
 // and the route then runs for the token's user; a cached token runs it at once; an unknown token
-// and a request without one are refused with 401.
+// and a request without one are refused with 401. The server's check before a large body answers
+// through a callback the same way.
 
 #include <doctest/doctest.h>
 
 #include <ctime>
+#include <optional>
 #include <string>
 
 #include "auth/credentials.hpp"
@@ -104,4 +106,21 @@ TEST_CASE("a token the accounts actor does not know, or none, is refused with 40
   g.route(with_token(""), without);
   CHECK(without.status == 401);
   CHECK(g.ran_for.empty());
+}
+
+TEST_CASE("the check before a large body answers through its callback, asking the accounts actor without waiting") {
+  guarded_route g;
+  std::optional<bool> known, unknown;
+  g.guards.signed_in_caller(with_token("alice-token"), [&](bool ok) { known = ok; });
+  g.guards.signed_in_caller(with_token("stolen"), [&](bool ok) { unknown = ok; });
+  CHECK_FALSE(known.has_value());  // both lookups are under way; nothing waited for them
+  g.ds.run();
+  REQUIRE(known.has_value());
+  REQUIRE(unknown.has_value());
+  CHECK(*known);
+  CHECK_FALSE(*unknown);
+
+  std::optional<bool> without;
+  g.guards.signed_in_caller(with_token(""), [&](bool ok) { without = ok; });
+  CHECK(without == false);  // no token: refused at once
 }
