@@ -230,7 +230,7 @@ void account_routes::add_to(http_router& server) {
     // A task's token revoking its owner's logins would let whoever reads a process's environment
     // lock its owner out.
     if (auto e = require_personal_token(who, "revoking a token")) co_return out.error(e);
-    const auto id = parse_id(req.matches[1]).value_or(0);
+    const auto id = path_id(req);
     auto token = co_await ask<pb::AccessToken>(out, accounts, get_atom::value, token_id{id});
     if (!token) co_return out.error(token.error);
     if (auto e = require_owner(who, token->user_id(), token->username(), "token " + std::to_string(id), "revoke"))

@@ -72,7 +72,7 @@ void alert_routes::add_to(http_router& server) {
   server.Post(R"(/api/v1/trials/(\d+)/alerts)", [this](const http_request& req, http_response& res) {
     auto a = alert_of(req, res);
     if (!a) return;
-    const auto trial = parse_id(req.matches[1]).value_or(0);
+    const auto trial = path_id(req);
     // The trial checks the token: a preemption poll is the Core API call that changes nothing.
     pb::CoreApiCall check;
     check.set_trial_id(trial);

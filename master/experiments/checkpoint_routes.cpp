@@ -51,11 +51,11 @@ route_coroutine checkpoint_routes::remove(std::string uuid, principal who, reply
 void checkpoint_routes::add_to(http_router& server) {
   server.Get(R"(/api/v1/experiments/(\d+)/checkpoints)", guards.reader([this](const http_request& req, http_response& res) {
     answer_json<pb::GetCheckpointsResponse>(sys, res, handles.reader, checkpoints_atom::value,
-                                            experiment_id{parse_id(req.matches[1]).value_or(0)});
+                                            experiment_id{path_id(req)});
   }));
   server.Get(R"(/api/v1/trials/(\d+)/checkpoints)", guards.reader([this](const http_request& req, http_response& res) {
     answer_json<pb::GetCheckpointsResponse>(sys, res, handles.reader, checkpoints_atom::value,
-                                            trial_id{parse_id(req.matches[1]).value_or(0)});
+                                            trial_id{path_id(req)});
   }));
   server.Get(R"(/api/v1/checkpoints/([0-9a-fA-F-]+))", guards.reader([this](const http_request& req, http_response& res) {
     answer_json_found<pb::GetCheckpointResponse>(

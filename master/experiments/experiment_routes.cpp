@@ -29,10 +29,6 @@ caf::error project_refusal(asked<pb::Project>& project, int64_t id, const princi
                        "project " + project->workspace() + "/" + project->name(), "add experiments to");
 }
 
-int64_t path_id(const http_request& req) {
-  return parse_id(req.matches[1]).value_or(0);
-}
-
 } // namespace
 
 route_coroutine experiment_routes::create(pb::CreateExperimentRequest body, principal who, reply_to out) {
@@ -174,14 +170,9 @@ void experiment_routes::add_to(http_router& server) {
                                                                                         http_response& res) {
     auto body = body_of<pb::PatchExperimentRequest>(req, res);
     if (!body) return;
-    if (auto refusal = patch_refusal(*body)) return reply_error(res, sys, refusal);
-    const auto& change = body->resources();
-    const bool annotates = body->has_name() || body->has_description() || body->has_notes();
-    const bool reschedules = change.has_priority() || change.has_weight() || change.has_max_slots();
-    pb::PatchExperimentRequest annotation = *body;
-    annotation.clear_resources();
-    patch(path_id(req), annotates ? std::optional{std::move(annotation)} : std::nullopt,
-          reschedules ? std::optional{change} : std::nullopt, reply_to{sys, res});
+    auto changes = patch_of(*body);
+    if (!changes) return reply_error(res, sys, changes.error());
+    patch(path_id(req), std::move(changes->annotation), std::move(changes->scheduling), reply_to{sys, res});
   }));
   for (bool archived : {true, false})
     server.Post(archived ? R"(/api/v1/experiments/(\d+)/archive)" : R"(/api/v1/experiments/(\d+)/unarchive)",

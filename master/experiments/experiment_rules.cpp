@@ -158,7 +158,7 @@ caf::expected<pb::Experiment> ended_experiment(int64_t id, pb::GetExperimentResp
   return exp;
 }
 
-caf::error patch_refusal(const pb::PatchExperimentRequest& body) {
+caf::expected<experiment_patch> patch_of(const pb::PatchExperimentRequest& body) {
   const auto& change = body.resources();
   if (change.has_priority() && (change.priority() < 1 || change.priority() > 99))
     return invalid("resources.priority must be between 1 and 99, not " + std::to_string(change.priority()));
@@ -172,7 +172,13 @@ caf::error patch_refusal(const pb::PatchExperimentRequest& body) {
     return invalid("the request changes nothing: set resources.priority, weight or max_slots, name, description or notes");
   if (body.has_name() && body.name().empty())
     return invalid("an experiment's name may not be empty");
-  return {};
+  experiment_patch patch;
+  if (annotates) {
+    patch.annotation = body;
+    patch.annotation->clear_resources();
+  }
+  if (reschedules) patch.scheduling = change;
+  return patch;
 }
 
 caf::error label_refusal(const std::string& label) {

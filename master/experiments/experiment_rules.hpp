@@ -5,6 +5,7 @@
 // experiment is, and which changes and labels an experiment takes. Errors are errc with a sentence.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "caf/expected.hpp"
@@ -49,9 +50,15 @@ caf::expected<pb::Experiment> stored_experiment(int64_t id, pb::GetExperimentRes
 /// restarted master has not restored it yet).
 caf::expected<pb::Experiment> ended_experiment(int64_t id, pb::GetExperimentResponse& found);
 
-/// Why PATCH /api/v1/experiments/N may not make `body`'s changes (a priority out of 1..99, a
-/// negative weight or max_slots, nothing to change, an empty name); none when it may.
-caf::error patch_refusal(const pb::PatchExperimentRequest& body);
+/// What PATCH /api/v1/experiments/N changes: the annotation to store (name, description, notes)
+/// and the scheduling settings to send; either is absent when the request leaves it alone.
+struct experiment_patch {
+  std::optional<pb::PatchExperimentRequest> annotation;
+  std::optional<pb::JobSettings> scheduling;
+};
+/// `body`'s changes, or why it may not make them (a priority out of 1..99, a negative weight or
+/// max_slots, nothing to change, an empty name).
+caf::expected<experiment_patch> patch_of(const pb::PatchExperimentRequest& body);
 
 /// Why `label` cannot label an experiment; none when it can.
 caf::error label_refusal(const std::string& label);

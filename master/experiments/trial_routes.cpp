@@ -10,10 +10,6 @@ namespace {
 // A trial's metrics come in one page.
 constexpr int32_t metric_page = 100000;
 
-int64_t path_id(const http_request& req) {
-  return parse_id(req.matches[1]).value_or(0);
-}
-
 } // namespace
 
 void trial_routes::core_api(const http_request& req, http_response& res, int64_t trial, pb::CoreApiCall call) {

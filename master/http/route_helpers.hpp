@@ -30,6 +30,11 @@ inline std::string bad_name_reason(const std::string& what, const std::string& n
   return "";
 }
 
+/// The id the path's first group names; 0 when it names none (a route's pattern is \d+ there).
+inline int64_t path_id(const http_request& req) {
+  return parse_id(req.matches[1]).value_or(0);
+}
+
 /// The request's body as a `Body` ("" reads as {}); nullopt with a 400 naming the problem.
 template <class Body>
 std::optional<Body> body_of(const http_request& req, http_response& res) {

@@ -11,7 +11,6 @@
 namespace det::runtime {
 
 void project_routes::add_to(http_router& server) {
-  auto id_of = [](const http_request& req) { return parse_id(req.matches[1]).value_or(0); };
   auto route = [this](auto coroutine) { return guards.signed_in(coroutine_route(sys, std::move(coroutine))); };
 
   server.Post("/api/v1/workspaces", route([this](http_request req, principal who, reply_to out) -> route_coroutine {
@@ -26,21 +25,21 @@ void project_routes::add_to(http_router& server) {
     auto all = co_await ask<pb::GetWorkspacesResponse>(out, projects, list_atom::value);
     json_or_error(out, all);
   }));
-  server.Get(R"(/api/v1/workspaces/(\d+))", route([this, id_of](http_request req, principal, reply_to out) -> route_coroutine {
-    auto found = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{id_of(req)});
+  server.Get(R"(/api/v1/workspaces/(\d+))", route([this](http_request req, principal, reply_to out) -> route_coroutine {
+    auto found = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{path_id(req)});
     json_or_error(out, found);
   }));
   server.Get(R"(/api/v1/workspaces/(\d+)/projects)",
-             route([this, id_of](http_request req, principal, reply_to out) -> route_coroutine {
-               auto w = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{id_of(req)});
+             route([this](http_request req, principal, reply_to out) -> route_coroutine {
+               auto w = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{path_id(req)});
                if (!w) co_return out.error(w.error);
                pb::GetProjectsResponse found;
                *found.mutable_projects() = std::move(*w->mutable_projects());
                out.json(found);
              }));
   server.Delete(R"(/api/v1/workspaces/(\d+))",
-                route([this, id_of](http_request req, principal who, reply_to out) -> route_coroutine {
-                  const auto id = id_of(req);
+                route([this](http_request req, principal who, reply_to out) -> route_coroutine {
+                  const auto id = path_id(req);
                   auto w = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{id});
                   if (!w) co_return out.error(w.error);
                   const auto& ws = w->workspace();
@@ -51,12 +50,12 @@ void project_routes::add_to(http_router& server) {
                   out.empty_json();
                 }));
   server.Post(R"(/api/v1/workspaces/(\d+)/projects)",
-              route([this, id_of](http_request req, principal who, reply_to out) -> route_coroutine {
+              route([this](http_request req, principal who, reply_to out) -> route_coroutine {
                 http_response refused;
                 auto body = body_of<pb::PostProjectRequest>(req, refused);
                 if (!body) co_return out.finish(std::move(refused));
                 if (auto why = bad_name_reason("project", body->name()); !why.empty()) co_return out.error(errc::invalid_input, why);
-                const auto id = id_of(req);
+                const auto id = path_id(req);
                 auto w = co_await ask<pb::GetWorkspaceResponse>(out, projects, get_atom::value, workspace_id{id});
                 if (!w) co_return out.error(w.error);
                 // Uncategorized is everyone's; another workspace takes projects from its owner or an admin.
@@ -68,8 +67,8 @@ void project_routes::add_to(http_router& server) {
                                                          std::move(*body), user_id{who.user_id});
                 json_or_error(out, created);
               }));
-  server.Get(R"(/api/v1/projects/(\d+))", route([this, id_of](http_request req, principal, reply_to out) -> route_coroutine {
-    auto p = co_await ask<pb::Project>(out, projects, get_atom::value, project_id{id_of(req)});
+  server.Get(R"(/api/v1/projects/(\d+))", route([this](http_request req, principal, reply_to out) -> route_coroutine {
+    auto p = co_await ask<pb::Project>(out, projects, get_atom::value, project_id{path_id(req)});
     if (!p) co_return out.error(p.error);
     pb::GetProjectResponse found;
     *found.mutable_project() = std::move(*p);
@@ -90,13 +89,13 @@ void project_routes::add_to(http_router& server) {
     co_return std::move(*p);
   };
   server.Patch(R"(/api/v1/projects/(\d+))",
-               route([this, id_of, owned_project](http_request req, principal who, reply_to out) -> route_coroutine {
+               route([this, owned_project](http_request req, principal who, reply_to out) -> route_coroutine {
                  http_response refused;
                  auto body = body_of<pb::PatchProjectRequest>(req, refused);
                  if (!body) co_return out.finish(std::move(refused));
                  if (!body->has_description() && !body->has_notes())
                    co_return out.error(errc::invalid_input, "the request changes nothing: set description or notes");
-                 const auto id = id_of(req);
+                 const auto id = path_id(req);
                  auto owned = co_await owned_project(id, who, "change", out);
                  if (!owned) co_return;
                  auto p = co_await ask<pb::Project>(out, projects, update_atom::value, project_id{id}, *body);
@@ -106,8 +105,8 @@ void project_routes::add_to(http_router& server) {
                  out.json(changed);
                }));
   server.Delete(R"(/api/v1/projects/(\d+))",
-                route([this, id_of, owned_project](http_request req, principal who, reply_to out) -> route_coroutine {
-                  const auto id = id_of(req);
+                route([this, owned_project](http_request req, principal who, reply_to out) -> route_coroutine {
+                  const auto id = path_id(req);
                   auto owned = co_await owned_project(id, who, "delete", out);
                   if (!owned) co_return;
                   auto removed = co_await ask<bool>(out, projects, remove_atom::value, project_id{id});

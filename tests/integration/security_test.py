@@ -4,6 +4,7 @@ master's state (does it still answer, what did it store, what did it send): conf
 exhaust the master, paths built to exhaust its router, bodies sent before logging in, and
 checkpoints that lead into the master's data directory."""
 
+import concurrent.futures
 import http.client
 import json
 import os
@@ -119,6 +120,22 @@ max_length = { batches = 1 }
                                     {"config": "#" + "x" * (100 << 10) + "\nname = \"x\"", "config_path": "exp.toml"},
                                     token=self.mallory)
         self.assertEqual(status, 400, sentence)
+        self.assert_master_serves()
+
+    def test_a_large_body_on_a_trials_path_needs_its_run_token_or_a_login(self):
+        # The check before such a body asks the trial, then the accounts actor, holding no handler
+        # thread: made-up tokens sent together are all refused, and the master goes on answering.
+        c = self.cluster
+        body = {"steps_completed": 1, "metrics": {"loss": 0.5}, "padding": "x" * (100 << 10)}
+
+        def post(i):
+            return c.status("POST", "/api/v1/trials/1/metrics", body, token=None if i % 2 else f"made-up-{i}")
+
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(post, range(48)))
+        for status, sentence in answers:
+            self.assertEqual(status, 413, sentence)
+            self.assertIn("64 KiB", sentence)
         self.assert_master_serves()
 
     def test_large_bodies_in_flight_are_held_to_a_total(self):
